@@ -1,0 +1,69 @@
+"""The exceptions copilot_nb raises, in one tree.
+
+    CopilotError                  anything copilot_nb raises on purpose
+    ├── ConfigError               a model string, option or setting that cannot work
+    ├── ModelError                the model could not give a reply
+    │   ├── ModelHTTPError        the provider answered with an HTTP error (.status, .body)
+    │   │   └── AuthError         401/403: missing, wrong or expired credentials
+    │   ├── ModelConnectionError  the provider could not be reached, or the stream broke
+    │   └── StreamError           the stream carried an error event or could not be decoded
+    ├── SandboxError              a path the workspace refuses (outside the root, a symlink out)
+    ├── ToolError                 a tool could not do its job; becomes an error *result* for the model
+    └── ScriptError               a scripted model was called beyond its script (testing)
+
+Tool failures are data: the agent turns ToolError and SandboxError into results the model reads.
+Our own bugs are ordinary exceptions and surface as such.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CopilotError(Exception):
+    """Base class of every error copilot_nb raises on purpose."""
+
+
+class ConfigError(CopilotError):
+    """A configuration value (model string, option, environment) that cannot work."""
+
+
+class ModelError(CopilotError):
+    """The model could not give a reply."""
+
+
+class ModelHTTPError(ModelError):
+    """The provider answered with an HTTP error status."""
+
+    def __init__(self, message: str, *, status: int, body: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class AuthError(ModelHTTPError):
+    """Credentials are missing, wrong or expired (HTTP 401/403)."""
+
+
+class ModelConnectionError(ModelError):
+    """The provider could not be reached, or the connection broke mid-stream."""
+
+
+class StreamError(ModelError):
+    """The stream reported an error, or its bytes could not be decoded."""
+
+    def __init__(self, message: str, *, body: Any = None) -> None:
+        super().__init__(message)
+        self.body = body
+
+
+class SandboxError(CopilotError):
+    """The workspace refuses a path: outside its root, or through a symlink that leaves it."""
+
+
+class ToolError(CopilotError):
+    """A tool could not do its job; the message is shown to the model, which may retry."""
+
+
+class ScriptError(CopilotError):
+    """A scripted model received a request its script does not cover."""

@@ -1,0 +1,121 @@
+"""What flows out of a model stream and out of `Agent.run()`: frozen dataclasses, no I/O.
+
+Model events are what a provider's `stream()` yields; it always ends with `ModelResponse`, whose
+message is the complete reply (so `complete()` is just "the last event"). Agent events are what
+the surfaces (magic, panel, proxy) render; they `match` on these types and never reach into the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+from .messages import AssistantMessage, Usage
+
+# --- model events -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta:
+    """A piece of the reply's visible text."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning (thinking), shown apart from the answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallDelta:
+    """Part of a tool call being streamed: its position, and whatever arrived in this chunk."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelResponse:
+    """The last event of every model stream: the complete, accumulated reply."""
+
+    message: AssistantMessage
+
+
+ModelEvent = Union[TextDelta, ReasoningDelta, ToolCallDelta, ModelResponse]
+
+# --- agent events -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolStarted:
+    """The agent is about to run a tool call."""
+
+    call_id: str
+    name: str
+    arguments: Any
+    summary: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolFinished:
+    """A tool call ended; `ok` is False when its result is an error the model will read."""
+
+    call_id: str
+    name: str
+    ok: bool
+    summary: str
+    content: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileChanged:
+    """A tool changed a file in the workspace; `diff` is a unified diff of the change."""
+
+    path: str
+    diff: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageReported:
+    """Token usage of one model request."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True, kw_only=True)
+class Notice:
+    """Something the user should know that is neither answer nor error (offline model, retry)."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Done:
+    """The run finished normally; `text` is the final answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failed:
+    """The run ended early; `error` says why in words a user can act on."""
+
+    error: str
+
+
+AgentEvent = Union[
+    TextDelta,
+    ReasoningDelta,
+    ToolStarted,
+    ToolFinished,
+    FileChanged,
+    UsageReported,
+    Notice,
+    Done,
+    Failed,
+]

@@ -1,0 +1,171 @@
+"""The conversation as plain data: what the agent and every provider agree on.
+
+Messages are frozen dataclasses so a conversation can be shared between the loop, the surfaces
+and the providers without anyone changing it under another's feet. OpenAI-style dicts (the
+lingua franca of chat APIs) are accepted wherever messages are given, via `as_message`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Token counts reported by the provider; `raw` keeps the provider's own object."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One tool call the model asked for.
+
+    `arguments` is the parsed JSON value (normally a dict); when the model sent text that is not
+    valid JSON it is that raw text, so the agent can tell the model exactly what was wrong.
+    `raw_arguments` is the text as sent, which is what goes back to the provider.
+    """
+
+    id: str
+    name: str
+    arguments: Any
+    raw_arguments: str = ""
+
+    @classmethod
+    def from_raw(cls, *, id: str, name: str, raw_arguments: str) -> ToolCall:
+        """Build a call from the accumulated argument text, parsing it when it is JSON."""
+        return cls(id=id, name=name, arguments=parse_arguments(raw_arguments), raw_arguments=raw_arguments)
+
+    @property
+    def arguments_ok(self) -> bool:
+        return isinstance(self.arguments, dict)
+
+
+def parse_arguments(raw: str) -> Any:
+    """Parse tool-call argument text; empty text means no arguments; invalid JSON stays text."""
+    if raw.strip() == "":
+        return {}
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemMessage:
+    content: str
+    role: str = field(default="system", init=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserMessage:
+    content: str
+    role: str = field(default="user", init=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssistantMessage:
+    """A complete model reply: what `Model.complete()` returns and what the loop appends."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str = ""
+    reasoning_signature: str | None = None
+    refusal: str = ""
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    role: str = field(default="assistant", init=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult:
+    """The outcome of one tool call, sent back to the model with the call's id."""
+
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    role: str = field(default="tool", init=False)
+
+
+Message = Union[SystemMessage, UserMessage, AssistantMessage, ToolResult]
+
+
+def as_message(item: Message | Mapping[str, Any]) -> Message:
+    """Accept our messages or OpenAI-style dicts ({"role": ..., "content": ...})."""
+    if isinstance(item, (SystemMessage, UserMessage, AssistantMessage, ToolResult)):
+        return item
+    if not isinstance(item, Mapping):
+        raise ConfigError(f"a message must be a Message or a dict, not {type(item).__name__}")
+    role = item.get("role")
+    content = _text_of(item.get("content"))
+    if role in ("system", "developer"):
+        return SystemMessage(content=content)
+    if role == "user":
+        return UserMessage(content=content)
+    if role == "assistant":
+        calls = tuple(
+            ToolCall.from_raw(
+                id=call.get("id", ""),
+                name=call.get("function", {}).get("name", ""),
+                raw_arguments=_arguments_text(call.get("function", {}).get("arguments", "")),
+            )
+            for call in item.get("tool_calls") or ()
+        )
+        return AssistantMessage(text=content, tool_calls=calls)
+    if role == "tool":
+        return ToolResult(
+            tool_call_id=item.get("tool_call_id", ""), name=item.get("name", ""), content=content
+        )
+    raise ConfigError(f"unknown message role {role!r}; expected system, user, assistant or tool")
+
+
+def as_messages(items: Iterable[Message | Mapping[str, Any]]) -> list[Message]:
+    return [as_message(item) for item in items]
+
+
+def _text_of(content: Any) -> str:
+    """Flatten OpenAI content (a string or a list of {"type": "text", "text": ...} parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+
+
+def _arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec:
+    """A tool as the model sees it: name, description and a JSON schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+def as_tool_spec(item: ToolSpec | Mapping[str, Any]) -> ToolSpec:
+    """Accept a ToolSpec, an OpenAI tool dict ({"type": "function", "function": {...}}) or its inner part."""
+    if isinstance(item, ToolSpec):
+        return item
+    inner = item.get("function", item) if isinstance(item, Mapping) else None
+    if not isinstance(inner, Mapping) or not inner.get("name"):
+        raise ConfigError(f"a tool must be a ToolSpec or a dict with a 'name', not {item!r}")
+    return ToolSpec(
+        name=inner["name"],
+        description=inner.get("description", ""),
+        parameters=inner.get("parameters") or {"type": "object", "properties": {}},
+    )
