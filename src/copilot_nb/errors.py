@@ -9,6 +9,7 @@
     │   └── StreamError           the stream carried an error event or could not be decoded
     ├── SandboxError              a path the workspace refuses (outside the root, a symlink out)
     ├── ToolError                 a tool could not do its job; becomes an error *result* for the model
+    ├── AgentError                a run ended without an answer (`Agent.ask`): model error, max_rounds
     └── ScriptError               a scripted model was called beyond its script (testing)
 
 Tool failures are data: the agent turns ToolError and SandboxError into results the model reads.
@@ -63,6 +64,10 @@ class SandboxError(CopilotError):
 
 class ToolError(CopilotError):
     """A tool could not do its job; the message is shown to the model, which may retry."""
+
+
+class AgentError(CopilotError):
+    """A run ended without an answer; the message is the `Failed` event's text."""
 
 
 class ScriptError(CopilotError):

@@ -30,6 +30,8 @@ class ScriptedTurn:
     """Characters per streamed text delta (the server also splits tool arguments this way)."""
     delay: float = 0.0
     """Seconds to wait between streamed chunks, to make a stream long enough to interrupt."""
+    break_after: int | None = None
+    """Drop the connection after this many streamed events (a network failure mid-stream)."""
 
     @property
     def resolved_finish_reason(self) -> str:
@@ -43,6 +45,16 @@ class ScriptedTurn:
             return self.usage
         out = max(1, (len(self.text) + sum(len(c.raw_arguments) for c in self.tool_calls)) // 4)
         return Usage(input_tokens=10, output_tokens=out, raw={})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptedFailure:
+    """An HTTP error reply, in the provider's error shape (`{"error": {"message": ...}}`)."""
+
+    status: int
+    message: str
+    type: str = "error"
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,12 +74,18 @@ class ScriptedRequest:
         return [t.get("function", t).get("name", "") for t in self.body.get("tools", [])]
 
 
-Step = Union[ScriptedTurn, Callable[[ScriptedRequest], ScriptedTurn]]
+Reply = Union[ScriptedTurn, ScriptedFailure]
+Step = Union[ScriptedTurn, ScriptedFailure, Callable[[ScriptedRequest], Reply]]
 
 
 def reply(text: str = "", *calls: ToolCall, **options: Any) -> ScriptedTurn:
     """A scripted reply: `reply("Done.")`, `reply("", call("read_file", path="a.py"))`."""
     return ScriptedTurn(text=text, tool_calls=tuple(calls), **options)
+
+
+def fail(status: int, message: str, **options: Any) -> ScriptedFailure:
+    """A scripted HTTP error: `fail(429, "Rate limit reached", headers={"retry-after": "1"})`."""
+    return ScriptedFailure(status=status, message=message, **options)
 
 
 def call(name: str, /, *, id: str | None = None, raw: str | None = None, **arguments: Any) -> ToolCall:

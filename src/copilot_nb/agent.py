@@ -1,0 +1,194 @@
+"""The agentic loop: ask the model, run the tools it calls, feed back the results, until it answers.
+
+`Agent.run()` only yields events (see `events.py`); it never prints and never touches a widget.
+The conversation it keeps is always one a provider accepts: every tool call the model made has
+exactly one result, also when a run is interrupted half-way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterable
+from contextlib import aclosing
+from typing import Any
+
+from .errors import AgentError, ModelError
+from .events import (
+    AgentEvent,
+    Done,
+    Failed,
+    ModelResponse,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolFinished,
+    ToolStarted,
+    UsageReported,
+)
+from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResult, UserMessage
+from .providers.base import Model
+from .sandbox import Workspace
+from .tools import Tool, ToolSet, file_tools
+
+DEFAULT_MAX_ROUNDS = 20
+
+SYSTEM_PROMPT = """\
+You are copilot_nb, a coding agent that lives inside the user's Jupyter kernel.
+You work in the project directory {root} through the tools you are given: read files before you
+change them, make the smallest edit that does the job, and check your work when you can.
+When a tool returns an error, read it and try again differently; do not repeat the same call.
+When you are done, answer briefly in Markdown: what you found or changed, and anything left to do.
+"""
+
+INTERRUPTED = "cancelled: the user interrupted the run before this tool call finished"
+
+
+class Agent:
+    """A conversation with a model that can use tools on a workspace.
+
+    `async for event in agent.run(prompt)` streams one turn; `await agent.ask(prompt)` returns
+    just the final answer. Consecutive runs continue the same conversation; `reset()` starts anew.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        workspace: Workspace | str | os.PathLike[str] | None = None,
+        tools: ToolSet | None = None,
+        extra_tools: Iterable[Tool] = (),
+        system_prompt: str | None = None,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+    ) -> None:
+        self.model = model
+        if not isinstance(workspace, Workspace):
+            workspace = Workspace(workspace if workspace is not None else os.getcwd())
+        self.workspace = workspace
+        self.tools = tools if tools is not None else file_tools(workspace)
+        for extra in extra_tools:
+            self.tools.add(extra)
+        self.system_prompt = system_prompt or SYSTEM_PROMPT.format(root=workspace.root)
+        self.max_rounds = max_rounds
+        self.messages: list[Message] = []
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the conversation; keep the model, tools and workspace."""
+        self.messages = [SystemMessage(content=self.system_prompt)]
+
+    async def ask(self, prompt: str, **options: Any) -> str:
+        """Run one turn and return the final answer; raise AgentError if it fails."""
+        async with aclosing(self.run(prompt, **options)) as events:
+            async for event in events:
+                if isinstance(event, Done):
+                    return event.text
+                if isinstance(event, Failed):
+                    raise AgentError(event.error)
+        raise AgentError("the run ended without an answer")
+
+    async def run(self, prompt: str, *, max_rounds: int | None = None) -> AsyncIterator[AgentEvent]:
+        """Stream one turn: text as it arrives, each tool call and its outcome, then Done or Failed."""
+        self._close_open_tool_calls()
+        self.messages.append(UserMessage(content=prompt))
+        rounds = max_rounds if max_rounds is not None else self.max_rounds
+        for _ in range(rounds):
+            reply: AssistantMessage | None = None
+            partial: list[str] = []
+            try:
+                async for event in self.model.stream(self.messages, tools=self.tools.list_tools()):
+                    if isinstance(event, TextDelta):
+                        partial.append(event.text)
+                        yield event
+                    elif isinstance(event, ReasoningDelta):
+                        yield event
+                    elif isinstance(event, ModelResponse):
+                        reply = event.message
+                    elif not isinstance(event, ToolCallDelta):
+                        raise TypeError(f"unexpected model event {event!r}")
+            except ModelError as exc:
+                self._keep_partial_text(partial)
+                yield Failed(error=str(exc))
+                return
+            except BaseException:
+                self._keep_partial_text(partial)  # interrupted mid-stream: keep what was seen
+                raise
+            if reply is None:
+                yield Failed(error=f"{self.model.name}: the reply ended without a final message")
+                return
+            self.messages.append(reply)
+            if reply.usage is not None:
+                yield UsageReported(usage=reply.usage)
+            if not reply.tool_calls:
+                yield Done(text=reply.text)
+                return
+            try:
+                for call in reply.tool_calls:
+                    async for event in self._run_tool(call):
+                        yield event
+            finally:
+                self._close_open_tool_calls()
+        yield Failed(
+            error=(
+                f"The agent stopped after {rounds} rounds of tool calls without a final answer. "
+                "Run the cell again to let it continue, or raise --max-rounds."
+            )
+        )
+
+    async def _run_tool(self, call: ToolCall) -> AsyncIterator[AgentEvent]:
+        yield ToolStarted(
+            call_id=call.id, name=call.name, arguments=call.arguments, summary=summarize_call(call)
+        )
+        output = await self.tools.call_tool(call.name, call.arguments)
+        self.messages.append(
+            ToolResult(
+                tool_call_id=call.id, name=call.name, content=output.content, is_error=output.is_error
+            )
+        )
+        for change in output.changes:
+            yield change
+        yield ToolFinished(
+            call_id=call.id,
+            name=call.name,
+            ok=not output.is_error,
+            summary=output.summary or first_line(output.content),
+            content=output.content,
+        )
+
+    def _keep_partial_text(self, partial: list[str]) -> None:
+        if partial:
+            text = "".join(partial)
+            self.messages.append(AssistantMessage(text=f"{text}\n\n[interrupted]"))
+
+    def _close_open_tool_calls(self) -> None:
+        """Give every tool call of the last reply a result, so the provider accepts the history."""
+        for position in range(len(self.messages) - 1, -1, -1):
+            message = self.messages[position]
+            if isinstance(message, AssistantMessage):
+                break
+        else:
+            return
+        answered = {m.tool_call_id for m in self.messages[position + 1 :] if isinstance(m, ToolResult)}
+        for call in message.tool_calls:
+            if call.id not in answered:
+                self.messages.append(
+                    ToolResult(tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True)
+                )
+
+
+_SUMMARY_KEYS = ("path", "cell_id", "glob", "regex", "name", "code")
+
+
+def summarize_call(call: ToolCall) -> str:
+    """The few words that identify what a call works on, e.g. the path it reads."""
+    if not isinstance(call.arguments, dict):
+        return "(arguments are not valid JSON)"
+    for key in _SUMMARY_KEYS:
+        value = call.arguments.get(key)
+        if isinstance(value, str) and value:
+            return first_line(value)
+    return ""
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

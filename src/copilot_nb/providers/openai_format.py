@@ -1,0 +1,87 @@
+"""Our conversation as a Chat Completions request body: pure, so it can be pinned by snapshots."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResult,
+    ToolSpec,
+    UserMessage,
+    as_messages,
+    as_tool_spec,
+)
+from .base import MessagesIn, ToolChoice, ToolsIn
+
+
+def message_to_openai(message: Message) -> dict[str, Any]:
+    """One message in the wire shape every OpenAI-compatible server accepts."""
+    if isinstance(message, (SystemMessage, UserMessage)):
+        return {"role": message.role, "content": message.content}
+    if isinstance(message, ToolResult):
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if isinstance(message, AssistantMessage):
+        wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            wire["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.raw_arguments or "{}"},
+                }
+                for call in message.tool_calls
+            ]
+        elif wire["content"] is None:
+            wire["content"] = ""
+        return wire
+    raise TypeError(f"not a message: {message!r}")
+
+
+def tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": dict(spec.parameters),
+        },
+    }
+
+
+def tool_choice_to_openai(choice: ToolChoice) -> str | Mapping[str, Any] | None:
+    """"auto"/"none"/"required" pass through; any other string names the one tool to call."""
+    if choice is None or not isinstance(choice, str):
+        return choice
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def chat_request(
+    model: str,
+    messages: MessagesIn,
+    *,
+    tools: ToolsIn | None = None,
+    tool_choice: ToolChoice = None,
+    stream: bool = True,
+    **options: Any,
+) -> dict[str, Any]:
+    """The request body; `tools`/`tool_choice` are left out when empty (some servers reject null)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [message_to_openai(m) for m in as_messages(messages)],
+        "stream": stream,
+    }
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    if tools:
+        body["tools"] = [tool_to_openai(as_tool_spec(t)) for t in tools]
+        wire_choice = tool_choice_to_openai(tool_choice)
+        if wire_choice is not None:
+            body["tool_choice"] = wire_choice
+    body.update({key: value for key, value in options.items() if value is not None})
+    return body

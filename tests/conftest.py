@@ -1,0 +1,40 @@
+"""Shared fixtures: a clean environment (no real provider is ever reached) and loopback servers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from copilot_nb.testing import ScriptedServer
+
+PROVIDER_VARIABLES = (
+    "COPILOT_NB_MODEL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OLLAMA_BASE_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def no_provider_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests must never reach a real provider, whatever the developer's shell exports."""
+    for name in PROVIDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def serve() -> Iterator[type[ScriptedServer]]:
+    """Start ScriptedServers that are stopped when the test ends: `server = serve(steps)`."""
+    started: list[ScriptedServer] = []
+
+    def start(*args: object, **kwargs: object) -> ScriptedServer:
+        server = ScriptedServer(*args, **kwargs).start()  # type: ignore[arg-type]
+        started.append(server)
+        return server
+
+    yield start  # type: ignore[misc]
+    for server in started:
+        server.stop()

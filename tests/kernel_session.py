@@ -1,0 +1,96 @@
+"""A real IPython kernel for tests: started with jupyter_client, driven by execute requests."""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import start_new_kernel
+
+
+@dataclass
+class Execution:
+    """Everything the kernel sent back for one execute request."""
+
+    reply: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return self.reply["content"]["status"]
+
+    def of_type(self, *types: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["msg_type"] in types]
+
+    def final_displays(self) -> dict[str, str]:
+        """The last Markdown shown under each display id (updates replace earlier ones)."""
+        shown: dict[str, str] = {}
+        for message in self.of_type("display_data", "update_display_data"):
+            content = message["content"]
+            key = content.get("transient", {}).get("display_id", str(len(shown)))
+            data = content["data"]
+            shown[key] = data.get("text/markdown") or data.get("text/plain", "")
+        return shown
+
+    @property
+    def stdout(self) -> str:
+        return "".join(m["content"]["text"] for m in self.of_type("stream"))
+
+
+class KernelSession:
+    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
+        full_env = {**os.environ, **(env or {})}
+        self.manager, self.client = start_new_kernel(
+            kernel_name="python3", cwd=str(cwd), env=full_env, startup_timeout=60
+        )
+
+    def send(self, code: str) -> str:
+        return self.client.execute(code, allow_stdin=False)
+
+    def collect(self, msg_id: str, timeout: float = 60) -> Execution:
+        """Gather iopub messages of a request until the kernel is idle again, then its reply."""
+        messages: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"kernel did not finish within {timeout}s; saw {messages[-3:]}")
+            try:
+                message = self.client.get_iopub_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+                break
+            messages.append(message)
+        reply = self.client.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.client.get_shell_msg(timeout=timeout)
+        return Execution(reply=reply, messages=messages)
+
+    def execute(self, code: str, timeout: float = 60) -> Execution:
+        return self.collect(self.send(code), timeout)
+
+    def wait_for(self, msg_id: str, msg_type: str, timeout: float = 30) -> list[dict[str, Any]]:
+        """Read iopub until a message of this type arrives for the request; return what was read."""
+        seen: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                message = self.client.get_iopub_msg(timeout=0.5)
+            except queue.Empty:
+                continue
+            if message["parent_header"].get("msg_id") == msg_id:
+                seen.append(message)
+                if message["msg_type"] == msg_type:
+                    return seen
+        raise TimeoutError(f"no {msg_type} for the request within {timeout}s")
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)

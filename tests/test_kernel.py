@@ -1,0 +1,104 @@
+"""`%%copilot` in a real kernel (jupyter_client + ipykernel) against a loopback scripted server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copilot_nb.testing import call, reply
+from tests.kernel_session import KernelSession
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture
+def kernel_for(tmp_path: Path):
+    sessions: list[KernelSession] = []
+
+    def start(server) -> KernelSession:
+        env = {"COPILOT_NB_MODEL": "openai:scripted", "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "k"}
+        session = KernelSession(tmp_path, env)
+        sessions.append(session)
+        assert session.execute("%load_ext copilot_nb").status == "ok"
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()
+
+
+def test_a_copilot_cell_edits_a_file_and_streams_its_output(serve, kernel_for, tmp_path):
+    (tmp_path / "hello.py").write_text('print("hello, world")\n')
+    server = serve(
+        [
+            reply("Let me read it.", call("read_file", id="r", path="hello.py")),
+            reply("", call("edit_file", id="e", path="hello.py", old_str="hello, world", new_str="hello, notebook")),
+            reply("Done: the greeting is now " + "**hello, notebook**. " * 30, chunk_size=4, delay=0.005),
+        ]
+    )
+    kernel = kernel_for(server)
+    run = kernel.execute('%%copilot\nRead hello.py and change the greeting to "hello, notebook".')
+
+    assert run.status == "ok", run.reply["content"]
+    assert (tmp_path / "hello.py").read_text() == 'print("hello, notebook")\n'
+    (final,) = run.final_displays().values()
+    assert "✓ **read_file** `hello.py`" in final
+    assert "✓ **edit_file** `hello.py`" in final
+    assert "Done: the greeting is now" in final and "tokens:" in final
+    assert "+print(\"hello, notebook\")" in final
+    updates = run.of_type("update_display_data")
+    assert 1 <= len(updates) < 60, "streaming updates are throttled, not one per token"
+    server.assert_complete()
+
+
+def test_next_cell_continues_and_new_starts_fresh(serve, kernel_for):
+    server = serve([reply("one"), reply("two"), reply("three")])
+    kernel = kernel_for(server)
+    assert kernel.execute("%%copilot\nfirst").status == "ok"
+    assert kernel.execute("%%copilot\nsecond").status == "ok"
+    assert kernel.execute("%%copilot --new\nthird").status == "ok"
+    counts = [sum(m["role"] == "user" for m in r.messages) for r in server.requests]
+    assert counts == [1, 2, 1]
+
+
+def test_interrupt_stops_the_run_and_the_next_cell_works(serve, kernel_for):
+    server = serve(
+        [
+            reply("", call("list_directory", id="l1", path=".")),
+            reply("counting " * 2000, chunk_size=5, delay=0.01),
+            reply("Back again."),
+        ]
+    )
+    kernel = kernel_for(server)
+    msg_id = kernel.send("%%copilot\nlist the files, then talk for a long time")
+    kernel.wait_for(msg_id, "update_display_data", timeout=30)
+    kernel.manager.interrupt_kernel()
+    interrupted = kernel.collect(msg_id, timeout=30)
+    assert interrupted.status == "error"
+    assert interrupted.reply["content"]["ename"] in ("KeyboardInterrupt", "CancelledError")
+
+    after = kernel.execute("%%copilot\nare you there?")
+    assert after.status == "ok"
+    assert "Back again." in "".join(after.final_displays().values())
+    last = server.requests[-1].messages
+    assert [m["role"] for m in last][-2:] == ["assistant", "user"]
+    assert last[-2]["content"].endswith("[interrupted]")
+
+
+def test_run_cell_magic_from_code_uses_the_same_coroutine(serve, kernel_for):
+    server = serve([reply("from code")])
+    kernel = kernel_for(server)
+    run = kernel.execute("get_ipython().run_cell_magic('copilot', '', 'hi from code')")
+    assert run.status == "ok", run.reply["content"]
+    assert "from code" in "".join(run.final_displays().values())
+
+
+def test_user_mistakes_are_usage_errors_not_tracebacks(serve, kernel_for):
+    kernel = kernel_for(serve([]))
+    run = kernel.execute("%%copilot\n   ")
+    assert run.status == "error"
+    assert run.reply["content"]["ename"] == "UsageError"
+    bad = kernel.execute("%%copilot --model nosuch:model\nhi")
+    assert bad.reply["content"]["ename"] == "UsageError"
+    assert "unknown provider" in bad.reply["content"]["evalue"]
