@@ -50,7 +50,10 @@ async def test_read_edit_answer_over_three_rounds(serve, tmp_path: Path):
     assert isinstance(events[-1], Done)
     assert events[-1].text == "Changed the greeting to **hello, notebook**."
     started = [e for e in events if isinstance(e, ToolStarted)]
-    assert [(e.name, e.summary) for e in started] == [("read_file", "hello.py"), ("edit_file", "hello.py")]
+    assert [(e.name, e.summary) for e in started] == [
+        ("read_file", "hello.py"),
+        ("edit_file", "hello.py"),
+    ]
     assert all(e.ok for e in events if isinstance(e, ToolFinished))
     (change,) = [e for e in events if isinstance(e, FileChanged)]
     assert '-print("hello, world")' in change.diff and '+print("hello, notebook")' in change.diff
@@ -133,7 +136,11 @@ async def test_max_rounds_ends_with_a_clear_error(serve, tmp_path):
     assert isinstance(events[-1], Failed)
     assert "3 rounds" in events[-1].error
     with pytest.raises(AgentError):
-        await Agent(model=serve([reply("", call("list_directory"))]).model(), workspace=tmp_path, max_rounds=1).ask("x")
+        await Agent(
+            model=serve([reply("", call("list_directory"))]).model(),
+            workspace=tmp_path,
+            max_rounds=1,
+        ).ask("x")
 
 
 async def test_model_errors_end_the_run_with_failed(serve, tmp_path):

@@ -17,7 +17,11 @@ def kernel_for(tmp_path: Path):
     sessions: list[KernelSession] = []
 
     def start(server) -> KernelSession:
-        env = {"COPILOT_NB_MODEL": "openai:scripted", "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "k"}
+        env = {
+            "COPILOT_NB_MODEL": "openai:scripted",
+            "OPENAI_BASE_URL": server.url,
+            "OPENAI_API_KEY": "k",
+        }
         session = KernelSession(tmp_path, env)
         sessions.append(session)
         assert session.execute("%load_ext copilot_nb").status == "ok"
@@ -33,8 +37,21 @@ def test_a_copilot_cell_edits_a_file_and_streams_its_output(serve, kernel_for, t
     server = serve(
         [
             reply("Let me read it.", call("read_file", id="r", path="hello.py")),
-            reply("", call("edit_file", id="e", path="hello.py", old_str="hello, world", new_str="hello, notebook")),
-            reply("Done: the greeting is now " + "**hello, notebook**. " * 30, chunk_size=4, delay=0.005),
+            reply(
+                "",
+                call(
+                    "edit_file",
+                    id="e",
+                    path="hello.py",
+                    old_str="hello, world",
+                    new_str="hello, notebook",
+                ),
+            ),
+            reply(
+                "Done: the greeting is now " + "**hello, notebook**. " * 30,
+                chunk_size=4,
+                delay=0.005,
+            ),
         ]
     )
     kernel = kernel_for(server)
@@ -46,7 +63,7 @@ def test_a_copilot_cell_edits_a_file_and_streams_its_output(serve, kernel_for, t
     assert "✓ **read_file** `hello.py`" in final
     assert "✓ **edit_file** `hello.py`" in final
     assert "Done: the greeting is now" in final and "tokens:" in final
-    assert "+print(\"hello, notebook\")" in final
+    assert '+print("hello, notebook")' in final
     updates = run.of_type("update_display_data")
     assert 1 <= len(updates) < 60, "streaming updates are throttled, not one per token"
     server.assert_complete()

@@ -94,7 +94,11 @@ async def test_request_body_is_pinned_and_never_sends_null_tools(serve):
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
     ]
-    spec = ToolSpec(name="get_weather", description="Weather for a city.", parameters=WEATHER["function"]["parameters"])
+    spec = ToolSpec(
+        name="get_weather",
+        description="Weather for a city.",
+        parameters=WEATHER["function"]["parameters"],
+    )
     await model.complete(conversation, tools=[spec], tool_choice="get_weather", temperature=0)
     await model.complete([{"role": "user", "content": "no tools"}])
     with_tools, without_tools = (r.body for r in server.requests)

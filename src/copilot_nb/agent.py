@@ -8,7 +8,7 @@ exactly one result, also when a run is interrupted half-way.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
 from typing import Any
 
@@ -86,7 +86,9 @@ class Agent:
                     raise AgentError(event.error)
         raise AgentError("the run ended without an answer")
 
-    async def run(self, prompt: str, *, max_rounds: int | None = None) -> AsyncIterator[AgentEvent]:
+    async def run(
+        self, prompt: str, *, max_rounds: int | None = None
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Stream one turn: text as it arrives, each tool call and its outcome, then Done or Failed."""
         self._close_open_tool_calls()
         self.messages.append(UserMessage(content=prompt))
@@ -123,8 +125,8 @@ class Agent:
                 return
             try:
                 for call in reply.tool_calls:
-                    async for event in self._run_tool(call):
-                        yield event
+                    async for tool_event in self._run_tool(call):
+                        yield tool_event
             finally:
                 self._close_open_tool_calls()
         yield Failed(
@@ -134,14 +136,17 @@ class Agent:
             )
         )
 
-    async def _run_tool(self, call: ToolCall) -> AsyncIterator[AgentEvent]:
+    async def _run_tool(self, call: ToolCall) -> AsyncGenerator[AgentEvent, None]:
         yield ToolStarted(
             call_id=call.id, name=call.name, arguments=call.arguments, summary=summarize_call(call)
         )
         output = await self.tools.call_tool(call.name, call.arguments)
         self.messages.append(
             ToolResult(
-                tool_call_id=call.id, name=call.name, content=output.content, is_error=output.is_error
+                tool_call_id=call.id,
+                name=call.name,
+                content=output.content,
+                is_error=output.is_error,
             )
         )
         for change in output.changes:
@@ -167,11 +172,15 @@ class Agent:
                 break
         else:
             return
-        answered = {m.tool_call_id for m in self.messages[position + 1 :] if isinstance(m, ToolResult)}
+        answered = {
+            m.tool_call_id for m in self.messages[position + 1 :] if isinstance(m, ToolResult)
+        }
         for call in message.tool_calls:
             if call.id not in answered:
                 self.messages.append(
-                    ToolResult(tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True)
+                    ToolResult(
+                        tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True
+                    )
                 )
 
 

@@ -51,7 +51,9 @@ class CopilotMagics(Magics):
     # --- the magic as IPython sees it ---------------------------------------------------------
 
     @magic_arguments()
-    @argument("--model", "-m", default=None, help="provider:model for this cell, e.g. openai:gpt-4o")
+    @argument(
+        "--model", "-m", default=None, help="provider:model for this cell, e.g. openai:gpt-4o"
+    )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--max-rounds", type=int, default=None, help="most model rounds for this request")
     @argument("command", nargs="*", help="line magic: status (default), reset, model [NAME]")
@@ -80,9 +82,13 @@ class CopilotMagics(Magics):
             print(f"copilot: model {self._model_spec(None)}")
         elif command[0] == "status":
             rounds = sum(1 for m in self.agent.messages if m.role == "user") if self.agent else 0
-            print(f"copilot: model {self._model_spec(None)}; workspace {os.getcwd()}; {rounds} request(s)")
+            print(
+                f"copilot: model {self._model_spec(None)}; workspace {os.getcwd()}; {rounds} request(s)"
+            )
         else:
-            raise UsageError(f"%copilot {command[0]}: unknown command; use status, reset or model NAME")
+            raise UsageError(
+                f"%copilot {command[0]}: unknown command; use status, reset or model NAME"
+            )
 
     # --- one request ------------------------------------------------------------------------
 
@@ -104,7 +110,9 @@ class CopilotMagics(Magics):
         if getattr(model, "offline", False):
             renderer.notice(OFFLINE_NOTE)
         try:
-            async with aclosing(agent.run(prompt, max_rounds=args.max_rounds or self.max_rounds)) as events:
+            async with aclosing(
+                agent.run(prompt, max_rounds=args.max_rounds or self.max_rounds)
+            ) as events:
                 async for event in events:
                     renderer.handle(event)
                     if isinstance(event, Failed):
@@ -162,7 +170,9 @@ def transform_copilot_cell(lines: list[str]) -> list[str]:
     if first[:1] not in ("", " ", "\t", "\n") or first.strip().endswith("?"):
         return lines  # `%%copilotx`, or `%%copilot?` help: leave it to IPython
     body = "".join(lines[1:])
-    return [f"await __import__('copilot_nb.magics').magics._run_cell({first.strip()!r}, {body!r})\n"]
+    return [
+        f"await __import__('copilot_nb.magics').magics._run_cell({first.strip()!r}, {body!r})\n"
+    ]
 
 
 async def _run_cell(line: str, cell: str) -> None:

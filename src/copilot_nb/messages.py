@@ -45,7 +45,9 @@ class ToolCall:
     @classmethod
     def from_raw(cls, *, id: str, name: str, raw_arguments: str) -> ToolCall:
         """Build a call from the accumulated argument text, parsing it when it is JSON."""
-        return cls(id=id, name=name, arguments=parse_arguments(raw_arguments), raw_arguments=raw_arguments)
+        return cls(
+            id=id, name=name, arguments=parse_arguments(raw_arguments), raw_arguments=raw_arguments
+        )
 
     @property
     def arguments_ok(self) -> bool:

@@ -35,7 +35,9 @@ def resolve_model(spec: str | None = None) -> Model:
 
         return OfflineModel()
     if not name:
-        raise ConfigError(f"model {spec!r} names no model; write it as provider:model, e.g. openai:gpt-4o")
+        raise ConfigError(
+            f"model {spec!r} names no model; write it as provider:model, e.g. openai:gpt-4o"
+        )
     if provider == "openai":
         from .openai import OpenAIChat
 

@@ -16,8 +16,8 @@ from ..messages import AssistantMessage, Message, ToolSpec
 ToolChoice = Union[str, Mapping[str, Any], None]
 """`"auto"`, `"none"`, `"required"`, a tool name, or a provider-specific dict; None means not sent."""
 
-MessagesIn = Sequence[Union[Message, Mapping[str, Any]]]
-ToolsIn = Sequence[Union[ToolSpec, Mapping[str, Any]]]
+MessagesIn = Sequence[Message | Mapping[str, Any]]
+ToolsIn = Sequence[ToolSpec | Mapping[str, Any]]
 
 
 @runtime_checkable

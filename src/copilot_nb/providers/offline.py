@@ -52,19 +52,19 @@ def offline_reply(request: ScriptedRequest) -> ScriptedTurn:
     name = last_call.get("function", {}).get("name", "")
     arguments = _arguments(last_call)
     if last_output.startswith(("Error", "error")) or "error" in last_output[:40].lower():
-        return reply(f"The `{name}` tool reported a problem:\n\n> {last_output}\n\n{OFFLINE_NOTE}")
+        return reply(f"The `{name}` tool reported a problem:\n\n> {last_output}")
     if name == "read_file":
         return _after_read(prompt, arguments.get("path", ""), last_output)
     if name == "edit_file":
         return reply(
             f"Done: in `{arguments.get('path')}` I replaced `{arguments.get('old_str')}` with "
-            f"`{arguments.get('new_str')}`.\n\n{OFFLINE_NOTE}"
+            f"`{arguments.get('new_str')}`."
         )
     if name == "list_directory":
         entries = [line for line in last_output.splitlines() if line.strip()]
         shown = "\n".join(f"- `{line.strip()}`" for line in entries[:20])
-        return reply(f"The workspace holds:\n\n{shown}\n\n{OFFLINE_NOTE}")
-    return reply(f"`{name}` returned:\n\n```\n{last_output[:2000]}\n```\n\n{OFFLINE_NOTE}")
+        return reply(f"The workspace holds:\n\n{shown}")
+    return reply(f"`{name}` returned:\n\n```\n{last_output[:2000]}\n```")
 
 
 def _first_step(prompt: str) -> ScriptedTurn:
@@ -89,7 +89,7 @@ def _after_read(prompt: str, path: str, output: str) -> ScriptedTurn:
     lines = [line for line in content.splitlines() if line.strip()]
     names = re.findall(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", content, re.MULTILINE)
     defines = f" It defines {', '.join(f'`{n}`' for n in names)}." if names else ""
-    return reply(f"`{path}` has {len(lines)} non-empty lines.{defines}\n\n{OFFLINE_NOTE}")
+    return reply(f"`{path}` has {len(lines)} non-empty lines.{defines}")
 
 
 def _arguments(tool_call: Mapping[str, Any]) -> dict[str, Any]:

@@ -40,7 +40,9 @@ class OpenAIChat:
         self.name = model
         self.provider = provider
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip(
+            "/"
+        )
         self.headers = dict(headers or {})
         self._http = LoopBoundClient(timeout=timeout, client=http_client)
 

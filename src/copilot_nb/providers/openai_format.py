@@ -53,7 +53,7 @@ def tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
 
 
 def tool_choice_to_openai(choice: ToolChoice) -> str | Mapping[str, Any] | None:
-    """"auto"/"none"/"required" pass through; any other string names the one tool to call."""
+    """ "auto"/"none"/"required" pass through; any other string names the one tool to call."""
     if choice is None or not isinstance(choice, str):
         return choice
     if choice in ("auto", "none", "required"):

@@ -93,8 +93,6 @@ def openai_completion(turn: ScriptedTurn, *, model: str, completion_id: str) -> 
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": turn.resolved_finish_reason}
-        ],
+        "choices": [{"index": 0, "message": message, "finish_reason": turn.resolved_finish_reason}],
         "usage": openai_usage(turn),
     }

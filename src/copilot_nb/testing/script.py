@@ -88,7 +88,11 @@ def fail(status: int, message: str, **options: Any) -> ScriptedFailure:
     return ScriptedFailure(status=status, message=message, **options)
 
 
-def call(name: str, /, *, id: str | None = None, raw: str | None = None, **arguments: Any) -> ToolCall:
+def call(
+    name: str, /, *, id: str | None = None, raw: str | None = None, **arguments: Any
+) -> ToolCall:
     """A scripted tool call; `raw` sends argument text verbatim (e.g. invalid JSON)."""
     raw_arguments = raw if raw is not None else json.dumps(arguments)
-    return ToolCall.from_raw(id=id or f"call_{next(_call_ids):04d}", name=name, raw_arguments=raw_arguments)
+    return ToolCall.from_raw(
+        id=id or f"call_{next(_call_ids):04d}", name=name, raw_arguments=raw_arguments
+    )

@@ -17,7 +17,7 @@ from ..messages import AssistantMessage
 from ..providers.base import MessagesIn, ToolChoice, ToolsIn, collect
 from ..providers.openai_format import chat_request
 from .openai_wire import pieces
-from .script import Reply, ScriptedFailure, ScriptedRequest, ScriptedTurn, Step
+from .script import Reply, ScriptedFailure, ScriptedRequest, Step
 
 
 class Script:
@@ -103,7 +103,9 @@ class ScriptedModel:
             await _pause(turn.delay)
             yield TextDelta(text=piece)
         for index, call in enumerate(turn.tool_calls):
-            yield ToolCallDelta(index=index, id=call.id, name=call.name, arguments=call.raw_arguments)
+            yield ToolCallDelta(
+                index=index, id=call.id, name=call.name, arguments=call.raw_arguments
+            )
         yield ModelResponse(
             message=AssistantMessage(
                 text=turn.text,

@@ -8,8 +8,8 @@ It runs in a daemon thread, so it serves equally from a test, a script or a live
 from __future__ import annotations
 
 import itertools
-import socket
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -107,7 +107,9 @@ class _Handler(BaseHTTPRequestHandler):
             name = self.owner.model_name
             self._send_json(200, {"object": "list", "data": [{"id": name, "object": "model"}]})
         else:
-            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            self._send_json(
+                404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+            )
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -117,8 +119,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": f"invalid JSON body: {exc}"}})
             return
         request = ScriptedRequest(body=body, path=self.path, headers=dict(self.headers.items()))
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions", "/v1/messages"):
-            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+        if self.path.rstrip("/") not in (
+            "/v1/chat/completions",
+            "/chat/completions",
+            "/v1/messages",
+        ):
+            self._send_json(
+                404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+            )
             return
         try:
             turn = self.owner.script.next_turn(request)

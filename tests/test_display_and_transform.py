@@ -1,0 +1,124 @@
+"""Pure parts of the surfaces: the cell transformer, the throttled renderer, the public surface."""
+
+from __future__ import annotations
+
+import ast
+
+import copilot_nb
+from copilot_nb.display import CellRenderer
+from copilot_nb.events import (
+    Done,
+    Failed,
+    FileChanged,
+    ReasoningDelta,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    UsageReported,
+)
+from copilot_nb.magics import transform_copilot_cell
+from copilot_nb.messages import Usage
+
+
+class FakeHandle:
+    """Stands in for a DisplayHandle: records what each update would show."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    def update(self, obj: object) -> None:
+        self.shown.append(obj._repr_mimebundle_()["text/markdown"])  # type: ignore[attr-defined]
+
+
+def make_renderer(interval: float = 0.25):
+    now = [0.0]
+    handle = FakeHandle()
+    renderer = CellRenderer(
+        display=lambda obj, display_id: handle, interval=interval, clock=lambda: now[0]
+    )
+    return renderer, handle, now
+
+
+def test_a_copilot_cell_becomes_an_awaited_coroutine_call():
+    lines = ["%%copilot --new\n", "Change \"a\" to 'b'\n", "and {braces} too\n"]
+    (code,) = transform_copilot_cell(lines)
+    tree = ast.parse(code)
+    assert isinstance(tree.body[0].value, ast.Await)  # type: ignore[attr-defined]
+    call = tree.body[0].value.value  # type: ignore[attr-defined]
+    assert [ast.literal_eval(a) for a in call.args] == [
+        "--new",
+        "Change \"a\" to 'b'\nand {braces} too\n",
+    ]
+
+
+def test_other_cells_and_help_are_left_alone():
+    for lines in (["print(1)\n"], ["%%copilotx\n", "x\n"], ["%%copilot?\n"], []):
+        assert transform_copilot_cell(list(lines)) == list(lines)
+
+
+def test_streaming_is_throttled_and_the_final_flush_is_complete():
+    renderer, handle, now = make_renderer()
+    for index in range(1000):
+        now[0] = index * 0.001  # 1000 deltas in one second
+        renderer.handle(TextDelta(text="x"))
+    renderer.handle(Done(text="x" * 1000))
+    renderer.flush()
+    assert 3 <= len(handle.shown) <= 6
+    assert handle.shown[-1] == "x" * 1000
+
+
+def test_tool_calls_show_as_one_line_each_with_their_diff():
+    renderer, handle, _ = make_renderer(interval=0)
+    renderer.handle(ReasoningDelta(text="thinking about it"))
+    renderer.handle(TextDelta(text="Editing."))
+    renderer.handle(ToolStarted(call_id="1", name="edit_file", arguments={}, summary="a.py"))
+    renderer.handle(FileChanged(path="a.py", diff="-old\n+new\n"))
+    renderer.handle(
+        ToolFinished(call_id="1", name="edit_file", ok=True, summary="a.py +1 −1", content="")
+    )
+    renderer.handle(ToolStarted(call_id="2", name="read_file", arguments={}, summary="b.py"))
+    renderer.handle(
+        ToolFinished(call_id="2", name="read_file", ok=False, summary="no such file", content="")
+    )
+    renderer.handle(UsageReported(usage=Usage(input_tokens=1200, output_tokens=34)))
+    renderer.handle(Failed(error="model unavailable"))
+    text = handle.shown[-1]
+    assert "<summary>Thinking</summary>" in text
+    assert "✓ **edit_file** `a.py` — a.py +1 −1" in text
+    assert "```diff\n-old\n+new\n```" in text
+    assert "✗ **read_file** `b.py` — no such file" in text
+    assert text.rstrip().endswith("**Error:** model unavailable")
+
+
+def test_public_names_are_pinned():
+    assert copilot_nb.__all__ == sorted(copilot_nb.__all__)
+    assert set(copilot_nb.__all__) == {
+        "Agent",
+        "AgentError",
+        "AssistantMessage",
+        "AuthError",
+        "ConfigError",
+        "CopilotError",
+        "ModelConnectionError",
+        "ModelError",
+        "ModelHTTPError",
+        "OpenAIChat",
+        "SandboxError",
+        "ScriptError",
+        "StreamError",
+        "Tool",
+        "ToolCall",
+        "ToolError",
+        "ToolOutput",
+        "ToolResult",
+        "ToolSet",
+        "ToolSpec",
+        "Usage",
+        "Workspace",
+        "load_ipython_extension",
+        "resolve_model",
+        "tool",
+        "unload_ipython_extension",
+    }
+    for name in copilot_nb.__all__:
+        assert getattr(copilot_nb, name) is not None
