@@ -1,0 +1,230 @@
+"""The workspace: the only door through which tools touch the file system.
+
+A path is accepted only if, after every symlink on it is resolved (dangling ones included), it lies
+inside the root. Writes are atomic: a temp file in the same directory, fsync, `os.replace`, with the
+original file's permission bits kept, so a crash or an error never leaves half a file behind.
+
+Symlinks inside the root are followed: writing to `link.txt` that points to `real.txt` (both inside
+the root) replaces the contents of `real.txt` and leaves the link in place, like an editor would.
+
+Not defended: another process racing to swap a directory for a symlink between the check and the
+open. The workspace guards against a model's mistakes, not against a hostile local user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ConfigError, SandboxError
+
+PathIn = str | os.PathLike[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirEntry:
+    """One entry of a directory listing, described without leaking anything outside the root."""
+
+    name: str
+    path: str
+    """Posix path relative to the workspace root."""
+    is_dir: bool
+    is_symlink: bool
+    size: int | None
+    """Size in bytes for files; None for directories and symlinks that leave the workspace."""
+    outside: bool = False
+    """True for a symlink whose target lies outside the workspace (it cannot be used)."""
+
+
+class Workspace:
+    """A directory tree that tools may read and, unless read-only, write."""
+
+    def __init__(self, root: PathIn, *, read_only: bool = False) -> None:
+        given = Path(root).expanduser()
+        if not given.is_dir():
+            raise ConfigError(f"workspace root {str(given)!r} is not an existing directory")
+        self.root = Path(os.path.realpath(given))
+        self.read_only = read_only
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"Workspace({str(self.root)!r}{mode})"
+
+    # --- path policy --------------------------------------------------------------------------
+
+    def resolve(self, path: PathIn, *, write: bool = False) -> Path:
+        """Turn a model-given path into a real path inside the root, or raise SandboxError."""
+        text = os.fspath(path) if isinstance(path, os.PathLike) else path
+        if not isinstance(text, str):
+            raise SandboxError(f"a path must be a string, not {type(path).__name__}")
+        if text.strip() == "":
+            raise SandboxError(
+                "the path is empty; give a path inside the workspace, e.g. 'notes.txt'"
+            )
+        if "\x00" in text:
+            raise SandboxError(f"path {text!r} contains a NUL byte; paths cannot contain NUL")
+        joined = self.root / text  # an absolute `text` replaces the root, as in os.path.join
+        real = Path(os.path.realpath(joined))
+        if not _inside(real, self.root):
+            raise SandboxError(self._outside_message(text, joined, real))
+        self._check_loops(text, real)
+        self._check_policy(real, write=write)
+        return real
+
+    def _check_policy(self, real: Path, *, write: bool) -> None:
+        """The one place where policy decides on a contained path (deny globs go here, issue #4)."""
+        if write and self.read_only:
+            raise SandboxError(
+                f"the workspace {self.root} is read-only; {self.relative(real)!r} cannot be changed"
+            )
+
+    def _outside_message(self, text: str, joined: Path, real: Path) -> str:
+        """Say whether the path itself or a symlink on it leads out, and what to do instead."""
+        advice = "use a path inside it, e.g. 'notes.txt'"
+        if _inside(Path(os.path.normpath(joined)), self.root):
+            return (
+                f"path {text!r} leads through a symlink to {real}, which is outside the "
+                f"workspace {self.root}; {advice}"
+            )
+        return f"path {text!r} is outside the workspace {self.root}; {advice}"
+
+    def _check_loops(self, text: str, real: Path) -> None:
+        """realpath() leaves a symlink loop unresolved; such a path must not be used."""
+        for part in (real, *real.parents):
+            if part == self.root:
+                return
+            if part.is_symlink():
+                raise SandboxError(
+                    f"path {text!r} goes through a symlink loop at {self.relative(part)!r}; "
+                    "use a path that does not pass through it"
+                )
+
+    def relative(self, path: PathIn) -> str:
+        """A root-relative posix path for messages ('.' for the root itself)."""
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        for option in (candidate, Path(os.path.realpath(candidate))):
+            if _inside(option, self.root):
+                return option.relative_to(self.root).as_posix() or "."
+        return candidate.as_posix()
+
+    def exists(self, path: PathIn) -> bool:
+        """Whether the path names something inside the workspace (refused paths raise)."""
+        return self.resolve(path).exists()
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def read_bytes(self, path: PathIn) -> bytes:
+        """The file's bytes, after the path has passed the policy."""
+        return self.resolve(path).read_bytes()
+
+    def read_text(self, path: PathIn, *, encoding: str = "utf-8") -> str:
+        """The file's text exactly as stored: no newline translation, so edits keep CRLF files."""
+        with open(self.resolve(path), encoding=encoding, newline="") as f:
+            return f.read()
+
+    def list_dir(self, path: PathIn = ".") -> list[DirEntry]:
+        """The directory's entries sorted by name; symlinks that leave the root are marked."""
+        real = self.resolve(path)
+        entries = []
+        with os.scandir(real) as it:
+            for entry in it:
+                entries.append(self._describe(real, entry))
+        return sorted(entries, key=lambda e: e.name)
+
+    def _describe(self, directory: Path, entry: os.DirEntry[str]) -> DirEntry:
+        rel = self.relative(directory / entry.name)
+        is_link = entry.is_symlink()
+        if is_link and not _inside(Path(os.path.realpath(entry.path)), self.root):
+            return DirEntry(
+                name=entry.name, path=rel, is_dir=False, is_symlink=True, size=None, outside=True
+            )
+        try:
+            is_dir = entry.is_dir()
+            size = None if is_dir else entry.stat().st_size
+        except OSError:  # a dangling link inside the root, or a file that just vanished
+            is_dir, size = False, None
+        return DirEntry(name=entry.name, path=rel, is_dir=is_dir, is_symlink=is_link, size=size)
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def write_text(self, path: PathIn, content: str, *, encoding: str = "utf-8") -> None:
+        """Atomically replace (or create) a text file; content is encoded before anything moves."""
+        self.write_bytes(path, content.encode(encoding))
+
+    def write_bytes(self, path: PathIn, data: bytes) -> None:
+        """Atomically replace (or create) a file, keeping the original's permission bits."""
+        target = self.resolve(path, write=True)
+        if target.is_dir():
+            raise IsADirectoryError(f"{self.relative(target)!r} is a directory, not a file")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            original = os.stat(target)
+        except FileNotFoundError:
+            original = None
+        _atomic_write(target, data, original)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Component-wise containment, so '/x/root_evil' is not inside '/x/root'."""
+    return path == root or root in path.parents
+
+
+def _atomic_write(target: Path, data: bytes, original: os.stat_result | None) -> None:
+    """Write a sibling temp file, fsync it, then rename it over the target; clean up on failure."""
+    fd, tmp = _create_temp(target)
+    try:
+        if original is not None:
+            os.chmod(tmp, stat.S_IMODE(original.st_mode))  # before any byte is written
+            if hasattr(os, "chown") and (original.st_uid, original.st_gid) != _owner(tmp):
+                with contextlib.suppress(OSError):
+                    os.chown(tmp, original.st_uid, original.st_gid)
+        with os.fdopen(fd, "wb") as f:
+            fd = -1
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        if fd != -1:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _create_temp(target: Path) -> tuple[int, str]:
+    """Create the temp file with mode 0o666 so the umask applies, exactly as for a plain open()."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = str(target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp"))
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file next to {target.name}")
+
+
+def _owner(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_uid, st.st_gid
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable where the platform allows it (not on Windows)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,347 @@
+"""The four file tools: read_file, write_file, edit_file and list_directory.
+
+Every file access goes through a `Workspace`, so the path policy and atomic writes hold for all of
+them. Failures are raised as ToolError with a message that says what to do next; the ToolSet turns
+them into error results for the model.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..errors import ToolError
+from ..events import FileChanged
+from ..sandbox import DirEntry, Workspace
+from .registry import ToolOutput, ToolSet, tool
+
+BOM = "\ufeff"
+MAX_READ_LINES = 2000
+"""Lines shown by one read_file call; the rest is a start_line away."""
+MAX_READ_CHARS = 100_000
+"""Characters shown by one read_file call, however short the lines."""
+MAX_LINE_CHARS = 2000
+"""Characters shown of one line (minified files have megabyte-long lines)."""
+MAX_LIST_ENTRIES = 1000
+"""Entries shown by one list_directory call."""
+MAX_DIFF_LINES = 80
+"""Lines of diff put into an edit's result for the model (the FileChanged event has it all)."""
+
+
+def file_tools(workspace: Workspace) -> ToolSet:
+    """The file tools bound to one workspace, ready to hand to an agent."""
+
+    @tool
+    def read_file(
+        path: str, start_line: int | None = None, end_line: int | None = None
+    ) -> ToolOutput:
+        """Read a text file in the workspace, with line numbers (like `cat -n`).
+
+        Long files are shown up to 2000 lines at a time; pass start_line to read further.
+
+        Args:
+            path: File path relative to the workspace root.
+            start_line: First line to show (1-based); defaults to the start of the file.
+            end_line: Last line to show (inclusive); defaults to as much as fits.
+        """
+        with _os_errors("read_file", path):
+            data = workspace.read_bytes(path)
+            shown = workspace.relative(workspace.resolve(path))
+        text, note = _decode(data, shown, "read_file")
+        return _numbered(shown, _lines(text.removeprefix(BOM)), start_line, end_line, note)
+
+    @tool(category="edit")
+    def write_file(path: str, content: str) -> ToolOutput:
+        """Create a file, or replace a file's whole content, in the workspace.
+
+        Args:
+            path: File path relative to the workspace root; missing directories are created.
+            content: The complete new content of the file.
+        """
+        with _os_errors("write_file", path):
+            target = workspace.resolve(path, write=True)
+            shown = workspace.relative(target)
+            old = workspace.read_bytes(path) if target.is_file() else None
+            count = len(_lines(content))
+            if old is not None and old == content.encode("utf-8"):
+                return ToolOutput(
+                    content=f"{shown} already has this content ({count} lines); nothing changed",
+                    summary=f"{shown} (unchanged)",
+                )
+            workspace.write_text(path, content)
+        before = None if old is None else old.decode("utf-8", errors="replace")
+        diff = _diff(shown, before, content)
+        added, removed = _diffstat(diff)
+        if old is None:
+            message, summary = f"created {shown} ({count} lines)", f"{shown} ({count} lines)"
+        else:
+            message = f"overwrote {shown} ({count} lines, was {len(_lines(before or ''))})"
+            summary = f"{shown} +{added} −{removed}"
+        return ToolOutput(
+            content=message, summary=summary, changes=(FileChanged(path=shown, diff=diff),)
+        )
+
+    @tool(category="edit")
+    def edit_file(path: str, old_str: str, new_str: str) -> ToolOutput:
+        """Replace one exact, unique piece of text in a file with new text.
+
+        Args:
+            path: File path relative to the workspace root.
+            old_str: The exact text to replace, including whitespace and indentation; it must
+                occur exactly once in the file, so include enough surrounding lines.
+            new_str: The text to put in its place (empty to delete old_str).
+        """
+        if old_str == "":
+            raise ToolError(
+                "edit_file: old_str is empty; copy the exact text to replace from read_file "
+                "(to create a file, use write_file)"
+            )
+        if old_str == new_str:
+            raise ToolError("edit_file: old_str and new_str are the same; nothing would change")
+        with _os_errors("edit_file", path):
+            shown = workspace.relative(workspace.resolve(path, write=True))
+            text, note = _decode(workspace.read_bytes(path), shown, "edit_file")
+            if note:
+                raise ToolError(f"edit_file: {shown} is not valid UTF-8 text; it cannot be edited")
+            bom, text = text[: text.startswith(BOM)], text.removeprefix(BOM)
+            old, new = _match_newlines(text, old_str, new_str)
+            starts = _occurrences(text, old)
+            if len(starts) != 1:
+                raise ToolError(_match_problem(shown, text, old_str, starts))
+            updated = text[: starts[0]] + new + text[starts[0] + len(old) :]
+            workspace.write_text(path, bom + updated)
+        diff = _diff(shown, text, updated)
+        added, removed = _diffstat(diff)
+        return ToolOutput(
+            content=f"edited {shown}:\n{_clip_diff(diff)}",
+            summary=f"{shown} +{added} −{removed}",
+            changes=(FileChanged(path=shown, diff=diff),),
+        )
+
+    @tool
+    def list_directory(path: str = ".") -> ToolOutput:
+        """List a directory in the workspace: subdirectories first (with a trailing /), then files.
+
+        Args:
+            path: Directory path relative to the workspace root; "." is the root.
+        """
+        with _os_errors("list_directory", path):
+            entries = workspace.list_dir(path)
+            shown = workspace.relative(workspace.resolve(path))
+        entries.sort(key=lambda e: (not e.is_dir, e.name.lower(), e.name))
+        label = "./" if shown == "." else f"{shown}/"
+        lines = [_entry_line(e) for e in entries[:MAX_LIST_ENTRIES]]
+        if len(entries) > MAX_LIST_ENTRIES:
+            lines.append(
+                f"… {len(entries) - MAX_LIST_ENTRIES:,} more entries not shown "
+                f"({len(entries):,} in all); list a subdirectory to see less at once"
+            )
+        body = "\n".join(lines) if lines else "(empty directory)"
+        return ToolOutput(
+            content=f"{label} ({len(entries):,} entries)\n{body}",
+            summary=f"{label} ({len(entries):,} entries)",
+        )
+
+    return ToolSet([read_file, write_file, edit_file, list_directory])
+
+
+@contextmanager
+def _os_errors(name: str, path: str) -> Iterator[None]:
+    """Turn the OS's errors into sentences that tell the model its next step."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        hint = "call list_directory to see what exists"
+        if name == "edit_file":
+            hint += "; to create a new file use write_file"
+        raise ToolError(f"{name}: {path!r} does not exist in the workspace; {hint}") from exc
+    except IsADirectoryError as exc:
+        raise ToolError(
+            f"{name}: {path!r} is a directory; call list_directory with path={path!r}"
+        ) from exc
+    except NotADirectoryError as exc:
+        raise ToolError(
+            f"{name}: {path!r} is not a directory, or a part of it is a file; "
+            "call list_directory to check the path"
+        ) from exc
+    except PermissionError as exc:
+        raise ToolError(f"{name}: permission denied for {path!r} ({exc.strerror})") from exc
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"{name}: the content cannot be encoded as UTF-8 ({exc.reason})") from exc
+
+
+def _decode(data: bytes, shown: str, name: str) -> tuple[str, str]:
+    """(text, note): binary files are refused; bytes that are not UTF-8 show as U+FFFD."""
+    if b"\x00" in data[:8192]:
+        raise ToolError(
+            f"{name}: {shown} is a binary file ({len(data):,} bytes), not text; it cannot be shown"
+        )
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        return text, "not valid UTF-8; undecodable bytes are shown as �"
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as an editor counts them: split at \\n only, a final newline ends the last line."""
+    if text == "":
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def _numbered(
+    shown: str, lines: list[str], start: int | None, end: int | None, note: str
+) -> ToolOutput:
+    """The `cat -n` view of a line range, cut to the limits with a marker saying how to go on."""
+    total = len(lines)
+    first = 1 if start is None else start
+    if first < 1 or (end is not None and end < first):
+        raise ToolError(
+            f"read_file: start_line={start}, end_line={end} is not a valid range; "
+            "lines are numbered from 1 and end_line must not be before start_line"
+        )
+    if total == 0:
+        return ToolOutput(content=f"{shown} is empty (0 lines)", summary=f"{shown} (empty)")
+    if first > total:
+        raise ToolError(
+            f"read_file: {shown} has only {total:,} lines; start_line={first} is past the end"
+        )
+    last = total if end is None else min(end, total)
+    last = min(last, first + MAX_READ_LINES - 1)
+    out: list[str] = []
+    size = 0
+    for number in range(first, last + 1):
+        line = lines[number - 1]
+        if len(line) > MAX_LINE_CHARS:
+            cut = len(line) - MAX_LINE_CHARS
+            line = f"{line[:MAX_LINE_CHARS]}… [line cut, {cut:,} more characters]"
+        entry = f"{number:6d}\t{line}"
+        if out and size + len(entry) > MAX_READ_CHARS:
+            last = number - 1
+            break
+        out.append(entry)
+        size += len(entry) + 1
+    whole = first == 1 and last == total
+    span = f"{total:,} lines" if whole else f"lines {first:,}-{last:,} of {total:,}"
+    header = f"{shown} ({span}{'; ' + note if note else ''})"
+    wanted = total if end is None else min(end, total)
+    if last < wanted:
+        out.append(
+            f"… {wanted - last:,} more lines; call read_file with start_line={last + 1} "
+            "to read more"
+        )
+    return ToolOutput(content="\n".join([header, *out]), summary=f"{shown} ({span})")
+
+
+def _match_newlines(text: str, old: str, new: str) -> tuple[str, str]:
+    """Models write \\n; in a CRLF file, match and insert \\r\\n instead when that is what fits."""
+    if old in text or "\r\n" not in text or "\n" not in old or "\r\n" in old:
+        return old, new
+    crlf = old.replace("\n", "\r\n")
+    return (crlf, new.replace("\r\n", "\n").replace("\n", "\r\n")) if crlf in text else (old, new)
+
+
+def _occurrences(text: str, old: str) -> list[int]:
+    """Start offsets of old in text, overlapping ones too (they make an edit ambiguous)."""
+    starts: list[int] = []
+    at = text.find(old)
+    while at != -1:
+        starts.append(at)
+        at = text.find(old, at + 1)
+    return starts
+
+
+def _match_problem(shown: str, text: str, old: str, starts: list[int]) -> str:
+    """Why old_str did not match exactly once, and what to send instead."""
+    if starts:
+        numbers = [text.count("\n", 0, at) + 1 for at in starts]
+        listed = ", ".join(map(str, numbers[:10])) + (", …" if len(numbers) > 10 else "")
+        return (
+            f"edit_file: old_str appears {len(starts)} times in {shown} (lines {listed}); "
+            "include more surrounding lines so it matches once"
+        )
+    near = _loose_match(_lines(text), old)
+    if near is not None:
+        where = f"line {near[0]}" if near[0] == near[1] else f"lines {near[0]}-{near[1]}"
+        return (
+            f"edit_file: old_str was not found in {shown}, but text that differs only in "
+            f"whitespace is at {where}; copy it exactly (including indentation) from read_file"
+        )
+    return (
+        f"edit_file: old_str was not found in {shown}; call read_file to see the current text "
+        "and copy old_str exactly, including whitespace and indentation"
+    )
+
+
+def _loose_match(lines: list[str], old: str) -> tuple[int, int] | None:
+    """First (start, end) line span matching old when all runs of whitespace are ignored."""
+    want = [" ".join(part.split()) for part in _lines(old)]
+    if not any(want):
+        return None
+    have = [" ".join(line.split()) for line in lines]
+    n = len(want)
+    for i in range(len(have) - n + 1):
+        window = have[i : i + n]
+        if n == 1:
+            hit = want[0] in window[0]
+        else:
+            hit = (
+                window[0].endswith(want[0])
+                and window[-1].startswith(want[-1])
+                and window[1:-1] == want[1:-1]
+            )
+        if hit:
+            return i + 1, i + n
+    return None
+
+
+def _diff(shown: str, before: str | None, after: str) -> str:
+    """A unified diff of a change; a new file is diffed against /dev/null as git does."""
+    old_name = "/dev/null" if before is None else f"a/{shown}"
+    lines = difflib.unified_diff(
+        (before or "").splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=old_name,
+        tofile=f"b/{shown}",
+    )
+    marker = "\n\\ No newline at end of file\n"
+    return "".join(line if line.endswith("\n") else line + marker for line in lines)
+
+
+def _diffstat(diff: str) -> tuple[int, int]:
+    lines = diff.splitlines()
+    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
+    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+    return added, removed
+
+
+def _clip_diff(diff: str) -> str:
+    lines = diff.splitlines()
+    if len(lines) <= MAX_DIFF_LINES:
+        return diff.rstrip("\n")
+    rest = len(lines) - MAX_DIFF_LINES
+    return "\n".join([*lines[:MAX_DIFF_LINES], f"… {rest:,} more diff lines not shown"])
+
+
+def _entry_line(entry: DirEntry) -> str:
+    if entry.outside:
+        return f"{entry.name}  (symlink to outside the workspace; cannot be used)"
+    link = "  (symlink)" if entry.is_symlink else ""
+    if entry.is_dir:
+        return f"{entry.name}/{link}"
+    size = "" if entry.size is None else f"  ({_human_size(entry.size)})"
+    return f"{entry.name}{size}{link}"
+
+
+def _human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"

@@ -1,0 +1,442 @@
+"""Tools as data: a `Tool` is a name, a description, a JSON schema and a function.
+
+`@tool` builds one from a typed Python function (schema from the type hints, descriptions from the
+docstring). A `ToolSet` holds tools by name and runs calls; whatever goes wrong in a call (unknown
+tool, arguments that are not JSON or break the schema, the tool raising) comes back as an error
+*result* the model can read and act on. Only cancellation and our own bugs in this module escape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections.abc
+import difflib
+import functools
+import inspect
+import json
+import logging
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union, overload
+
+import jsonschema
+
+from ..errors import ConfigError, SandboxError, ToolError
+from ..events import FileChanged
+from ..messages import ToolSpec
+
+_log = logging.getLogger(__name__)
+CATEGORIES = ("read", "edit", "execute")
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _check_name(name: object) -> None:
+    """Providers accept only these names (OpenAI's rule, the strictest)."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(
+            f"tool name {name!r} is not valid; use 1-64 letters, digits, '_' or '-' "
+            "(pass name= to @tool to choose one)"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOutput:
+    """What a tool call produced: text for the model, a one-line UI summary, file changes."""
+
+    content: str
+    is_error: bool = False
+    summary: str = ""
+    changes: tuple[FileChanged, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    """A tool the model can call; checked when built, so a bad definition fails at registration."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(hash=False)
+    function: Callable[..., Any]
+    category: str = "read"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        if self.category not in CATEGORIES:
+            raise ConfigError(
+                f"tool {self.name!r}: category {self.category!r} is not one of {CATEGORIES}"
+            )
+        if not callable(self.function):
+            raise ConfigError(f"tool {self.name!r}: function {self.function!r} is not callable")
+        if not isinstance(self.parameters, Mapping) or self.parameters.get("type") != "object":
+            raise ConfigError(
+                f'tool {self.name!r}: parameters must be a JSON schema with "type": "object"'
+            )
+        try:
+            jsonschema.Draft202012Validator.check_schema(dict(self.parameters))
+        except jsonschema.SchemaError as exc:
+            raise ConfigError(
+                f"tool {self.name!r}: invalid parameters schema: {exc.message}"
+            ) from exc
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly, so a decorated function stays usable."""
+        return self.function(*args, **kwargs)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, category: str = "read"
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    category: str = "read",
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function into a Tool; use bare (`@tool`) or with options (`@tool(name=...)`)."""
+
+    def build(func: Callable[..., Any]) -> Tool:
+        tool_name = name if name is not None else str(getattr(func, "__name__", ""))
+        _check_name(tool_name)
+        doc, parameters = _function_schema(func, tool_name)
+        text = description if description is not None else doc
+        if not text:
+            raise ConfigError(
+                f"tool {tool_name!r} has no description; add a docstring or pass description="
+            )
+        return Tool(
+            name=tool_name,
+            description=text,
+            parameters=parameters,
+            function=func,
+            category=category,
+        )
+
+    return build if fn is None else build(fn)
+
+
+class ToolSet:
+    """Tools by name, with the one entry point the agent uses: `call_tool`, which never raises."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        for item in tools:
+            self.add(item)
+
+    def add(self, tool: Tool, *, override: bool = False) -> None:
+        """Register a tool; a second tool with the same name is a mistake unless `override`."""
+        if not isinstance(tool, Tool):
+            raise ConfigError(f"expected a Tool (e.g. from @tool), not {type(tool).__name__}")
+        if tool.name in self._tools and not override:
+            raise ConfigError(
+                f"a tool named {tool.name!r} is already registered; "
+                "rename one or pass override=True"
+            )
+        self._tools[tool.name] = tool
+        self._validators[tool.name] = jsonschema.Draft202012Validator(dict(tool.parameters))
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def list_tools(self) -> list[ToolSpec]:
+        return [t.spec for t in self._tools.values()]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __repr__(self) -> str:
+        return f"ToolSet({', '.join(self._tools)})"
+
+    async def call_tool(self, name: str, arguments: Any) -> ToolOutput:
+        """Run one call; every failure becomes an error result, only cancellation propagates."""
+        found = self._tools.get(name)
+        if found is None:
+            return _error(self._unknown_message(name))
+        args = _as_arguments(found, arguments)
+        if isinstance(args, ToolOutput):
+            return args
+        problems = _schema_problems(self._validators[name], found.parameters, args)
+        if problems:
+            lines = [f"{name}: {p}" for p in problems]
+            return _error("\n".join([*lines, f"{name} expects: {_expected(found.parameters)}"]))
+        try:
+            result = await _invoke(found.function, args)
+        except (ToolError, SandboxError) as exc:
+            message = str(exc)
+            return _error(message if message.startswith(f"{name}:") else f"{name}: {message}")
+        except Exception as exc:
+            _log.debug("tool %s raised", name, exc_info=True)
+            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return _error(f"{name} failed: {detail}")
+        return _as_output(result)
+
+    def _unknown_message(self, name: Any) -> str:
+        names = sorted(self._tools)
+        if not names:
+            return f"unknown tool {name!r}; no tools are available in this conversation"
+        close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
+        ordered = close + [n for n in names if n not in close]
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"unknown tool {name!r}{hint}; available tools: {', '.join(ordered)}"
+
+
+async def _invoke(function: Callable[..., Any], args: dict[str, Any]) -> Any:
+    """Await async tools on the loop; run sync ones in a thread so the kernel stays responsive."""
+    async_call = not inspect.isroutine(function) and inspect.iscoroutinefunction(
+        type(function).__call__  # an object whose __call__ is async
+    )
+    if async_call or inspect.iscoroutinefunction(function):
+        return await function(**args)
+    result = await asyncio.to_thread(function, **args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _as_arguments(found: Tool, arguments: Any) -> dict[str, Any] | ToolOutput:
+    """Accept a dict, JSON text of one, or nothing; anything else is explained to the model."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str) and arguments.strip() == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            return _error(
+                f"{found.name}: the arguments were not valid JSON ({exc.msg}); they began: "
+                f"{_quote(arguments, 200)}. Send one JSON object with: "
+                f"{_expected(found.parameters)}"
+            )
+    if not isinstance(arguments, dict):
+        return _error(
+            f"{found.name}: the arguments must be a JSON object, not {_json_type(arguments)}; "
+            f"send one JSON object with: {_expected(found.parameters)}"
+        )
+    return arguments
+
+
+def _schema_problems(
+    validator: jsonschema.protocols.Validator, schema: Mapping[str, Any], args: dict[str, Any]
+) -> list[str]:
+    """One plain sentence per problem, top-level missing and unexpected arguments first."""
+    properties = schema.get("properties", {})
+    problems = [
+        f"missing required argument {key!r}"
+        for key in schema.get("required", ())
+        if key not in args
+    ]
+    if schema.get("additionalProperties") is False:
+        problems += [
+            f"unexpected argument {key!r} (known arguments: {', '.join(properties) or 'none'})"
+            for key in args
+            if key not in properties
+        ]
+    for error in sorted(validator.iter_errors(args), key=lambda e: list(map(str, e.path))):
+        if not error.path and error.validator in ("required", "additionalProperties"):
+            continue
+        where = "argument " + repr(".".join(map(str, error.path))) if error.path else "arguments"
+        if error.validator == "type":
+            expected = error.validator_value
+            expected = " or ".join(expected) if isinstance(expected, list) else expected
+            value = _shorten(json.dumps(error.instance, default=str), 60)
+            problems.append(f"{where} must be {expected}, not {_json_type(error.instance)} {value}")
+        else:
+            problems.append(f"{where}: {_shorten(error.message, 200)}")
+    return problems
+
+
+def _expected(schema: Mapping[str, Any]) -> str:
+    """'path (string, required), start_line (integer or null)' — what a valid call looks like."""
+    required = set(schema.get("required", ()))
+    parts = []
+    for key, sub in schema.get("properties", {}).items():
+        kind = sub.get("type", "any") if isinstance(sub, Mapping) else "any"
+        kind = " or ".join(kind) if isinstance(kind, list) else kind
+        parts.append(f"{key} ({kind}{', required' if key in required else ''})")
+    return ", ".join(parts) or "no arguments ({})"
+
+
+def _as_output(result: Any) -> ToolOutput:
+    if isinstance(result, ToolOutput):
+        return result
+    if result is None:
+        return ToolOutput(content="(no output)")
+    if isinstance(result, str):
+        return ToolOutput(content=result)
+    try:
+        return ToolOutput(content=json.dumps(result, ensure_ascii=False, default=str))
+    except (TypeError, ValueError):
+        return ToolOutput(content=str(result))
+
+
+def _error(message: str) -> ToolOutput:
+    return ToolOutput(content=message, is_error=True, summary=_shorten(message.split("\n")[0], 100))
+
+
+def _json_type(value: Any) -> str:
+    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number")):
+        if isinstance(value, kind):
+            return name
+    names = {str: "a string", list: "an array", dict: "an object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _quote(text: str, limit: int) -> str:
+    return repr(_shorten(text, limit))
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- schema from a typed function ---------------------------------------------------------------
+
+_SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+_SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Returns?|Yields?|Raises|Examples?|Notes?|Attributes"
+    r"|See Also|Warnings?|Todo):\s*$"
+)
+_ARG_SECTIONS = ("Args", "Arguments", "Parameters", "Params")
+_ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _function_schema(func: Callable[..., Any], name: str) -> tuple[str, dict[str, Any]]:
+    """(description, JSON schema of the arguments), or ConfigError naming what to fix."""
+    where = f"tool {name!r}"
+    try:
+        signature = inspect.signature(func)
+        target: Any = func
+        while isinstance(target, functools.partial):
+            target = target.func
+        if not (inspect.isfunction(target) or inspect.ismethod(target)):
+            target = target.__call__  # a callable object
+        hints = typing.get_type_hints(target, include_extras=True)
+    except (TypeError, ValueError, NameError) as exc:
+        raise ConfigError(f"{where}: cannot read its signature or type hints: {exc}") from exc
+    summary, arg_docs = _parse_docstring(inspect.getdoc(target) or inspect.getdoc(func) or "")
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise ConfigError(
+                f"{where}: parameter {param.name!r} is {param.kind.description}; tools are called "
+                "with named arguments only, so declare each argument by name"
+            )
+        if param.name not in hints:
+            raise ConfigError(
+                f"{where}: parameter {param.name!r} has no type annotation; annotate it "
+                f"(e.g. `{param.name}: str`) so the model knows what to send"
+            )
+        schema = _type_schema(hints[param.name], f"{where}, parameter {param.name!r}")
+        if param.name in arg_docs:
+            schema["description"] = arg_docs[param.name]
+        if param.default is param.empty:
+            required.append(param.name)
+        elif _is_json(param.default):
+            schema["default"] = param.default
+        properties[param.name] = schema
+    unknown = [key for key in arg_docs if key not in properties]
+    if unknown:
+        raise ConfigError(
+            f"{where}: the docstring describes {', '.join(map(repr, unknown))}, which is not a "
+            "parameter; fix the name in its Args section"
+        )
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        parameters["required"] = required
+    parameters["additionalProperties"] = False
+    return summary, parameters
+
+
+def _type_schema(hint: Any, where: str) -> dict[str, Any]:
+    """The JSON schema of one Python type hint; unsupported types are a ConfigError."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        schema = _type_schema(args[0], where)
+        notes = [a for a in args[1:] if isinstance(a, str)]
+        return {**schema, "description": notes[0]} if notes else schema
+    if hint is Any:
+        return {}
+    if hint is None or hint in _SIMPLE:
+        return {"type": _SIMPLE[type(None) if hint is None else hint]}
+    if origin is Literal:
+        kinds = {_SIMPLE.get(type(v)) for v in args}
+        if None in kinds:
+            raise ConfigError(f"{where}: Literal values must be str, int, float, bool or None")
+        return (
+            {"type": kinds.pop(), "enum": list(args)} if len(kinds) == 1 else {"enum": list(args)}
+        )
+    if origin in (Union, types.UnionType):
+        subs = [_type_schema(a, where) for a in args]
+        if all(list(s) == ["type"] and isinstance(s["type"], str) for s in subs):
+            return {"type": [s["type"] for s in subs]}
+        return {"anyOf": subs}
+    if hint is list or origin in (list, collections.abc.Sequence):
+        return {"type": "array", **({"items": _type_schema(args[0], where)} if args else {})}
+    if hint is dict or origin in (dict, collections.abc.Mapping):
+        if args and args[0] is not str:
+            raise ConfigError(f"{where}: dict keys must be str, as JSON object keys are")
+        value = _type_schema(args[1], where) if args else {}
+        return {"type": "object", **({"additionalProperties": value} if value else {})}
+    raise ConfigError(
+        f"{where}: type {hint!r} is not supported; use str, int, float, bool, list[...], "
+        "dict[str, ...], Literal[...], Any or X | None"
+    )
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The first paragraph, and the per-argument text of a Google-style `Args:` section."""
+    lines = doc.splitlines()
+    summary: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION.match(line.strip()):
+            break
+        summary.append(line.strip())
+    arg_docs: dict[str, str] = {}
+    in_args, current, base = False, None, None
+    for line in lines[len(summary) :]:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            continue
+        if indent == 0:
+            header = _SECTION.match(stripped)
+            in_args, current, base = bool(header and header.group(1) in _ARG_SECTIONS), None, None
+            continue
+        if not in_args:
+            continue
+        match = _ARG_LINE.match(stripped)
+        if match and (base is None or indent <= base):
+            base, current = indent, match.group(1)
+            arg_docs[current] = match.group(2).strip()
+        elif current is not None:
+            arg_docs[current] = f"{arg_docs[current]} {stripped}".strip()
+    return " ".join(summary), arg_docs
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
