@@ -49,11 +49,16 @@ class OpenAIChat:
     def __repr__(self) -> str:
         return f"OpenAIChat({self.name!r}, base_url={self.base_url!r})"
 
-    def request_headers(self) -> dict[str, str]:
+    async def prepare_request(self, *, refresh: bool = False) -> tuple[str, dict[str, str]]:
+        """The base URL and headers for the next request.
+
+        Subclasses whose credentials expire (GitHub Copilot) override this; `refresh=True` is
+        passed once after a 401, to renew them before the request is repeated.
+        """
         headers = {"Accept": "text/event-stream", **self.headers}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        return headers
+        return self.base_url, headers
 
     async def stream(
         self,
@@ -65,12 +70,13 @@ class OpenAIChat:
     ) -> AsyncIterator[ModelEvent]:
         """Stream one reply: deltas as they arrive, then the complete message."""
         body = chat_request(self.name, messages, tools=tools, tool_choice=tool_choice, **options)
-        url = f"{self.base_url}/chat/completions"
+        base_url, headers = await self.prepare_request()
+        url = f"{base_url}/chat/completions"
         decoder = ChatCompletionsDecoder()
         received = False
         try:
             async with self._http.get().stream(
-                "POST", url, json=body, headers=self.request_headers()
+                "POST", url, json=body, headers=headers
             ) as response:
                 if response.status_code >= 400:
                     await response.aread()
