@@ -146,11 +146,12 @@ async def test_max_rounds_ends_with_a_clear_error(serve, tmp_path):
 async def test_model_errors_end_the_run_with_failed(serve, tmp_path):
     from copilot_nb.testing import fail
 
-    server = serve([fail(500, "The server had an error while processing your request.")])
+    server = serve([fail(400, "Invalid value for 'messages': the server could not process it.")])
     agent = Agent(model=server.model(), workspace=tmp_path)
     events = [e async for e in agent.run("hi")]
     assert isinstance(events[-1], Failed)
-    assert "processing your request" in events[-1].error
+    assert "could not process it" in events[-1].error
+    assert "HTTP 400" in events[-1].error
 
 
 async def test_interrupt_during_a_tool_leaves_a_valid_conversation(serve, tmp_path):

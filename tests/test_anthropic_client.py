@@ -38,6 +38,7 @@ from copilot_nb.messages import (
     UserMessage,
 )
 from copilot_nb.providers.anthropic import AnthropicChat, messages_request
+from copilot_nb.providers.http import RetryPolicy
 from copilot_nb.testing.anthropic_wire import (
     anthropic_error_body,
     anthropic_sse_event,
@@ -438,14 +439,17 @@ async def test_a_missing_key_says_it_is_not_set(
     assert "x-api-key" not in server.received[0].headers
 
 
-async def test_overloaded_is_an_http_error_with_status_and_message(
+async def test_overloaded_is_retried_then_an_http_error_with_status_and_message(
     server: Loopback, model: AnthropicChat
 ) -> None:
-    server.replies.append(
-        Reply(529, [anthropic_error_body("overloaded_error", "Overloaded")], "application/json")
-    )
+    model.retry = RetryPolicy(max_retries=2, initial_delay=0.01)
+    for _ in range(3):
+        server.replies.append(
+            Reply(529, [anthropic_error_body("overloaded_error", "Overloaded")], "application/json")
+        )
     with pytest.raises(ModelHTTPError) as caught:
         await model.complete([UserMessage(content="hi")])
+    assert len(server.received) == 3
     assert not isinstance(caught.value, AuthError)
     assert caught.value.status == 529
     assert "Overloaded" in str(caught.value)

@@ -12,12 +12,13 @@ from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
 from typing import Any
 
-from .errors import AgentError, ModelError
+from .errors import AgentError, ModelConnectionError, ModelError
 from .events import (
     AgentEvent,
     Done,
     Failed,
     ModelResponse,
+    Notice,
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
@@ -31,6 +32,8 @@ from .sandbox import Workspace
 from .tools import Tool, ToolSet, file_tools
 
 DEFAULT_MAX_ROUNDS = 20
+STREAM_RETRIES = 1
+"""How often a round whose stream broke off is asked again before the run fails."""
 
 SYSTEM_PROMPT = """\
 You are copilot_nb, a coding agent that lives inside the user's Jupyter kernel.
@@ -94,37 +97,24 @@ class Agent:
         self.messages.append(UserMessage(content=prompt))
         rounds = max_rounds if max_rounds is not None else self.max_rounds
         for _ in range(rounds):
-            reply: AssistantMessage | None = None
-            partial: list[str] = []
+            reply: list[AssistantMessage] = []
             try:
-                async for event in self.model.stream(self.messages, tools=self.tools.list_tools()):
-                    if isinstance(event, TextDelta):
-                        partial.append(event.text)
-                        yield event
-                    elif isinstance(event, ReasoningDelta):
-                        yield event
-                    elif isinstance(event, ModelResponse):
-                        reply = event.message
-                    elif not isinstance(event, ToolCallDelta):
-                        raise TypeError(f"unexpected model event {event!r}")
+                async for event in self._ask_model(reply):
+                    yield event
             except ModelError as exc:
-                self._keep_partial_text(partial)
                 yield Failed(error=str(exc))
                 return
-            except BaseException:
-                self._keep_partial_text(partial)  # interrupted mid-stream: keep what was seen
-                raise
-            if reply is None:
+            if not reply:
                 yield Failed(error=f"{self.model.name}: the reply ended without a final message")
                 return
-            self.messages.append(reply)
-            if reply.usage is not None:
-                yield UsageReported(usage=reply.usage)
-            if not reply.tool_calls:
-                yield Done(text=reply.text)
+            self.messages.append(reply[0])
+            if reply[0].usage is not None:
+                yield UsageReported(usage=reply[0].usage)
+            if not reply[0].tool_calls:
+                yield Done(text=reply[0].text)
                 return
             try:
-                for call in reply.tool_calls:
+                for call in reply[0].tool_calls:
                     async for tool_event in self._run_tool(call):
                         yield tool_event
             finally:
@@ -135,6 +125,36 @@ class Agent:
                 "Run the cell again to let it continue, or raise --max-rounds."
             )
         )
+
+    async def _ask_model(self, reply: list[AssistantMessage]) -> AsyncGenerator[AgentEvent, None]:
+        """One model request, streamed; the complete reply is appended to `reply`.
+
+        A stream that breaks mid-reply is asked again once: no tool of this round has run yet,
+        so repeating the request is safe. What the user saw of a reply that never completed
+        stays in the conversation, marked as interrupted.
+        """
+        for attempt in range(1 + STREAM_RETRIES):
+            partial: list[str] = []
+            try:
+                async for event in self.model.stream(self.messages, tools=self.tools.list_tools()):
+                    if isinstance(event, TextDelta):
+                        partial.append(event.text)
+                        yield event
+                    elif isinstance(event, (ReasoningDelta, Notice)):
+                        yield event
+                    elif isinstance(event, ModelResponse):
+                        reply.append(event.message)
+                    elif not isinstance(event, ToolCallDelta):
+                        raise TypeError(f"unexpected model event {event!r}")
+                return
+            except ModelConnectionError as exc:
+                if attempt == STREAM_RETRIES:
+                    self._keep_partial_text(partial)
+                    raise
+                yield Notice(text=f"{exc} — asking again")
+            except BaseException:
+                self._keep_partial_text(partial)  # interrupted or failed mid-stream
+                raise
 
     async def _run_tool(self, call: ToolCall) -> AsyncGenerator[AgentEvent, None]:
         yield ToolStarted(

@@ -123,7 +123,7 @@ class CellRenderer:
             self.tokens_in += event.usage.input_tokens
             self.tokens_out += event.usage.output_tokens
         elif isinstance(event, Notice):
-            self.notice(f"_{event.text}_")
+            blocks.append(f"_⚠ {_inline(event.text)}_")
         elif isinstance(event, Done):
             if self.tokens_in or self.tokens_out:
                 self.notice(f"<sub>tokens: {self.tokens_in:,} in · {self.tokens_out:,} out</sub>")

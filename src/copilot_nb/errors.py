@@ -4,7 +4,8 @@
     ├── ConfigError               a model string, option or setting that cannot work
     ├── ModelError                the model could not give a reply
     │   ├── ModelHTTPError        the provider answered with an HTTP error (.status, .body)
-    │   │   └── AuthError         401/403: missing, wrong or expired credentials
+    │   │   ├── AuthError         401/403: missing, wrong or expired credentials
+    │   │   └── ContextLengthError the conversation no longer fits the model's context window
     │   ├── ModelConnectionError  the provider could not be reached, or the stream broke
     │   └── StreamError           the stream carried an error event or could not be decoded
     ├── SandboxError              a path the workspace refuses (outside the root, a symlink out)
@@ -44,6 +45,10 @@ class ModelHTTPError(ModelError):
 
 class AuthError(ModelHTTPError):
     """Credentials are missing, wrong or expired (HTTP 401/403)."""
+
+
+class ContextLengthError(ModelHTTPError):
+    """The request was refused because the conversation is longer than the model's window."""
 
 
 class ModelConnectionError(ModelError):

@@ -46,7 +46,14 @@ class ModelResponse:
     message: AssistantMessage
 
 
-ModelEvent = Union[TextDelta, ReasoningDelta, ToolCallDelta, ModelResponse]
+@dataclass(frozen=True, kw_only=True)
+class Notice:
+    """Something the user should know that is neither answer nor error (a retry, a fallback)."""
+
+    text: str
+
+
+ModelEvent = Union[TextDelta, ReasoningDelta, ToolCallDelta, Notice, ModelResponse]
 
 # --- agent events -------------------------------------------------------------------------------
 
@@ -85,13 +92,6 @@ class UsageReported:
     """Token usage of one model request."""
 
     usage: Usage
-
-
-@dataclass(frozen=True, kw_only=True)
-class Notice:
-    """Something the user should know that is neither answer nor error (offline model, retry)."""
-
-    text: str
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,8 +14,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import ModelConnectionError
-from ..events import ModelEvent, ModelResponse
+from ..events import ModelEvent
 from ..messages import (
     AssistantMessage,
     SystemMessage,
@@ -27,7 +26,7 @@ from ..messages import (
 )
 from .anthropic_stream import MessagesStreamDecoder
 from .base import MessagesIn, ToolChoice, ToolsIn, collect
-from .http import DEFAULT_TIMEOUT, LoopBoundClient, http_error
+from .http import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, stream_reply
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -171,10 +170,12 @@ class AnthropicChat:
         max_tokens: int = 8192,
         headers: Mapping[str, str] | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        max_retries: int = 2,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.name = model
         self.provider = "anthropic"
+        self.retry = RetryPolicy(max_retries=max_retries)
         self.api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
         # Gateways in front of Claude take a bearer token instead; as in the SDK, a key wins.
         self.auth_token = (
@@ -228,31 +229,26 @@ class AnthropicChat:
         """Stream one reply: deltas as they arrive, then the complete message."""
         body = self.request_body(messages, tools=tools, tool_choice=tool_choice, **options)
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        url = f"{self.base_url}/v1/messages"
-        decoder = MessagesStreamDecoder()
-        try:
-            async with self._http.get().stream(
-                "POST", url, content=content, headers=self.request_headers()
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise http_error(response, provider="Anthropic", sign_in_hint=self._key_hint())
-                async for chunk in response.aiter_bytes():
-                    for event in decoder.feed(chunk):
-                        yield event
-                    if decoder.done:
-                        break
-        except httpx.TransportError as exc:
-            raise ModelConnectionError(
-                f"Anthropic: connection to {self.base_url} failed: "
-                f"{type(exc).__name__}: {exc or 'no details'}"
-            ) from exc
-        message = decoder.close()
-        if not decoder.done and message.finish_reason is None:
-            raise ModelConnectionError(
-                f"Anthropic: the stream from {self.base_url} ended before the reply was complete"
+
+        async def send(refresh: bool) -> httpx.Response:
+            client = self._http.get()
+            request = client.build_request(
+                "POST",
+                f"{self.base_url}/v1/messages",
+                content=content,
+                headers=self.request_headers(),
             )
-        yield ModelResponse(message=message)
+            return await client.send(request, stream=True)
+
+        async for event in stream_reply(
+            send,
+            MessagesStreamDecoder(),
+            provider="Anthropic",
+            where=self.base_url,
+            sign_in_hint=self._key_hint(),
+            policy=self.retry,
+        ):
+            yield event
 
     async def complete(
         self,

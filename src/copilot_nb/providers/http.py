@@ -1,17 +1,33 @@
-"""What every HTTP provider shares: one client per event loop, and provider errors in plain words."""
+"""What every HTTP provider shares: one client per loop, retries, errors in plain words, and the
+loop that moves a streamed reply from the socket through a pure decoder.
+
+Retries: connection failures and HTTP 408, 409, 429 and 5xx are retried with exponential backoff
+and jitter, honouring `retry-after-ms` / `Retry-After`; the total wait is bounded, so a provider
+that keeps failing never becomes a retry storm. A 401 lets the model renew its credentials once.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
-from typing import Any
+import random
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import httpx
 
-from ..errors import AuthError, ModelHTTPError
+from ..errors import AuthError, ContextLengthError, ModelConnectionError, ModelHTTPError
+from ..events import ModelEvent, ModelResponse, Notice
+from ..messages import AssistantMessage
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """Generous read timeout: a long reply from a slow local model is normal, a dead connect is not."""
+
+RETRY_STATUSES = frozenset({408, 409, 429})
 
 
 class LoopBoundClient:
@@ -42,6 +58,51 @@ class LoopBoundClient:
         self._client = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class RetryPolicy:
+    """How often and how long to retry a request that failed for a reason that may pass."""
+
+    max_retries: int = 2
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    max_total_wait: float = 60.0
+    """No single wait and no sum of waits goes past this: beyond it, the error is shown instead."""
+
+    def retryable(self, status: int) -> bool:
+        return status in RETRY_STATUSES or status >= 500
+
+    def backoff(self, attempt: int) -> float:
+        """Exponential backoff with jitter, so many clients do not retry in lockstep."""
+        ceiling = min(self.max_delay, self.initial_delay * 2**attempt)
+        return ceiling * random.uniform(0.5, 1.0)
+
+    def delay_for(self, response: httpx.Response | None, attempt: int) -> float:
+        """The server's own `retry-after-ms` / `Retry-After` when it sent one, else backoff."""
+        if response is not None:
+            asked = server_retry_after(response.headers)
+            if asked is not None:
+                return asked
+        return self.backoff(attempt)
+
+
+def server_retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait, from `retry-after-ms` or `Retry-After` (secs or date)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        moment = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, moment.timestamp() - time.time()) if moment else None
+
+
 def provider_message(body: Any) -> str:
     """The human part of a provider's error body, whatever its shape."""
     if isinstance(body, dict):
@@ -52,6 +113,18 @@ def provider_message(body: Any) -> str:
             return error
         return json.dumps(body)
     return str(body).strip()[:500]
+
+
+_CONTEXT_LENGTH = re.compile(
+    r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long"
+    r"|tokens? exceed|exceeds? the (?:model'?s? )?(?:max|context)",
+    re.IGNORECASE,
+)
+_TOOLS_UNSUPPORTED = re.compile(
+    r"(does not|doesn't|do not) support (?:tools|tool|function)|tools? (?:are|is) not supported"
+    r"|tool(?:s| use| calling)? (?:is )?not (?:supported|available|enabled)",
+    re.IGNORECASE,
+)
 
 
 def http_error(response: httpx.Response, *, provider: str, sign_in_hint: str) -> ModelHTTPError:
@@ -65,4 +138,95 @@ def http_error(response: httpx.Response, *, provider: str, sign_in_hint: str) ->
     message = f"{provider} answered HTTP {status}: {detail}"
     if status in (401, 403):
         return AuthError(f"{message}. {sign_in_hint}", status=status, body=body)
+    if status in (400, 413, 422) and _CONTEXT_LENGTH.search(detail):
+        return ContextLengthError(
+            f"The conversation is too long for this model's context window ({provider} said: "
+            f"{detail}). Start a new conversation with `%%copilot --new`, or use a model with a "
+            "larger window.",
+            status=status,
+            body=body,
+        )
     return ModelHTTPError(message, status=status, body=body)
+
+
+def rejects_tools(error: ModelHTTPError) -> bool:
+    """A 400/404/422 that says the model cannot use tools (e.g. a small model served by Ollama)."""
+    return error.status in (400, 404, 422) and bool(_TOOLS_UNSUPPORTED.search(str(error)))
+
+
+class StreamDecoder(Protocol):
+    """What a provider's pure decoder offers: bytes in, events out, the message at the end."""
+
+    done: bool
+
+    def feed(self, data: bytes) -> list[ModelEvent]: ...
+
+    def close(self) -> AssistantMessage: ...
+
+
+Send = Callable[[bool], Awaitable[httpx.Response]]
+"""Sends the request with `stream=True`; the flag asks to renew credentials first (after a 401)."""
+
+
+async def stream_reply(
+    send: Send,
+    decoder: StreamDecoder,
+    *,
+    provider: str,
+    where: str,
+    sign_in_hint: str,
+    policy: RetryPolicy,
+    can_refresh: bool = False,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> AsyncIterator[ModelEvent]:
+    """Open the stream (retrying what may pass, with a Notice per wait), then decode it to the end."""
+    attempt, waited = 0, 0.0
+    refresh, refreshed = False, False
+    while True:
+        failure: Exception
+        response: httpx.Response | None = None
+        try:
+            response = await send(refresh)
+        except httpx.TransportError as exc:
+            failure = ModelConnectionError(
+                f"{provider}: connection to {where} failed: {type(exc).__name__}: {exc or 'no details'}"
+            )
+            failure.__cause__ = exc
+        else:
+            if response.status_code < 400:
+                break
+            await response.aread()
+            await response.aclose()
+            failure = http_error(response, provider=provider, sign_in_hint=sign_in_hint)
+            if response.status_code == 401 and can_refresh and not refreshed:
+                refresh = refreshed = True  # renew the credentials once, then send again
+                continue
+            if not policy.retryable(response.status_code):
+                raise failure
+        refresh = False
+        delay = policy.delay_for(response, attempt)
+        if attempt >= policy.max_retries or waited + delay > policy.max_total_wait:
+            raise failure
+        attempt += 1
+        waited += delay
+        yield Notice(text=f"{failure} — retrying in {delay:.1f} s ({attempt}/{policy.max_retries})")
+        await sleep(delay)
+    try:
+        async for chunk in response.aiter_bytes():
+            for event in decoder.feed(chunk):
+                yield event
+            if decoder.done:
+                break
+    except httpx.TransportError as exc:
+        raise ModelConnectionError(
+            f"{provider}: the stream from {where} broke off before the reply was complete: "
+            f"{type(exc).__name__}: {exc or 'no details'}"
+        ) from exc
+    finally:
+        await response.aclose()
+    message = decoder.close()
+    if not decoder.done and message.finish_reason is None:
+        raise ModelConnectionError(
+            f"{provider}: the stream from {where} ended before the reply was complete"
+        )
+    yield ModelResponse(message=message)

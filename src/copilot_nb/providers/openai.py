@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 
-from ..errors import ModelConnectionError
-from ..events import ModelEvent, ModelResponse
+from ..errors import ModelHTTPError
+from ..events import ModelEvent, Notice
 from ..messages import AssistantMessage
 from .base import MessagesIn, ToolChoice, ToolsIn, collect
-from .http import DEFAULT_TIMEOUT, LoopBoundClient, http_error
+from .http import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, rejects_tools, stream_reply
 from .openai_format import chat_request
 from .openai_stream import ChatCompletionsDecoder
 
@@ -24,7 +24,9 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 class OpenAIChat:
-    """A Chat Completions model; configured like the official SDK (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+    """A Chat Completions model, configured like the official SDK (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+
+    sign_in_hint = "Check OPENAI_API_KEY (or the key for this server)."
 
     def __init__(
         self,
@@ -34,6 +36,7 @@ class OpenAIChat:
         base_url: str | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        max_retries: int = 2,
         http_client: httpx.AsyncClient | None = None,
         provider: str = "openai",
     ) -> None:
@@ -44,10 +47,14 @@ class OpenAIChat:
             "/"
         )
         self.headers = dict(headers or {})
+        self.retry = RetryPolicy(max_retries=max_retries)
         self._http = LoopBoundClient(timeout=timeout, client=http_client)
 
     def __repr__(self) -> str:
-        return f"OpenAIChat({self.name!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
+
+    can_refresh = False
+    """True where `prepare_request(refresh=True)` can renew refused credentials."""
 
     async def prepare_request(self, *, refresh: bool = False) -> tuple[str, dict[str, str]]:
         """The base URL and headers for the next request.
@@ -68,41 +75,37 @@ class OpenAIChat:
         tool_choice: ToolChoice = None,
         **options: Any,
     ) -> AsyncIterator[ModelEvent]:
-        """Stream one reply: deltas as they arrive, then the complete message."""
+        """Stream one reply: deltas as they arrive, then the complete message.
+
+        A model that refuses tools (some local models) is asked once more without them.
+        """
         body = chat_request(self.name, messages, tools=tools, tool_choice=tool_choice, **options)
-        base_url, headers = await self.prepare_request()
-        url = f"{base_url}/chat/completions"
-        decoder = ChatCompletionsDecoder()
-        received = False
-        try:
-            async with self._http.get().stream(
-                "POST", url, json=body, headers=headers
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise http_error(
-                        response,
-                        provider=self.provider,
-                        sign_in_hint="Check OPENAI_API_KEY (or the key for this server).",
-                    )
-                async for chunk in response.aiter_bytes():
-                    received = True
-                    for event in decoder.feed(chunk):
-                        yield event
-                    if decoder.done:
-                        break
-        except httpx.TransportError as exc:
-            what = "the stream broke off before the reply was complete" if received else "failed"
-            raise ModelConnectionError(
-                f"{self.provider}: connection to {self.base_url} {what}: "
-                f"{type(exc).__name__}: {exc or 'no details'}"
-            ) from exc
-        message = decoder.close()
-        if not decoder.done and message.finish_reason is None:
-            raise ModelConnectionError(
-                f"{self.provider}: the stream from {self.base_url} ended before the reply was complete"
+
+        async def send(refresh: bool) -> httpx.Response:
+            base_url, headers = await self.prepare_request(refresh=refresh)
+            client = self._http.get()
+            request = client.build_request(
+                "POST", f"{base_url}/chat/completions", json=body, headers=headers
             )
-        yield ModelResponse(message=message)
+            return await client.send(request, stream=True)
+
+        try:
+            async for event in stream_reply(
+                send,
+                ChatCompletionsDecoder(),
+                provider=self.provider,
+                where=self.base_url,
+                sign_in_hint=self.sign_in_hint,
+                policy=self.retry,
+                can_refresh=self.can_refresh,
+            ):
+                yield event
+        except ModelHTTPError as error:
+            if not tools or not rejects_tools(error):
+                raise
+            yield Notice(text=f"{self.name} does not accept tools; asking again without them")
+            async for event in self.stream(messages, **options):
+                yield event
 
     async def complete(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -47,7 +48,7 @@ class ScriptedServer:
 
     def start(self) -> ScriptedServer:
         handler = type("ScriptedHandler", (_Handler,), {"owner": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, name="copilot_nb-scripted-server", daemon=True
@@ -93,6 +94,15 @@ class ScriptedServer:
         from ..providers.openai import OpenAIChat
 
         return OpenAIChat(self.model_name, base_url=self.url, api_key="scripted", **options)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up (an interrupt, a closed pool) is normal here; anything else is not."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
