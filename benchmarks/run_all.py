@@ -1,0 +1,14 @@
+"""`make bench`: every benchmark, each printing its own table."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import bench_decode, bench_import
+
+if __name__ == "__main__":
+    bench_decode.main()
+    bench_import.main()
