@@ -211,17 +211,23 @@ class MessagesStreamDecoder:
             raw=dict(raw),
         )
 
-    def close(self) -> AssistantMessage:
-        """Finish the stream and return the reply so far.
-
-        Decodes an unterminated last event, and raises a stream error not raised yet; after that,
-        calling it again returns what was accumulated before the error.
-        """
+    def flush(self) -> list[ModelEvent]:
+        """End of body: decode an event the server did not finish with a blank line."""
+        events: list[ModelEvent] = []
         if not self._closed:
             self._closed = True
             for sse in self._sse.flush():
                 if sse.data:
-                    self.feed_event(_parse(sse))
+                    events.extend(self.feed_event(_parse(sse)))
+        return events
+
+    def close(self) -> AssistantMessage:
+        """Finish the stream (see `flush`) and return the reply so far.
+
+        Raises a stream error not raised yet; after that, calling it again returns what was
+        accumulated before the error.
+        """
+        self.flush()
         if self._failure is not None:
             failure, self._failure = self._failure, None
             raise failure

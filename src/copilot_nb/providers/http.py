@@ -161,6 +161,8 @@ class StreamDecoder(Protocol):
 
     def feed(self, data: bytes) -> list[ModelEvent]: ...
 
+    def flush(self) -> list[ModelEvent]: ...
+
     def close(self) -> AssistantMessage: ...
 
 
@@ -224,6 +226,8 @@ async def stream_reply(
         ) from exc
     finally:
         await response.aclose()
+    for event in decoder.flush():  # a last event the server did not end with a blank line
+        yield event
     message = decoder.close()
     if not decoder.done and message.finish_reason is None:
         raise ModelConnectionError(
