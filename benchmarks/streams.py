@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from copilot_nb.testing.anthropic_wire import anthropic_sse_events
 from copilot_nb.testing.openai_wire import openai_sse_events
 from copilot_nb.testing.script import ScriptedTurn, call
+from copilot_nb.testing.server import LoopbackHTTPServer
 
 WRITE_SIZE = 16 * 1024
 """Bytes per socket write: what a busy provider's TCP stream delivers per read, roughly."""
@@ -62,7 +63,7 @@ class BodyServer:
                 for start in range(0, len(body), WRITE_SIZE):
                     self.wfile.write(body[start : start + WRITE_SIZE])
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         host, port = self.httpd.server_address[:2]

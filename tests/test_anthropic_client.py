@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, get_origin
 
@@ -46,6 +46,7 @@ from copilot_nb.testing.anthropic_wire import (
     fake_signature,
 )
 from copilot_nb.testing.script import ScriptedTurn, call
+from copilot_nb.testing.server import LoopbackHTTPServer
 
 SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "anthropic_request.json"
 
@@ -69,7 +70,7 @@ class Received:
 
 
 class Loopback:
-    """A ThreadingHTTPServer on 127.0.0.1 answering each POST with the next queued reply."""
+    """A loopback HTTP server on 127.0.0.1 answering each POST with the next queued reply."""
 
     def __init__(self) -> None:
         self.replies: list[Reply] = []
@@ -101,7 +102,7 @@ class Loopback:
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the client stopped reading after an error
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
         self.thread.start()

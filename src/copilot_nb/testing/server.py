@@ -48,7 +48,7 @@ class ScriptedServer:
 
     def start(self) -> ScriptedServer:
         handler = type("ScriptedHandler", (_Handler,), {"owner": self})
-        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
+        self._httpd = LoopbackHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, name="copilot_nb-scripted-server", daemon=True
@@ -96,7 +96,9 @@ class ScriptedServer:
         return OpenAIChat(self.model_name, base_url=self.url, api_key="scripted", **options)
 
 
-class _QuietServer(ThreadingHTTPServer):
+class LoopbackHTTPServer(ThreadingHTTPServer):
+    """A threaded HTTP server for loopback tests: daemon threads, and quiet when clients hang up."""
+
     daemon_threads = True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
