@@ -7,14 +7,17 @@ exactly one result, also when a run is interrupted half-way.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
 from typing import Any
 
+from .approvals import ApprovalPolicy
 from .errors import AgentError, ModelConnectionError, ModelError
 from .events import (
     AgentEvent,
+    ApprovalNeeded,
     Done,
     Failed,
     ModelResponse,
@@ -29,7 +32,7 @@ from .events import (
 from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResult, UserMessage
 from .providers.base import Model
 from .sandbox import Workspace
-from .tools import Tool, ToolSet, file_tools
+from .tools import Tool, ToolOutput, ToolSet, file_tools
 
 DEFAULT_MAX_ROUNDS = 20
 STREAM_RETRIES = 1
@@ -62,8 +65,10 @@ class Agent:
         extra_tools: Iterable[Tool] = (),
         system_prompt: str | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
+        approvals: ApprovalPolicy | None = None,
     ) -> None:
         self.model = model
+        self.approvals = approvals if approvals is not None else ApprovalPolicy.allow_all()
         if not isinstance(workspace, Workspace):
             workspace = Workspace(workspace if workspace is not None else os.getcwd())
         self.workspace = workspace
@@ -80,10 +85,15 @@ class Agent:
         self.messages = [SystemMessage(content=self.system_prompt)]
 
     async def ask(self, prompt: str, **options: Any) -> str:
-        """Run one turn and return the final answer; raise AgentError if it fails."""
+        """Run one turn and return the final answer; raise AgentError if it fails.
+
+        Nobody is there to answer an approval request, so calls that would ask are denied.
+        """
         async with aclosing(self.run(prompt, **options)) as events:
             async for event in events:
-                if isinstance(event, Done):
+                if isinstance(event, ApprovalNeeded):
+                    event.deny("no one was asked: Agent.ask() runs without a user to approve")
+                elif isinstance(event, Done):
                     return event.text
                 if isinstance(event, Failed):
                     raise AgentError(event.error)
@@ -157,10 +167,39 @@ class Agent:
                 raise
 
     async def _run_tool(self, call: ToolCall) -> AsyncGenerator[AgentEvent, None]:
+        summary = summarize_call(call)
         yield ToolStarted(
-            call_id=call.id, name=call.name, arguments=call.arguments, summary=summarize_call(call)
+            call_id=call.id, name=call.name, arguments=call.arguments, summary=summary
         )
-        output = await self.tools.call_tool(call.name, call.arguments)
+        tool = self.tools.get(call.name)
+        category = tool.category if tool is not None else "read"
+        decision = self.approvals.decide(call.name, category) if tool is not None else "allow"
+        refusal = ""
+        if decision == "deny":
+            refusal = f"{call.name}: denied by the approval policy ({category} tools are not allowed here)"
+        elif decision == "ask":
+            request = ApprovalNeeded(
+                call_id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                summary=summary,
+                category=category,
+                decision=asyncio.get_running_loop().create_future(),
+            )
+            yield request
+            approved, reason = await request.decision
+            if not approved:
+                refusal = f"{call.name}: the user denied this call" + (
+                    f": {reason}" if reason else ""
+                )
+        if refusal:
+            output = ToolOutput(
+                content=refusal + ". Do not retry it; ask the user or try another way.",
+                is_error=True,
+                summary="denied",
+            )
+        else:
+            output = await self.tools.call_tool(call.name, call.arguments)
         self.messages.append(
             ToolResult(
                 tool_call_id=call.id,

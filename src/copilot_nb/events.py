@@ -7,7 +7,8 @@ the surfaces (magic, panel, proxy) render; they `match` on these types and never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .messages import AssistantMessage, Usage
@@ -79,6 +80,33 @@ class ToolFinished:
     content: str
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class ApprovalNeeded:
+    """The agent waits for the user to allow or refuse this call: answer with `approve()`/`deny()`.
+
+    The run stays suspended until one of them is called (from a button, a prompt, a test).
+    """
+
+    call_id: str
+    name: str
+    arguments: Any
+    summary: str
+    category: str
+    decision: asyncio.Future[tuple[bool, str]] = field(repr=False)
+
+    def approve(self) -> None:
+        if not self.decision.done():
+            self.decision.set_result((True, ""))
+
+    def deny(self, reason: str = "") -> None:
+        if not self.decision.done():
+            self.decision.set_result((False, reason))
+
+    @property
+    def answered(self) -> bool:
+        return self.decision.done()
+
+
 @dataclass(frozen=True, kw_only=True)
 class FileChanged:
     """A tool changed a file in the workspace; `diff` is a unified diff of the change."""
@@ -112,6 +140,7 @@ AgentEvent = Union[
     TextDelta,
     ReasoningDelta,
     ToolStarted,
+    ApprovalNeeded,
     ToolFinished,
     FileChanged,
     UsageReported,
