@@ -69,6 +69,8 @@ class Agent:
     ) -> None:
         self.model = model
         self.approvals = approvals if approvals is not None else ApprovalPolicy.allow_all()
+        self.request_options: dict[str, Any] = {}
+        """Extra request fields for every model call (temperature, tool_choice, ...)."""
         if not isinstance(workspace, Workspace):
             workspace = Workspace(workspace if workspace is not None else os.getcwd())
         self.workspace = workspace
@@ -146,7 +148,9 @@ class Agent:
         for attempt in range(1 + STREAM_RETRIES):
             partial: list[str] = []
             try:
-                async for event in self.model.stream(self.messages, tools=self.tools.list_tools()):
+                async for event in self.model.stream(
+                    self.messages, tools=self.tools.list_tools(), **self.request_options
+                ):
                     if isinstance(event, TextDelta):
                         partial.append(event.text)
                         yield event

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Coroutine
-from contextlib import aclosing
+from collections.abc import Coroutine, Iterator
+from contextlib import aclosing, contextmanager
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -22,7 +22,7 @@ from traitlets import Integer, Unicode
 
 from .agent import DEFAULT_MAX_ROUNDS, Agent
 from .display import CellRenderer
-from .errors import ConfigError
+from .errors import ConfigError, CopilotError
 from .events import Failed
 from .providers import Model, default_model_spec, resolve_model
 from .providers.offline import OFFLINE_NOTE
@@ -56,13 +56,18 @@ class CopilotMagics(Magics):
     )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--max-rounds", type=int, default=None, help="most model rounds for this request")
-    @argument("command", nargs="*", help="line magic: status (default), reset, model [NAME]")
+    @argument(
+        "command",
+        nargs="*",
+        help="line magic: status (default), reset, model [NAME], models [PROVIDER], login",
+    )
     @line_cell_magic
     def copilot(self, line: str = "", cell: str | None = None) -> None:
         """Ask the agent: `%%copilot [--model M] [--new] [--max-rounds N]` then the request.
 
         As a line magic: `%copilot` shows the model and workspace, `%copilot reset` forgets the
-        conversation, `%copilot model NAME` sets the default model.
+        conversation, `%copilot model NAME` sets the default model, `%copilot models [PROVIDER]`
+        lists a provider's models, `%copilot login` signs in to GitHub Copilot.
         """
         if cell is None:
             self._line(line)
@@ -85,9 +90,22 @@ class CopilotMagics(Magics):
             print(
                 f"copilot: model {self._model_spec(None)}; workspace {os.getcwd()}; {rounds} request(s)"
             )
+        elif command[0] == "login":
+            from .copilot_commands import login
+
+            with _as_usage_error("%copilot login"):
+                login()
+            # models made before the sign-in may hold a Copilot token of another account
+            self._models = {k: m for k, m in self._models.items() if not k.startswith("copilot:")}
+        elif command[0] == "models":
+            from .copilot_commands import show_models
+
+            with _as_usage_error("%copilot models"):
+                show_models(command[1] if len(command) > 1 else self._model_spec(None))
         else:
             raise UsageError(
-                f"%copilot {command[0]}: unknown command; use status, reset or model NAME"
+                f"%copilot {command[0]}: unknown command; use status, reset, model NAME, "
+                "models [PROVIDER] or login"
             )
 
     # --- one request ------------------------------------------------------------------------
@@ -197,3 +215,12 @@ def unload_ipython_extension(shell: Any) -> None:
     """`%unload_ext copilot_nb`: remove the cell transformer (IPython keeps magics registered)."""
     if transform_copilot_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_copilot_cell)
+
+
+@contextmanager
+def _as_usage_error(what: str) -> Iterator[None]:
+    """A sign-in or provider problem is the user's to fix: show it without a traceback."""
+    try:
+        yield
+    except CopilotError as exc:
+        raise UsageError(f"{what}: {exc}") from None

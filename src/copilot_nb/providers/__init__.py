@@ -10,7 +10,7 @@ from .base import Model, collect
 
 DEFAULT_OPENAI_MODEL = "gpt-4o"
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
-PROVIDERS = ("openai", "ollama", "anthropic", "offline")
+PROVIDERS = ("openai", "ollama", "anthropic", "copilot", "offline")
 
 
 def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
@@ -24,7 +24,7 @@ def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
 
 
 def resolve_model(spec: str | None = None) -> Model:
-    """Build the model named by `provider:model` (e.g. `openai:gpt-4o`, `ollama:qwen3`, `offline`)."""
+    """Build the model named by `provider:model` (`openai:gpt-4o`, `copilot:gpt-4o`, `offline`)."""
     spec = (spec or default_model_spec()).strip()
     provider, _, name = spec.partition(":")
     if not name and provider not in ("offline", "demo"):
@@ -51,6 +51,10 @@ def resolve_model(spec: str | None = None) -> Model:
         from .anthropic import AnthropicChat
 
         return AnthropicChat(name)
+    if provider == "copilot":
+        from .copilot import CopilotChat
+
+        return CopilotChat(name)
     raise ConfigError(
         f"unknown provider {provider!r} in model {spec!r}; use one of: {', '.join(PROVIDERS)}"
     )
