@@ -33,6 +33,7 @@ from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolRe
 from .providers.base import Model
 from .sandbox import Workspace
 from .tools import Tool, ToolOutput, ToolSet, file_tools
+from .tools.source import ToolSource
 
 DEFAULT_MAX_ROUNDS = 20
 STREAM_RETRIES = 1
@@ -61,7 +62,7 @@ class Agent:
         *,
         model: Model,
         workspace: Workspace | str | os.PathLike[str] | None = None,
-        tools: ToolSet | None = None,
+        tools: ToolSource | None = None,
         extra_tools: Iterable[Tool] = (),
         system_prompt: str | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
@@ -74,9 +75,9 @@ class Agent:
         if not isinstance(workspace, Workspace):
             workspace = Workspace(workspace if workspace is not None else os.getcwd())
         self.workspace = workspace
-        self.tools = tools if tools is not None else file_tools(workspace)
-        for extra in extra_tools:
-            self.tools.add(extra)
+        self.tools: ToolSource = tools if tools is not None else file_tools(workspace)
+        if extra_tools:
+            self.tools = ToolSet([*self.tools, *extra_tools])
         self.system_prompt = system_prompt or SYSTEM_PROMPT.format(root=workspace.root)
         self.max_rounds = max_rounds
         self.messages: list[Message] = []

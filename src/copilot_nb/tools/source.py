@@ -1,0 +1,22 @@
+"""The one protocol every tool source offers the agent (a ToolSet, or a wrapper around one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
+
+from ..messages import ToolSpec
+from .registry import Tool, ToolOutput
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Tools the model may be offered: listed for a request, looked up, and called."""
+
+    def __iter__(self) -> Iterator[Tool]: ...
+
+    def get(self, name: str) -> Tool | None: ...
+
+    def list_tools(self) -> list[ToolSpec]: ...
+
+    async def call_tool(self, name: str, arguments: Any) -> ToolOutput: ...
