@@ -61,6 +61,8 @@ class Tool:
     parameters: Mapping[str, Any] = field(hash=False)
     function: Callable[..., Any]
     category: str = "read"
+    override: bool = False
+    """Replace a built-in tool of the same name (otherwise a clash is an error)."""
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -95,7 +97,11 @@ class Tool:
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, category: str = "read"
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    category: str = "read",
+    override: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -104,6 +110,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     category: str = "read",
+    override: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a Tool; use bare (`@tool`) or with options (`@tool(name=...)`)."""
 
@@ -122,6 +129,7 @@ def tool(
             parameters=parameters,
             function=func,
             category=category,
+            override=override,
         )
 
     return build if fn is None else build(fn)

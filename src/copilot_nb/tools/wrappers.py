@@ -15,6 +15,7 @@ from typing import Any
 
 from ..messages import ToolSpec
 from .registry import Tool, ToolOutput, ToolSet
+from .source import ToolSource
 
 DEFER_THRESHOLD = 40
 """With more tools than this, the extra ones are found through `tool_search`, not all listed."""
@@ -25,7 +26,7 @@ class FilteredToolSet:
 
     def __init__(
         self,
-        inner: ToolSet,
+        inner: ToolSource,
         *,
         available: Iterable[str] | None = None,
         excluded: Iterable[str] = (),
@@ -46,7 +47,7 @@ class FilteredToolSet:
         return sum(1 for _ in self)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self.inner and self.allows(name)
+        return isinstance(name, str) and self.allows(name) and self.inner.get(name) is not None
 
     def get(self, name: str) -> Tool | None:
         return self.inner.get(name) if self.allows(name) else None
