@@ -48,8 +48,15 @@ class KernelSession:
             kernel_name="python3", cwd=str(cwd), env=full_env, startup_timeout=60
         )
 
-    def send(self, code: str) -> str:
-        return self.client.execute(code, allow_stdin=False)
+    def send(self, code: str, *, allow_stdin: bool = False) -> str:
+        """Send code; `allow_stdin=True` is what an interactive front end (JupyterLab) sends."""
+        return self.client.execute(code, allow_stdin=allow_stdin)
+
+    def click(self, model_id: str) -> None:
+        """Click an ipywidgets Button, as the browser would: a comm message to its model."""
+        content = {"comm_id": model_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        message = self.client.session.msg("comm_msg", content)
+        self.client.shell_channel.send(message)
 
     def collect(self, msg_id: str, timeout: float = 60) -> Execution:
         """Gather iopub messages of a request until the kernel is idle again, then its reply."""

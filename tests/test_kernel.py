@@ -55,7 +55,9 @@ def test_a_copilot_cell_edits_a_file_and_streams_its_output(serve, kernel_for, t
         ]
     )
     kernel = kernel_for(server)
-    run = kernel.execute('%%copilot\nRead hello.py and change the greeting to "hello, notebook".')
+    run = kernel.execute(
+        '%%copilot --yes\nRead hello.py and change the greeting to "hello, notebook".'
+    )
 
     assert run.status == "ok", run.reply["content"]
     assert (tmp_path / "hello.py").read_text() == 'print("hello, notebook")\n'
@@ -119,3 +121,61 @@ def test_user_mistakes_are_usage_errors_not_tracebacks(serve, kernel_for):
     bad = kernel.execute("%%copilot --model nosuch:model\nhi")
     assert bad.reply["content"]["ename"] == "UsageError"
     assert "unknown provider" in bad.reply["content"]["evalue"]
+
+
+def edit_script():
+    return [
+        reply("", call("edit_file", id="e", path="hello.py", old_str="world", new_str="notebook")),
+        reply("Reported."),
+    ]
+
+
+def test_without_a_user_to_ask_an_edit_is_denied_and_reported(serve, kernel_for, tmp_path):
+    (tmp_path / "hello.py").write_text('print("hello, world")\n')
+    server = serve(edit_script())
+    kernel = kernel_for(server)
+    run = kernel.execute("%%copilot\nchange world to notebook")
+    assert run.status == "ok"
+    assert (tmp_path / "hello.py").read_text() == 'print("hello, world")\n'
+    (final,) = run.final_displays().values()
+    assert "✗ **edit_file** `hello.py` — denied" in final
+    result = server.requests[1].messages[-1]["content"]
+    assert "nobody could be asked" in result and "--yes" in result
+
+
+def widget_models(messages: list[dict]) -> list[str]:
+    return [
+        m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+        for m in messages
+        if m["msg_type"] == "display_data"
+        and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+    ]
+
+
+def button_ids(messages: list[dict]) -> dict[str, str]:
+    """Button descriptions to model ids, from the widgets' comm_open messages."""
+    found = {}
+    for m in messages:
+        if m["msg_type"] == "comm_open":
+            state = m["content"]["data"].get("state", {})
+            if state.get("_model_name") == "ButtonModel":
+                found[state["description"]] = m["content"]["comm_id"]
+    return found
+
+
+@pytest.mark.parametrize("button", ["Approve", "Deny"])
+def test_approve_and_deny_buttons_answer_while_the_cell_runs(serve, kernel_for, tmp_path, button):
+    (tmp_path / "hello.py").write_text('print("hello, world")\n')
+    server = serve(edit_script())
+    kernel = kernel_for(server)
+    msg_id = kernel.send("%%copilot\nchange world to notebook", allow_stdin=True)
+    seen = kernel.wait_for(msg_id, "display_data", timeout=30)
+    while not widget_models(seen):
+        seen += kernel.wait_for(msg_id, "display_data", timeout=30)
+    kernel.click(button_ids(seen)[button])
+    run = kernel.collect(msg_id, timeout=30)
+    assert run.status == "ok"
+    changed = (tmp_path / "hello.py").read_text() == 'print("hello, notebook")\n'
+    assert changed is (button == "Approve")
+    outcome = server.requests[1].messages[-1]["content"]
+    assert ("denied" in outcome) is (button == "Deny")

@@ -2,32 +2,33 @@
 
 A `%%copilot` cell is rewritten by a cleanup input transformer into `await <coroutine>`, so it
 runs natively on the kernel's event loop (DESIGN.md facts 3-4): the cell stays busy until the
-agent is done, yet the kernel still handles widget messages and an interrupt cancels the run.
-The same magic is registered as an ordinary cell magic too (for `%%copilot?` help and for
-`run_cell_magic` from code); that synchronous path runs the same coroutine through `nest_asyncio`.
+agent is done, yet the kernel still handles widget messages (Approve/Deny) and an interrupt
+cancels the run. The same magic is registered as an ordinary cell magic too (for `%%copilot?`
+help and `run_cell_magic` from code); that synchronous path runs the same coroutine through
+`nest_asyncio`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Coroutine, Iterator
-from contextlib import aclosing, contextmanager
+from collections.abc import Coroutine
+from contextlib import aclosing
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Integer, Unicode
+from traitlets import Enum, Integer, List, Unicode, observe
 
-from .agent import DEFAULT_MAX_ROUNDS, Agent
+from . import line_commands
+from .agent import DEFAULT_MAX_ROUNDS
+from .approval_prompt import CellApprover
+from .approvals import DECISIONS, ApprovalPolicy
 from .display import CellRenderer
-from .errors import ConfigError, CopilotError
-from .events import Failed
-from .providers import Model, default_model_spec, resolve_model
+from .errors import ConfigError
+from .events import ApprovalNeeded, Failed
 from .providers.offline import OFFLINE_NOTE
-from .sandbox import Workspace
-from .tools import file_tools
+from .session import CopilotSession
 
 CELL_PREFIX = "%%copilot"
 
@@ -42,11 +43,45 @@ class CopilotMagics(Magics):
     max_rounds = Integer(DEFAULT_MAX_ROUNDS, help="Most model rounds in one request.").tag(
         config=True
     )
+    approve_read = Enum(DECISIONS, "allow", help="Reading files, cells, variables.").tag(
+        config=True
+    )
+    approve_edit = Enum(DECISIONS, "ask", help="Changing files and cells.").tag(config=True)
+    approve_execute = Enum(DECISIONS, "ask", help="Running code in the kernel.").tag(config=True)
+    approval_prompt = Enum(
+        ("auto", "widget", "input"), "auto", help="How to ask: buttons, input(), or auto."
+    ).tag(config=True)
+    available_tools = List(
+        Unicode(), default_value=None, allow_none=True, help="If set, only these tools."
+    ).tag(config=True)
+    excluded_tools = List(Unicode(), help="Tools the agent may not use.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self.agent: Agent | None = None
-        self._models: dict[str, Model] = {}
+        self.session = CopilotSession(shell)
+        self._sync_settings()
+
+    @observe(
+        "model",
+        "max_rounds",
+        "approve_read",
+        "approve_edit",
+        "approve_execute",
+        "available_tools",
+        "excluded_tools",
+    )
+    def _settings_changed(self, change: Any) -> None:
+        self._sync_settings()
+
+    def _sync_settings(self) -> None:
+        session = self.session
+        session.model_spec = self.model
+        session.max_rounds = self.max_rounds
+        session.approvals = ApprovalPolicy(
+            read=self.approve_read, edit=self.approve_edit, execute=self.approve_execute
+        )
+        session.available = self.available_tools
+        session.excluded = list(self.excluded_tools)
 
     # --- the magic as IPython sees it ---------------------------------------------------------
 
@@ -56,57 +91,34 @@ class CopilotMagics(Magics):
     )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--max-rounds", type=int, default=None, help="most model rounds for this request")
+    @argument("--yes", "-y", action="store_true", help="approve every change in this cell")
+    @argument("--read-only", action="store_true", help="refuse every change in this cell")
     @argument(
         "command",
         nargs="*",
-        help="line magic: status (default), reset, model [NAME], models [PROVIDER], login",
+        help=(
+            "line magic: status (default), reset, model [NAME], models [PROVIDER], login, "
+            "tools [add|remove NAME], undo [--force], diff, history"
+        ),
     )
     @line_cell_magic
     def copilot(self, line: str = "", cell: str | None = None) -> None:
-        """Ask the agent: `%%copilot [--model M] [--new] [--max-rounds N]` then the request.
+        """Ask the agent: `%%copilot [--model M] [--new] [--yes|--read-only]` then the request.
 
-        As a line magic: `%copilot` shows the model and workspace, `%copilot reset` forgets the
-        conversation, `%copilot model NAME` sets the default model, `%copilot models [PROVIDER]`
-        lists a provider's models, `%copilot login` signs in to GitHub Copilot.
+        As a line magic: `%copilot` shows the model and workspace; `reset` forgets the
+        conversation; `model NAME` sets the default model; `models [PROVIDER]` lists a provider's
+        models; `login` signs in to GitHub Copilot; `tools` lists the agent's tools and
+        `tools add NAME` makes a kernel function one; `undo` restores the files and cells the
+        last request changed (repeat for earlier ones); `diff` shows those changes; `history`
+        shows the conversation and its token budget.
         """
         if cell is None:
-            self._line(line)
+            words = line.split()
+            line_commands.run(self.session, words)
+            if words and words[0] == "model" and len(words) > 1:
+                self.model = words[1]
             return
         _run_blocking(self.run_cell(line, cell))
-
-    def _line(self, line: str) -> None:
-        args = parse_argstring(self.copilot, line)
-        command = args.command or ["status"]
-        if command[0] == "reset":
-            self.agent = None
-            print("copilot: conversation cleared")
-        elif command[0] == "model":
-            if len(command) > 1:
-                self.model = command[1]
-                self._model(self.model)  # fail now, not at the next cell
-            print(f"copilot: model {self._model_spec(None)}")
-        elif command[0] == "status":
-            rounds = sum(1 for m in self.agent.messages if m.role == "user") if self.agent else 0
-            print(
-                f"copilot: model {self._model_spec(None)}; workspace {os.getcwd()}; {rounds} request(s)"
-            )
-        elif command[0] == "login":
-            from .copilot_commands import login
-
-            with _as_usage_error("%copilot login"):
-                login()
-            # models made before the sign-in may hold a Copilot token of another account
-            self._models = {k: m for k, m in self._models.items() if not k.startswith("copilot:")}
-        elif command[0] == "models":
-            from .copilot_commands import show_models
-
-            with _as_usage_error("%copilot models"):
-                show_models(command[1] if len(command) > 1 else self._model_spec(None))
-        else:
-            raise UsageError(
-                f"%copilot {command[0]}: unknown command; use status, reset, model NAME, "
-                "models [PROVIDER] or login"
-            )
 
     # --- one request ------------------------------------------------------------------------
 
@@ -118,12 +130,19 @@ class CopilotMagics(Magics):
                 f"%%copilot takes options only on its first line, not {' '.join(args.command)!r}; "
                 "write the request in the cell body"
             )
+        if args.yes and args.read_only:
+            raise UsageError("%%copilot: --yes and --read-only contradict each other; pick one")
         prompt = cell.strip()
         if not prompt:
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
-        spec = self._model_spec(args.model)
-        model = self._model(spec)
-        agent = self._agent(model, new=args.new)
+        try:
+            model = self.session.model(args.model)
+            agent = self.session.agent_for(model, new=args.new)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        policy = ApprovalPolicy.allow_all() if args.yes else self.session.approvals
+        agent.approvals = policy.read_only() if args.read_only else policy
+        approver = CellApprover(self.shell, mode=self.approval_prompt)  # type: ignore[arg-type]
         renderer = CellRenderer()
         if getattr(model, "offline", False):
             renderer.notice(OFFLINE_NOTE)
@@ -133,36 +152,16 @@ class CopilotMagics(Magics):
             ) as events:
                 async for event in events:
                     renderer.handle(event)
-                    if isinstance(event, Failed):
+                    if isinstance(event, ApprovalNeeded):
+                        renderer.flush()
+                        approver.answer(event)
+                    elif isinstance(event, Failed):
                         break
         except (asyncio.CancelledError, KeyboardInterrupt):
             renderer.notice("_⏹ interrupted_")
             raise
         finally:
             renderer.flush()
-
-    def _model_spec(self, override: str | None) -> str:
-        return override or self.model or default_model_spec()
-
-    def _model(self, spec: str) -> Model:
-        if spec not in self._models:
-            try:
-                self._models[spec] = resolve_model(spec)
-            except ConfigError as exc:
-                raise UsageError(str(exc)) from None
-        return self._models[spec]
-
-    def _agent(self, model: Model, *, new: bool) -> Agent:
-        """The kernel's one conversation, moved to the current directory and model."""
-        cwd = os.path.realpath(os.getcwd())
-        if self.agent is None or new:
-            self.agent = Agent(model=model, workspace=cwd, max_rounds=self.max_rounds)
-        elif str(self.agent.workspace.root) != cwd:
-            workspace = Workspace(cwd)
-            self.agent.workspace = workspace
-            self.agent.tools = file_tools(workspace)
-        self.agent.model = model
-        return self.agent
 
 
 def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:
@@ -193,20 +192,35 @@ def transform_copilot_cell(lines: list[str]) -> list[str]:
     ]
 
 
+def copilot_magics(shell: Any = None) -> CopilotMagics:
+    """The loaded `CopilotMagics` of this kernel (loading the extension if needed)."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None:
+        raise UsageError("copilot_nb needs an IPython kernel or shell")
+    magics = shell.magics_manager.registry.get("CopilotMagics")
+    if magics is None:
+        load_ipython_extension(shell)
+        magics = shell.magics_manager.registry["CopilotMagics"]
+    return magics
+
+
+def session(shell: Any = None) -> CopilotSession:
+    """The kernel's shared conversation (the chat panel and `%%copilot` cells use the same one)."""
+    return copilot_magics(shell).session
+
+
 async def _run_cell(line: str, cell: str) -> None:
     """What a transformed `%%copilot` cell awaits."""
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    magics = shell.magics_manager.registry.get("CopilotMagics") if shell else None
-    if magics is None:
-        raise UsageError("copilot_nb is not loaded; run %load_ext copilot_nb first")
-    await magics.run_cell(line, cell)
+    await copilot_magics().run_cell(line, cell)
 
 
 def load_ipython_extension(shell: Any) -> None:
     """`%load_ext copilot_nb`: register the magics and the cell transformer."""
-    shell.register_magics(CopilotMagics)
+    if "CopilotMagics" not in shell.magics_manager.registry:
+        shell.register_magics(CopilotMagics)
     if transform_copilot_cell not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform_copilot_cell)
 
@@ -215,12 +229,3 @@ def unload_ipython_extension(shell: Any) -> None:
     """`%unload_ext copilot_nb`: remove the cell transformer (IPython keeps magics registered)."""
     if transform_copilot_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_copilot_cell)
-
-
-@contextmanager
-def _as_usage_error(what: str) -> Iterator[None]:
-    """A sign-in or provider problem is the user's to fix: show it without a traceback."""
-    try:
-        yield
-    except CopilotError as exc:
-        raise UsageError(f"{what}: {exc}") from None

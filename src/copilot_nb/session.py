@@ -107,3 +107,18 @@ class CopilotSession:
     def add_tool(self, item: Tool) -> None:
         """Register a tool for this kernel's agent (`%copilot tools add NAME`)."""
         self.user_tools.add(item, override=True)
+
+    def remove_tool(self, name: str) -> bool:
+        """Forget a tool added with `add_tool`; False if there was none."""
+        if name not in self.user_tools:
+            return False
+        self.user_tools = ToolSet(t for t in self.user_tools if t.name != name)
+        return True
+
+    def forget_models(self, prefix: str) -> None:
+        """Drop built models whose spec starts with `prefix` (e.g. after signing in again)."""
+        self._models = {k: m for k, m in self._models.items() if not k.startswith(prefix)}
+
+    def workspace(self) -> Workspace:
+        """The conversation's workspace (where its checkpoints are), else the current directory."""
+        return self.agent.workspace if self.agent is not None else Workspace(os.getcwd())
