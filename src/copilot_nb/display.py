@@ -14,6 +14,7 @@ from typing import Any
 
 from .events import (
     AgentEvent,
+    ApprovalNeeded,
     Done,
     Failed,
     FileChanged,
@@ -113,6 +114,10 @@ class CellRenderer:
             self._tools[event.call_id] = line
             self._current = line
             blocks.append(line)
+        elif isinstance(event, ApprovalNeeded):
+            waiting = self._tools.get(event.call_id)
+            if waiting is not None:
+                waiting.outcome = "waiting for your approval below"
         elif isinstance(event, FileChanged):
             if self._current is not None:
                 self._current.diffs.append(event.diff)
