@@ -115,6 +115,7 @@ def test_public_names_are_pinned():
         "ToolSpec",
         "Usage",
         "Workspace",
+        "chat",
         "load_ipython_extension",
         "resolve_model",
         "tool",

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent import Agent
 from .errors import (
@@ -27,6 +27,9 @@ from .providers import resolve_model
 from .providers.openai import OpenAIChat
 from .sandbox import Workspace
 from .tools import Tool, ToolOutput, ToolSet, tool
+
+if TYPE_CHECKING:
+    from .panel import ChatPanel
 
 __version__ = "0.1.0"
 
@@ -53,6 +56,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "Workspace",
+    "chat",
     "load_ipython_extension",
     "resolve_model",
     "tool",
@@ -72,3 +76,10 @@ def unload_ipython_extension(shell: Any) -> None:
     from .magics import unload_ipython_extension as unload
 
     unload(shell)
+
+
+def chat(**options: Any) -> ChatPanel:
+    """Open the chat panel (JupyterLab sidebar via `sidecar`, else inline); widgets load only now."""
+    from .panel import chat as open_chat
+
+    return open_chat(**options)

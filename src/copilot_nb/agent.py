@@ -14,6 +14,7 @@ from contextlib import aclosing
 from typing import Any
 
 from .approvals import ApprovalPolicy
+from .context import ContextWindow
 from .errors import AgentError, ModelConnectionError, ModelError
 from .events import (
     AgentEvent,
@@ -67,6 +68,7 @@ class Agent:
         system_prompt: str | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         approvals: ApprovalPolicy | None = None,
+        context: ContextWindow | None = None,
     ) -> None:
         self.model = model
         self.approvals = approvals if approvals is not None else ApprovalPolicy.allow_all()
@@ -80,6 +82,8 @@ class Agent:
             self.tools = ToolSet([*self.tools, *extra_tools])
         self.system_prompt = system_prompt or SYSTEM_PROMPT.format(root=workspace.root)
         self.max_rounds = max_rounds
+        self.context = context if context is not None else ContextWindow()
+        """Measures each request against the model's window and compacts the conversation."""
         self.messages: list[Message] = []
         self.reset()
 
@@ -106,6 +110,7 @@ class Agent:
         self, prompt: str, *, max_rounds: int | None = None
     ) -> AsyncGenerator[AgentEvent, None]:
         """Stream one turn: text as it arrives, each tool call and its outcome, then Done or Failed."""
+        self.workspace.begin_turn(prompt)
         self._close_open_tool_calls()
         self.messages.append(UserMessage(content=prompt))
         rounds = max_rounds if max_rounds is not None else self.max_rounds
@@ -122,6 +127,7 @@ class Agent:
                 return
             self.messages.append(reply[0])
             if reply[0].usage is not None:
+                self.context.observe(reply[0].usage)
                 yield UsageReported(usage=reply[0].usage)
             if not reply[0].tool_calls:
                 yield Done(text=reply[0].text)
@@ -146,11 +152,15 @@ class Agent:
         so repeating the request is safe. What the user saw of a reply that never completed
         stays in the conversation, marked as interrupted.
         """
+        tools = self.tools.list_tools()
+        self.messages = await self.context.fit(self.messages, self.model, tools)
+        if self.context.last_compaction is not None:
+            yield Notice(text=self.context.last_compaction.describe())
         for attempt in range(1 + STREAM_RETRIES):
             partial: list[str] = []
             try:
                 async for event in self.model.stream(
-                    self.messages, tools=self.tools.list_tools(), **self.request_options
+                    self.messages, tools=tools, **self.request_options
                 ):
                     if isinstance(event, TextDelta):
                         partial.append(event.text)
@@ -248,7 +258,18 @@ class Agent:
                 )
 
 
-_SUMMARY_KEYS = ("path", "cell_id", "glob", "regex", "name", "code")
+_SUMMARY_KEYS = (
+    "path",
+    "cell_id",
+    "after_cell_id",
+    "notebook",
+    "source",
+    "glob",
+    "regex",
+    "pattern",
+    "name",
+    "code",
+)
 
 
 def summarize_call(call: ToolCall) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from .events import (
     AgentEvent,
     ApprovalNeeded,
+    CellChanged,
     Done,
     Failed,
     FileChanged,
@@ -118,7 +119,7 @@ class CellRenderer:
             waiting = self._tools.get(event.call_id)
             if waiting is not None:
                 waiting.outcome = "waiting for your approval below"
-        elif isinstance(event, FileChanged):
+        elif isinstance(event, (FileChanged, CellChanged)):
             if self._current is not None:
                 self._current.diffs.append(event.diff)
         elif isinstance(event, ToolFinished):

@@ -6,6 +6,7 @@
     │   ├── ModelHTTPError        the provider answered with an HTTP error (.status, .body)
     │   │   ├── AuthError         401/403: missing, wrong or expired credentials
     │   │   └── ContextLengthError the conversation no longer fits the model's context window
+    │   ├── ContextBudgetError    the conversation does not fit even after compaction; never sent
     │   ├── ModelConnectionError  the provider could not be reached, or the stream broke
     │   └── StreamError           the stream carried an error event or could not be decoded
     ├── SandboxError              a path the workspace refuses (outside the root, a symlink out)
@@ -49,6 +50,10 @@ class AuthError(ModelHTTPError):
 
 class ContextLengthError(ModelHTTPError):
     """The request was refused because the conversation is longer than the model's window."""
+
+
+class ContextBudgetError(ModelError):
+    """The request would not fit the model's window even after compaction, so it was not sent."""
 
 
 class ModelConnectionError(ModelError):

@@ -116,6 +116,16 @@ class FileChanged:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CellChanged:
+    """A tool changed a notebook cell; `change` is inserted, edited, replaced or deleted."""
+
+    notebook: str
+    cell_id: str
+    change: str
+    diff: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class UsageReported:
     """Token usage of one model request."""
 
@@ -143,6 +153,7 @@ AgentEvent = Union[
     ApprovalNeeded,
     ToolFinished,
     FileChanged,
+    CellChanged,
     UsageReported,
     Notice,
     Done,

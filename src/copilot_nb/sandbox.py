@@ -6,6 +6,10 @@ original file's permission bits kept, so a crash or an error never leaves half a
 
 Symlinks inside the root are followed: writing to `link.txt` that points to `real.txt` (both inside
 the root) replaces the contents of `real.txt` and leaves the link in place, like an editor would.
+Moving or deleting `link.txt` moves or deletes the link itself, never its target.
+
+Every write is policy-checked (`WritePolicy`: read-only mode, protected paths such as `.git/hooks`)
+and checkpointed before it is made, grouped by turn, so `undo()` can put the last turn back.
 
 Not defended: another process racing to swap a directory for a symlink between the check and the
 open. The workspace guards against a model's mistakes, not against a hostile local user.
@@ -14,13 +18,18 @@ open. The workspace guards against a model's mistakes, not against a hostile loc
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from .checkpoints import Checkpoints
 from .errors import ConfigError, SandboxError
+from .protected_paths import WritePolicy
+from .undo import RestoredPath
 
 PathIn = str | os.PathLike[str]
 
@@ -43,12 +52,16 @@ class DirEntry:
 class Workspace:
     """A directory tree that tools may read and, unless read-only, write."""
 
-    def __init__(self, root: PathIn, *, read_only: bool = False) -> None:
+    def __init__(
+        self, root: PathIn, *, read_only: bool = False, policy: WritePolicy | None = None
+    ) -> None:
         given = Path(root).expanduser()
         if not given.is_dir():
             raise ConfigError(f"workspace root {str(given)!r} is not an existing directory")
         self.root = Path(os.path.realpath(given))
         self.read_only = read_only
+        self.policy = policy if policy is not None else WritePolicy()
+        self.checkpoints = Checkpoints(self.root)
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""
@@ -58,6 +71,29 @@ class Workspace:
 
     def resolve(self, path: PathIn, *, write: bool = False) -> Path:
         """Turn a model-given path into a real path inside the root, or raise SandboxError."""
+        text = self._text(path)
+        joined = self.root / text  # an absolute `text` replaces the root, as in os.path.join
+        real = Path(os.path.realpath(joined))
+        if not _inside(real, self.root):
+            raise SandboxError(self._outside_message(text, joined, real))
+        self._check_loops(text, real)
+        self._check_policy(real, write=write, lexical=Path(os.path.normpath(joined)))
+        return real
+
+    def resolve_entry(self, path: PathIn, *, action: str = "delete") -> Path:
+        """The path of a directory entry itself (a symlink, not its target), checked for `action`."""
+        text = self._text(path)
+        lexical = Path(os.path.normpath(self.root / text))
+        node = Path(os.path.realpath(lexical.parent)) / lexical.name
+        if not _inside(node, self.root):
+            raise SandboxError(self._outside_message(text, lexical, node))
+        if node == self.root or lexical.name in ("", ".", ".."):
+            raise SandboxError(f"refusing to {action} the workspace root itself")
+        self._check_loops(text, node.parent)
+        self._check_policy(node, write=True, lexical=lexical, action=action)
+        return node
+
+    def _text(self, path: PathIn) -> str:
         text = os.fspath(path) if isinstance(path, os.PathLike) else path
         if not isinstance(text, str):
             raise SandboxError(f"a path must be a string, not {type(path).__name__}")
@@ -67,20 +103,19 @@ class Workspace:
             )
         if "\x00" in text:
             raise SandboxError(f"path {text!r} contains a NUL byte; paths cannot contain NUL")
-        joined = self.root / text  # an absolute `text` replaces the root, as in os.path.join
-        real = Path(os.path.realpath(joined))
-        if not _inside(real, self.root):
-            raise SandboxError(self._outside_message(text, joined, real))
-        self._check_loops(text, real)
-        self._check_policy(real, write=write)
-        return real
+        return text
 
-    def _check_policy(self, real: Path, *, write: bool) -> None:
-        """The one place where policy decides on a contained path (deny globs go here, issue #4)."""
-        if write and self.read_only:
+    def _check_policy(
+        self, real: Path, *, write: bool, lexical: Path | None = None, action: str = "write"
+    ) -> None:
+        """The one place where policy decides on a contained path: read-only, protected paths."""
+        if not write:
+            return
+        if self.read_only:
             raise SandboxError(
                 f"the workspace {self.root} is read-only; {self.relative(real)!r} cannot be changed"
             )
+        self.policy.check(self.root, real, lexical=lexical, action=action)
 
     def _outside_message(self, text: str, joined: Path, real: Path) -> str:
         """Say whether the path itself or a symlink on it leads out, and what to do instead."""
@@ -153,21 +188,108 @@ class Workspace:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def write_text(self, path: PathIn, content: str, *, encoding: str = "utf-8") -> None:
+    def write_text(self, path: PathIn, content: str, *, encoding: str = "utf-8") -> tuple[str, ...]:
         """Atomically replace (or create) a text file; content is encoded before anything moves."""
-        self.write_bytes(path, content.encode(encoding))
+        return self.write_bytes(path, content.encode(encoding))
 
-    def write_bytes(self, path: PathIn, data: bytes) -> None:
-        """Atomically replace (or create) a file, keeping the original's permission bits."""
+    def write_bytes(self, path: PathIn, data: bytes) -> tuple[str, ...]:
+        """Atomically replace (or create) a file, keeping the original's permission bits.
+
+        Returns notes for the user, e.g. that the file is too big for undo to restore.
+        """
         target = self.resolve(path, write=True)
         if target.is_dir():
             raise IsADirectoryError(f"{self.relative(target)!r} is a directory, not a file")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            original = os.stat(target)
-        except FileNotFoundError:
-            original = None
-        _atomic_write(target, data, original)
+        with self.checkpoints.record([*_missing_parents(target), target]) as change:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                original = os.stat(target)
+            except FileNotFoundError:
+                original = None
+            _atomic_write(target, data, original)
+            change.written[target] = data
+        return tuple(change.notes)
+
+    def move(self, source: PathIn, destination: PathIn) -> tuple[str, ...]:
+        """Rename a file, symlink or folder; the destination must not exist yet."""
+        src = self.resolve_entry(source, action="move")
+        dst = self.resolve_entry(destination, action="move onto")
+        if not os.path.lexists(src):
+            raise FileNotFoundError(errno.ENOENT, "no such file or directory", os.fspath(source))
+        if os.path.lexists(dst):
+            raise FileExistsError(errno.EEXIST, "destination exists", os.fspath(destination))
+        if src in dst.parents:
+            raise SandboxError(
+                f"cannot move {self.relative(src)!r} into itself ({self.relative(dst)!r})"
+            )
+        pairs = {path: dst / path.relative_to(src) for path in _tree(src)}
+        for old, new in pairs.items():
+            self._check_policy(old, write=True, action="move")
+            self._check_policy(new, write=True, action="move onto")
+        paths = [*_missing_parents(dst), *pairs, *pairs.values()]
+        with self.checkpoints.record(paths, moves=pairs) as change:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(src, dst)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                shutil.move(os.fspath(src), os.fspath(dst))
+        return tuple(change.notes)
+
+    def delete(self, path: PathIn, *, recursive: bool = False) -> tuple[str, ...]:
+        """Delete a file, a symlink (not its target) or a folder; a non-empty one needs recursive."""
+        node = self.resolve_entry(path, action="delete")
+        if not os.path.lexists(node):
+            raise FileNotFoundError(errno.ENOENT, "no such file or directory", os.fspath(path))
+        paths = _tree(node)
+        if len(paths) > 1 and not recursive:
+            raise OSError(errno.ENOTEMPTY, "directory not empty", os.fspath(path))
+        for item in paths[1:]:
+            self._check_policy(item, write=True, action="delete")
+        with self.checkpoints.record(paths) as change:
+            if os.path.isdir(node) and not os.path.islink(node):
+                shutil.rmtree(node)
+            else:
+                os.unlink(node)
+        return tuple(change.notes)
+
+    # --- turns and undo -----------------------------------------------------------------------
+
+    def begin_turn(self, label: str) -> None:
+        """Group the writes that follow under one turn (the prompt), the unit of `undo()`."""
+        self.checkpoints.begin_turn(label)
+
+    def undo(self, *, force: bool = False) -> list[RestoredPath]:
+        """Restore the last turn that changed something; raise SandboxError on later edits.
+
+        With `force`, files changed on disk after the agent's write are restored anyway.
+        """
+        return self.checkpoints.undo(force=force)
+
+    def last_turn_diff(self) -> str:
+        """Unified diffs of what the last turn that changed something did, against the disk now."""
+        return self.checkpoints.last_diff()[1]
+
+
+def _tree(node: Path) -> list[Path]:
+    """The node and, for a real folder, everything under it (symlinks are not followed)."""
+    found = [node]
+    if os.path.isdir(node) and not os.path.islink(node):
+        for folder, dirs, files in os.walk(node):
+            base = Path(folder)
+            found.extend(base / name for name in sorted(dirs + files))
+    return found
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    """The folders a write must create before it can make `path`, outermost first."""
+    missing = []
+    for parent in path.parents:
+        if parent.exists():
+            break
+        missing.append(parent)
+    return missing[::-1]
 
 
 def _inside(path: Path, root: Path) -> bool:

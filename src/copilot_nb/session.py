@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from itertools import chain
 from typing import Any
 
 from .agent import DEFAULT_MAX_ROUNDS, Agent
@@ -16,6 +17,7 @@ from .errors import ConfigError
 from .providers import Model, default_model_spec, resolve_model
 from .sandbox import Workspace
 from .tools import Tool, ToolSet, file_tools
+from .tools.defaults import kernel_toolsets
 from .tools.wrappers import DeferredToolSet, FilteredToolSet
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
@@ -34,6 +36,8 @@ class CopilotSession:
         self.available: list[str] | None = None
         self.excluded: list[str] = []
         self.toolset_factories: list[ToolsetFactory] = [file_tools]
+        if shell is not None:  # the notebook it serves and its live namespace
+            self.toolset_factories.append(lambda ws: chain(*kernel_toolsets(shell, ws)))
         self._models: dict[str, Model] = {}
 
     # --- models -----------------------------------------------------------------------------

@@ -10,11 +10,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from ..errors import ToolError
 from ..events import FileChanged
 from ..sandbox import DirEntry, Workspace
 from .registry import ToolOutput, ToolSet, tool
+from .textfile import BinaryFile, Window, read_window
 
 BOM = "\ufeff"
 MAX_READ_LINES = 2000
@@ -27,6 +29,11 @@ MAX_LIST_ENTRIES = 1000
 """Entries shown by one list_directory call."""
 MAX_DIFF_LINES = 80
 """Lines of diff put into an edit's result for the model (the FileChanged event has it all)."""
+NOTEBOOK_WHY = (
+    "a notebook is JSON that Jupyter may have open, and a text edit can break it or be "
+    "overwritten; use the notebook tools (edit_cell, insert_cell, …) to change its cells"
+)
+NOTEBOOK_READ_NOTE = "raw notebook JSON; to change cells use the notebook tools, not edit_file"
 
 
 def file_tools(workspace: Workspace) -> ToolSet:
@@ -45,11 +52,31 @@ def file_tools(workspace: Workspace) -> ToolSet:
             start_line: First line to show (1-based); defaults to the start of the file.
             end_line: Last line to show (inclusive); defaults to as much as fits.
         """
+        first = 1 if start_line is None else start_line
+        if first < 1 or (end_line is not None and end_line < first):
+            raise ToolError(
+                f"read_file: start_line={start_line}, end_line={end_line} is not a valid range; "
+                "lines are numbered from 1 and end_line must not be before start_line"
+            )
+        last = (
+            first + MAX_READ_LINES - 1
+            if end_line is None
+            else min(end_line, first + MAX_READ_LINES - 1)
+        )
         with _os_errors("read_file", path):
-            data = workspace.read_bytes(path)
-            shown = workspace.relative(workspace.resolve(path))
-        text, note = _decode(data, shown, "read_file")
-        return _numbered(shown, _lines(text.removeprefix(BOM)), start_line, end_line, note)
+            real = workspace.resolve(path)
+            shown = workspace.relative(real)
+            try:
+                window = read_window(real, first, last, max_chars=MAX_LINE_CHARS)
+            except BinaryFile as exc:
+                raise ToolError(
+                    f"read_file: {shown} is a binary file ({exc.size:,} bytes), not text; "
+                    "it cannot be shown"
+                ) from exc
+        notes = [] if window.valid_utf8 else ["not valid UTF-8; undecodable bytes are shown as �"]
+        if _is_notebook(real):
+            notes.append(NOTEBOOK_READ_NOTE)
+        return _numbered(shown, window, end_line, "; ".join(notes))
 
     @tool(category="edit")
     def write_file(path: str, content: str) -> ToolOutput:
@@ -62,6 +89,8 @@ def file_tools(workspace: Workspace) -> ToolSet:
         with _os_errors("write_file", path):
             target = workspace.resolve(path, write=True)
             shown = workspace.relative(target)
+            if _is_notebook(target) or _is_notebook(path):
+                _check_new_notebook(target, shown, content)
             old = workspace.read_bytes(path) if target.is_file() else None
             count = len(_lines(content))
             if old is not None and old == content.encode("utf-8"):
@@ -69,7 +98,7 @@ def file_tools(workspace: Workspace) -> ToolSet:
                     content=f"{shown} already has this content ({count} lines); nothing changed",
                     summary=f"{shown} (unchanged)",
                 )
-            workspace.write_text(path, content)
+            notes = workspace.write_text(path, content)
         before = None if old is None else old.decode("utf-8", errors="replace")
         diff = _diff(shown, before, content)
         added, removed = _diffstat(diff)
@@ -79,7 +108,9 @@ def file_tools(workspace: Workspace) -> ToolSet:
             message = f"overwrote {shown} ({count} lines, was {len(_lines(before or ''))})"
             summary = f"{shown} +{added} −{removed}"
         return ToolOutput(
-            content=message, summary=summary, changes=(FileChanged(path=shown, diff=diff),)
+            content="\n".join([message, *notes]),
+            summary=summary,
+            changes=(FileChanged(path=shown, diff=diff),),
         )
 
     @tool(category="edit")
@@ -100,7 +131,10 @@ def file_tools(workspace: Workspace) -> ToolSet:
         if old_str == new_str:
             raise ToolError("edit_file: old_str and new_str are the same; nothing would change")
         with _os_errors("edit_file", path):
-            shown = workspace.relative(workspace.resolve(path, write=True))
+            target = workspace.resolve(path, write=True)
+            shown = workspace.relative(target)
+            if _is_notebook(target) or _is_notebook(path):
+                raise ToolError(f"edit_file: refusing to edit {shown} as raw text: {NOTEBOOK_WHY}")
             text, note = _decode(workspace.read_bytes(path), shown, "edit_file")
             if note:
                 raise ToolError(f"edit_file: {shown} is not valid UTF-8 text; it cannot be edited")
@@ -110,11 +144,11 @@ def file_tools(workspace: Workspace) -> ToolSet:
             if len(starts) != 1:
                 raise ToolError(_match_problem(shown, text, old_str, starts))
             updated = text[: starts[0]] + new + text[starts[0] + len(old) :]
-            workspace.write_text(path, bom + updated)
+            notes = workspace.write_text(path, bom + updated)
         diff = _diff(shown, text, updated)
         added, removed = _diffstat(diff)
         return ToolOutput(
-            content=f"edited {shown}:\n{_clip_diff(diff)}",
+            content="\n".join([f"edited {shown}:", _clip_diff(diff), *notes]),
             summary=f"{shown} +{added} −{removed}",
             changes=(FileChanged(path=shown, diff=diff),),
         )
@@ -144,6 +178,27 @@ def file_tools(workspace: Workspace) -> ToolSet:
         )
 
     return ToolSet([read_file, write_file, edit_file, list_directory])
+
+
+def _is_notebook(path: str | Path) -> bool:
+    return str(path).lower().endswith(".ipynb")
+
+
+def _check_new_notebook(target: Path, shown: str, content: str) -> None:
+    """A notebook is never overwritten as text; a new one must be a valid notebook."""
+    if target.exists():
+        raise ToolError(f"write_file: refusing to overwrite {shown} as raw text: {NOTEBOOK_WHY}")
+    import nbformat  # only here: it is slow to import
+
+    try:
+        nbformat.validate(nbformat.reads(content, as_version=4))
+    except Exception as exc:
+        text = str(exc).strip()
+        reason = text.splitlines()[0][:200] if text else type(exc).__name__
+        raise ToolError(
+            f"write_file: {shown} would not be a valid notebook ({reason}); write nbformat 4 "
+            "JSON, or create it with the notebook tools"
+        ) from exc
 
 
 @contextmanager
@@ -194,32 +249,21 @@ def _lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def _numbered(
-    shown: str, lines: list[str], start: int | None, end: int | None, note: str
-) -> ToolOutput:
+def _numbered(shown: str, window: Window, end: int | None, note: str) -> ToolOutput:
     """The `cat -n` view of a line range, cut to the limits with a marker saying how to go on."""
-    total = len(lines)
-    first = 1 if start is None else start
-    if first < 1 or (end is not None and end < first):
-        raise ToolError(
-            f"read_file: start_line={start}, end_line={end} is not a valid range; "
-            "lines are numbered from 1 and end_line must not be before start_line"
-        )
+    total, first = window.total, window.first
     if total == 0:
         return ToolOutput(content=f"{shown} is empty (0 lines)", summary=f"{shown} (empty)")
     if first > total:
         raise ToolError(
             f"read_file: {shown} has only {total:,} lines; start_line={first} is past the end"
         )
-    last = total if end is None else min(end, total)
-    last = min(last, first + MAX_READ_LINES - 1)
+    last = first + len(window.lines) - 1
     out: list[str] = []
     size = 0
-    for number in range(first, last + 1):
-        line = lines[number - 1]
-        if len(line) > MAX_LINE_CHARS:
-            cut = len(line) - MAX_LINE_CHARS
-            line = f"{line[:MAX_LINE_CHARS]}… [line cut, {cut:,} more characters]"
+    for number, line, cut in zip(range(first, last + 1), window.lines, window.cut, strict=True):
+        if cut:
+            line = f"{line}… [line cut, {cut:,} more characters]"
         entry = f"{number:6d}\t{line}"
         if out and size + len(entry) > MAX_READ_CHARS:
             last = number - 1

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal, Union, overload
 import jsonschema
 
 from ..errors import ConfigError, SandboxError, ToolError
-from ..events import FileChanged
+from ..events import CellChanged, FileChanged
 from ..messages import ToolSpec
 
 _log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class ToolOutput:
     content: str
     is_error: bool = False
     summary: str = ""
-    changes: tuple[FileChanged, ...] = ()
+    changes: tuple[FileChanged | CellChanged, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

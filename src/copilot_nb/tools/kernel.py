@@ -1,0 +1,226 @@
+"""The kernel tools: the user's live variables, the kernel's history, and code run in its namespace.
+
+All four are coroutines, so the registry runs them on the kernel's event-loop thread rather than
+in a worker thread: they look at (and run_code changes) the user's objects while no cell runs,
+never beside one. How run_code runs code and enforces its timeout is in `execute.py`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ToolError
+from .execute import CodeRun, run_code_in
+from .outputs import strip_ansi, truncate
+from .registry import ToolOutput, ToolSet, tool
+from .variables import (
+    describe,
+    human_bytes,
+    memory_of,
+    safe_repr,
+    size_of,
+    type_name,
+    user_variables,
+)
+
+MAX_VARIABLES = 300
+"""Variables listed by one list_variables call."""
+MAX_HISTORY = 100
+"""Most history entries get_history shows."""
+MAX_INPUT_CHARS = 1500
+"""Characters shown of one history input or output."""
+MAX_RUN_TIMEOUT = 600.0
+"""Seconds run_code may be given: it is for quick checks, not for long jobs."""
+MAX_STDOUT_CHARS, MAX_STDERR_CHARS, MAX_VALUE_CHARS = 6000, 2000, 3000
+"""Characters of run_code's captured stdout, stderr and result shown."""
+COPILOT_CELL_MARK = "__import__('copilot_nb.magics')"
+"""What a `%%copilot` cell becomes in IPython's transformed history (see magics.py)."""
+MAX_TRACEBACK_LINES = 20
+"""Lines of the last exception's traceback shown by get_history."""
+
+
+def kernel_tools(
+    namespace_provider: Callable[[], dict[str, Any]], *, shell: Any | None = None
+) -> ToolSet:
+    """Tools over a live namespace (the kernel's `user_ns`); `shell` adds IPython's history."""
+
+    def variables() -> list[tuple[str, Any]]:
+        hidden = getattr(shell, "user_ns_hidden", None) or {}
+        return user_variables(namespace_provider(), hidden)
+
+    @tool
+    async def list_variables() -> ToolOutput:
+        """List the user's variables in the kernel: name, type, shape or length, approximate memory.
+
+        Modules, names starting with "_", imported functions and IPython's own names are left out.
+        """
+        found = variables()
+        if not found:
+            return ToolOutput(
+                content="no user variables are defined in the kernel yet", summary="0 variables"
+            )
+        rows = [("name", "type", "shape/len", "memory")]
+        rows += [
+            (n, type_name(v), size_of(v), human_bytes(memory_of(v)))
+            for n, v in found[:MAX_VARIABLES]
+        ]
+        widths = [min(40, max(len(r[i]) for r in rows)) for i in range(3)]
+        lines = [
+            "  ".join([*(r[i].ljust(widths[i]) for i in range(3)), r[3]]).rstrip() for r in rows
+        ]
+        if len(found) > MAX_VARIABLES:
+            lines.append(f"… {len(found) - MAX_VARIABLES:,} more variables not shown")
+        summary = f"{len(found)} variables"
+        return ToolOutput(content=f"{summary} in the kernel:\n" + "\n".join(lines), summary=summary)
+
+    @tool
+    async def inspect_variable(name: str) -> ToolOutput:
+        """Describe one variable in detail: a DataFrame's dtypes, nulls and head; an array's stats.
+
+        Args:
+            name: The variable's name; a dotted attribute path like "model.config" works too.
+        """
+        value = _lookup(namespace_provider(), name.strip(), [n for n, _ in variables()])
+        return ToolOutput(
+            content=describe(name.strip(), value), summary=f"{name.strip()}: {type_name(value)}"
+        )
+
+    @tool
+    async def get_history(n: int = 10) -> ToolOutput:
+        """Show the kernel's recent inputs and outputs (In/Out) and the last error with its traceback.
+
+        Args:
+            n: How many recent inputs to show (at most 100).
+        """
+        if n < 1:
+            raise ToolError(f"get_history: n must be at least 1, not {n}")
+        namespace = namespace_provider()
+        entries = _inputs(namespace, shell)[-min(n, MAX_HISTORY) :]
+        found = namespace.get("Out")
+        outputs: Mapping[Any, Any] = found if isinstance(found, Mapping) else {}
+        lines: list[str] = []
+        for number, text in entries:
+            lines.append(f"In [{number}]: {_indent(truncate(text.rstrip(), MAX_INPUT_CHARS))}")
+            if number in outputs:
+                shown = truncate(safe_repr(outputs[number]), MAX_INPUT_CHARS)
+                lines.append(f"Out[{number}]: {_indent(shown)}")
+        if not lines:
+            lines.append("(no inputs in this kernel's history yet)")
+        lines += _last_error(shell)
+        summary = f"{len(entries)} inputs"
+        return ToolOutput(content="\n".join(lines), summary=summary)
+
+    @tool(category="execute")
+    async def run_code(code: str, timeout: float = 30) -> ToolOutput:
+        """Run Python code in the user's kernel, in their namespace, and show what it printed and returned.
+
+        It runs as a cell would (top-level await works) and its variables stay defined. Use it
+        for quick checks; a run past the timeout is stopped, what it did until then stays done.
+
+        Args:
+            code: Python source; the value of a last expression is returned, as in a cell.
+            timeout: Seconds before the run is stopped (at most 600).
+        """
+        if not 0 < timeout <= MAX_RUN_TIMEOUT:
+            raise ToolError(
+                f"run_code: timeout must be more than 0 and at most {MAX_RUN_TIMEOUT:g} seconds, not {timeout:g}"
+            )
+        run = await run_code_in(namespace_provider(), code, timeout=timeout)
+        return _run_output(run, timeout)
+
+    return ToolSet([list_variables, inspect_variable, get_history, run_code])
+
+
+def _lookup(namespace: Mapping[str, Any], name: str, known: list[str]) -> Any:
+    """The object a name or dotted path names; a ToolError naming close matches otherwise."""
+    first, *attributes = name.split(".")
+    if first not in namespace:
+        close = difflib.get_close_matches(first, known, n=3, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        listed = ", ".join(close + [k for k in known if k not in close][:30]) or "none"
+        raise ToolError(
+            f"inspect_variable: no variable named {first!r}{hint}; user variables: {listed}"
+        )
+    value = namespace[first]
+    for depth, attribute in enumerate(attributes, 1):
+        try:
+            value = getattr(value, attribute)
+        except Exception as exc:
+            path = ".".join([first, *attributes[:depth]])
+            raise ToolError(
+                f"inspect_variable: {path} cannot be read ({type(exc).__name__}: {exc})"
+            ) from None
+    return value
+
+
+def _inputs(namespace: Mapping[str, Any], shell: Any | None) -> list[tuple[int, str]]:
+    """(number, source) of past inputs as the user typed them, leaving out `%%copilot` cells.
+
+    Those are already in the conversation, and one of them is the cell running now.
+    """
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if history is None:
+        history = namespace.get("In") or namespace.get("_ih") or []
+    return [
+        (number, text)
+        for number, text in enumerate(history)
+        if isinstance(text, str) and text.strip() and not _is_copilot_cell(text)
+    ]
+
+
+def _is_copilot_cell(text: str) -> bool:
+    """A `%%copilot` cell, as typed or as the input transformer rewrote it (IPython's `In`)."""
+    return text.lstrip().startswith("%%copilot") or COPILOT_CELL_MARK in text
+
+
+def _last_error(shell: Any | None) -> list[str]:
+    """The last exception the kernel showed: ipykernel keeps its traceback; Python keeps the value."""
+    value = getattr(sys, "last_value", None)
+    shown = getattr(shell, "_last_traceback", None) if shell is not None else None
+    if value is None and not shown:
+        return ["last error: none"]
+    head = f"{type(value).__name__}: {value}" if value is not None else "(unknown)"
+    if shown:
+        text = strip_ansi("\n".join(shown))
+    else:
+        assert value is not None
+        text = "".join(traceback.format_exception(type(value), value, value.__traceback__))
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > MAX_TRACEBACK_LINES:
+        lines = [
+            f"… {len(lines) - MAX_TRACEBACK_LINES} traceback lines cut …",
+            *lines[-MAX_TRACEBACK_LINES:],
+        ]
+    return [f"last error: {head}", *lines]
+
+
+def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
+    """What run_code tells the model: output, result or error, each cut with a marker."""
+    parts = []
+    if run.stdout:
+        parts.append("stdout:\n" + truncate(run.stdout.rstrip("\n"), MAX_STDOUT_CHARS))
+    if run.stderr:
+        parts.append("stderr:\n" + truncate(strip_ansi(run.stderr).rstrip("\n"), MAX_STDERR_CHARS))
+    if run.has_value:
+        parts.append("result:\n" + safe_repr(run.value, MAX_VALUE_CHARS))
+    if run.error:
+        parts.append("error:\n" + run.error)
+    if run.timed_out:
+        parts.append(
+            f"timed out: stopped after {timeout:g} s; what it did until then stays done. "
+            "Pass a larger timeout if it needs longer, or make it do less."
+        )
+    content = "\n".join(parts) if parts else "(no output)"
+    failed = bool(run.error) or run.timed_out
+    first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
+    summary = first or f"ok in {run.seconds:.2f} s"
+    summary = summary if len(summary) <= 100 else summary[:99] + "…"
+    return ToolOutput(content=content, is_error=failed, summary=summary)
+
+
+def _indent(text: str) -> str:
+    return text.replace("\n", "\n    ")

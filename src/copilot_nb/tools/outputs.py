@@ -1,0 +1,189 @@
+"""Cell outputs and kernel text as a model should see them: short, plain, and never base64.
+
+Stream text keeps only what a terminal would show (ANSI colours removed, `\\r` progress lines
+collapsed) and is cut with a marker; images become `[image/png 640x480]`, their size read from
+the bytes' header; HTML becomes `[text/html N chars]` beside the text/plain that usually comes
+with it; any other binary payload is only named and measured.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import struct
+from collections.abc import Mapping
+from typing import Any
+
+MAX_TEXT_CHARS = 2000
+"""Characters of one output's text shown by read_cell."""
+MAX_TRACEBACK_LINES = 12
+"""Lines of a traceback shown (the last ones: where the error happened)."""
+_HEADER_B64_CHARS = 96_000
+"""Base64 characters decoded to find an image's size (a JPEG's EXIF block comes first)."""
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json")
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal colour and cursor codes, which are noise to a model."""
+    return _ANSI.sub("", text)
+
+
+def terminal_text(text: str) -> str:
+    """What a terminal shows: colours gone, and of each `\\r`-rewritten line only its last state."""
+    lines = strip_ansi(text).replace("\r\n", "\n").split("\n")
+    return "\n".join(line.rsplit("\r", 1)[-1] if "\r" in line else line for line in lines)
+
+
+def truncate(text: str, limit: int, *, tail: int | None = None) -> str:
+    """Cut text to about `limit` characters, keeping its start and its end, with a marker."""
+    if len(text) <= limit:
+        return text
+    keep_tail = limit // 3 if tail is None else tail
+    keep_head = max(0, limit - keep_tail)
+    cut = len(text) - keep_head - keep_tail
+    end = text[len(text) - keep_tail :] if keep_tail else ""
+    return f"{text[:keep_head]}\n… [{cut:,} characters cut] …\n{end}"
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG, JPEG or GIF header, or None if it is not one of those."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24 and data[12:16] == b"IHDR":
+        width, height = struct.unpack(">II", data[16:24])
+        return width, height
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        width, height = struct.unpack("<HH", data[6:10])
+        return width, height
+    if data[:2] == b"\xff\xd8":
+        return _jpeg_size(data)
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """Walk the JPEG segments to the first start-of-frame marker, which holds the size."""
+    at = 2
+    while at + 4 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        if marker in (0x01, *range(0xD0, 0xDA)):  # no length field
+            at += 2
+            continue
+        (length,) = struct.unpack(">H", data[at + 2 : at + 4])
+        if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+            if at + 9 > len(data):
+                return None
+            height, width = struct.unpack(">HH", data[at + 5 : at + 9])
+            return width, height
+        at += 2 + length
+    return None
+
+
+def describe_image(mime: str, payload: Any) -> str:
+    """`[image/png 640x480]` from a base64 payload; the payload itself is never shown."""
+    text = "".join(payload) if isinstance(payload, list) else str(payload)
+    compact = re.sub(r"\s+", "", text[: _HEADER_B64_CHARS + 2000])[:_HEADER_B64_CHARS]
+    compact = compact[: len(compact) - len(compact) % 4]
+    try:
+        size = image_size(base64.b64decode(compact))
+    except (binascii.Error, ValueError):
+        size = None
+    if size is None:
+        return f"[{mime} {_human_bytes(len(text) * 3 // 4)}]"
+    return f"[{mime} {size[0]}x{size[1]}]"
+
+
+def describe_data(data: Mapping[str, Any], *, limit: int = MAX_TEXT_CHARS) -> list[str]:
+    """The parts of a mime bundle a model can use: text truncated, everything else named."""
+    parts: list[str] = []
+    for mime, payload in data.items():
+        if mime in _IMAGE_TYPES:
+            parts.append(describe_image(mime, payload))
+        elif mime in _TEXT_TYPES:
+            continue  # shown after the placeholders, below
+        elif mime == "application/vnd.jupyter.widget-view+json":
+            parts.append("[widget]")
+        else:
+            parts.append(f"[{mime} {len(_as_text(payload, mime)):,} chars]")
+    for mime in _TEXT_TYPES:
+        if mime in data:
+            text = terminal_text(_as_text(data[mime], mime))
+            label = "" if mime == "text/plain" else f"{mime}:\n"
+            parts.append(label + truncate(text, limit))
+    return parts
+
+
+def describe_output(output: Mapping[str, Any], *, limit: int = MAX_TEXT_CHARS) -> str:
+    """One nbformat output, summarised for read_cell."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        text = terminal_text(_as_text(output.get("text", "")))
+        return f"[{output.get('name', 'stdout')}]\n{truncate(text.rstrip(chr(10)), limit)}"
+    if kind == "error":
+        return describe_error(
+            str(output.get("ename", "")), str(output.get("evalue", "")), output.get("traceback")
+        )
+    if kind in ("execute_result", "display_data"):
+        label = "[result]" if kind == "execute_result" else "[display]"
+        return "\n".join([label, *describe_data(output.get("data", {}), limit=limit)])
+    return f"[{kind} output]"
+
+
+def describe_error(ename: str, evalue: str, traceback: Any = None) -> str:
+    """`ValueError: bad value` and the last lines of the traceback, without colour codes."""
+    head = f"[error] {ename}: {evalue}" if evalue else f"[error] {ename}"
+    if not traceback:
+        return head
+    text = strip_ansi("\n".join(traceback) if isinstance(traceback, list) else str(traceback))
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > MAX_TRACEBACK_LINES:
+        cut = len(lines) - MAX_TRACEBACK_LINES
+        lines = [f"… {cut} traceback lines cut …", *lines[-MAX_TRACEBACK_LINES:]]
+    return "\n".join([head, *lines])
+
+
+def brief_output(output: Mapping[str, Any]) -> str:
+    """A few words per output for list_cells: `stdout 3 lines`, `ValueError`, `image/png 64x64`."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        text = terminal_text(_as_text(output.get("text", ""))).rstrip("\n")
+        return f"{output.get('name', 'stdout')} {text.count(chr(10)) + 1} lines"
+    if kind == "error":
+        return f"error {output.get('ename', '')}".rstrip()
+    if kind in ("execute_result", "display_data"):
+        data = output.get("data", {})
+        for mime in _IMAGE_TYPES:
+            if mime in data:
+                return describe_image(mime, data[mime]).strip("[]")
+        if "text/html" in data:
+            return "text/html"
+        if "text/plain" in data:
+            first = _as_text(data["text/plain"]).strip().split("\n", 1)[0]
+            return "result " + json.dumps(first[:40] + ("…" if len(first) > 40 else ""))
+        return ", ".join(data) or "empty"
+    return str(kind)
+
+
+def _as_text(payload: Any, mime: str = "") -> str:
+    """Text of a payload: nbformat may keep it as a list of lines; JSON data is dumped."""
+    if mime == "application/json" or isinstance(payload, dict):
+        return json.dumps(payload, indent=1, ensure_ascii=False, default=str)
+    if isinstance(payload, list):
+        return "".join(map(str, payload))
+    return payload if isinstance(payload, str) else str(payload)
+
+
+def _human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"

@@ -1,0 +1,237 @@
+"""Live objects described for a model: what a variable is, how big, and what is in it.
+
+pandas and numpy objects get a schema-like summary (shape, dtypes, null counts, a head, numeric
+statistics); an object with a `_repr_llm_()` method describes itself; anything else is a
+truncated repr. pandas and numpy are imported only to describe an object whose type comes from
+them (`type(obj).__module__`), so a kernel that never loaded them does not start to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import itertools
+import reprlib
+import sys
+import types
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from .outputs import truncate
+
+MAX_DESCRIPTION_CHARS = 6000
+"""Characters of one inspect_variable answer."""
+MAX_COLUMNS = 60
+"""DataFrame columns listed with their dtypes and null counts."""
+MAX_SOURCE_LINES = 60
+"""Lines of a user-defined function's or class's source shown."""
+IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+"""Names IPython puts in the user namespace that are not the user's variables."""
+
+_repr = reprlib.Repr()
+_repr.maxlevel, _repr.maxstring, _repr.maxother, _repr.maxlong = 3, 1000, 2000, 200
+_repr.maxlist = _repr.maxtuple = _repr.maxset = _repr.maxfrozenset = _repr.maxdict = 30
+
+
+def user_variables(
+    namespace: Mapping[str, Any], hidden: Mapping[str, Any]
+) -> list[tuple[str, Any]]:
+    """The user's own variables by name: no modules, no `_names`, nothing IPython or imports put there.
+
+    `hidden` is IPython's `user_ns_hidden`: a name there counts only if the user rebound it.
+    """
+    found = []
+    for name, value in namespace.items():
+        if name.startswith("_") or name in IPYTHON_NAMES or not isinstance(name, str):
+            continue
+        if name in hidden and hidden[name] is value:
+            continue
+        if isinstance(value, types.ModuleType) or _imported(value):
+            continue
+        found.append((name, value))
+    return sorted(found, key=lambda item: item[0])
+
+
+def _imported(value: Any) -> bool:
+    """A function, class or typing construct that an import brought in, not the notebook."""
+    if type(value).__module__ == "typing":
+        return True
+    if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return getattr(value, "__module__", None) not in (None, "__main__")
+    return False
+
+
+def type_name(value: Any) -> str:
+    """`int`, `pandas.DataFrame`, `numpy.ndarray`: the type as a user would write it."""
+    kind = type(value)
+    module = getattr(kind, "__module__", None) or ""
+    if module in ("builtins", "__main__", ""):
+        return kind.__qualname__
+    return f"{module.split('.')[0]}.{kind.__qualname__}"
+
+
+def size_of(value: Any) -> str:
+    """`(3, 2)` for things with a shape, `len 5` for sized things, else ""."""
+    if isinstance(value, type):
+        return ""
+    try:
+        shape = getattr(value, "shape", None)
+        if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
+            return str(tuple(shape))
+        if hasattr(type(value), "__len__"):
+            return f"len {len(value)}"
+    except Exception:
+        pass
+    return ""
+
+
+def memory_of(value: Any) -> int | None:
+    """Approximate bytes: pandas' deep memory usage, numpy's nbytes, else sys.getsizeof (shallow)."""
+    package = _package(value)
+    try:
+        if package == "pandas" and hasattr(value, "memory_usage"):
+            usage = value.memory_usage(deep=True)
+            return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
+        if package == "numpy" and isinstance(getattr(value, "nbytes", None), int):
+            return int(value.nbytes)
+        return sys.getsizeof(value)
+    except Exception:
+        return None
+
+
+def human_bytes(size: int | None) -> str:
+    """`2.4 KB`: sizes a reader takes in at a glance; `?` when it could not be measured."""
+    if size is None:
+        return "?"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def describe(name: str, value: Any) -> str:
+    """What inspect_variable answers: a header line, then the kind-specific details."""
+    facts = [type_name(value), size_of(value), human_bytes(memory_of(value))]
+    header = f"{name}: " + ", ".join(f for f in facts if f)
+    body = _body(value)
+    return truncate(f"{header}\n{body}".rstrip(), MAX_DESCRIPTION_CHARS)
+
+
+def _body(value: Any) -> str:
+    llm = getattr(type(value), "_repr_llm_", None)
+    if callable(llm):
+        try:
+            return str(value._repr_llm_())
+        except Exception as exc:
+            note = f"(_repr_llm_() failed: {type(exc).__name__}: {exc})\n"
+            return note + safe_repr(value)
+    package = _package(value)
+    try:
+        if package == "pandas":
+            return _pandas(value)
+        if package == "numpy":
+            return _numpy(value)
+    except Exception as exc:  # an exotic subclass; a repr still helps
+        return f"(could not summarise: {type(exc).__name__}: {exc})\n{safe_repr(value)}"
+    if inspect.isfunction(value) or inspect.isclass(value) or inspect.ismethod(value):
+        return _code_object(value)
+    return safe_repr(value)
+
+
+def safe_repr(value: Any, limit: int = MAX_DESCRIPTION_CHARS) -> str:
+    """repr with containers abbreviated and the text cut; a failing __repr__ is reported."""
+    try:
+        text = (
+            _repr.repr(value)
+            if isinstance(value, (list, tuple, set, frozenset, dict))
+            else repr(value)
+        )
+    except Exception as exc:
+        return f"<repr failed: {type(exc).__name__}: {exc}>"
+    return truncate(text, limit)
+
+
+def _package(value: Any) -> str:
+    return (getattr(type(value), "__module__", None) or "").split(".")[0]
+
+
+def _pandas(value: Any) -> str:
+    import pandas as pd
+
+    options = ("display.max_columns", 20, "display.width", 120, "display.max_colwidth", 40)
+    with pd.option_context(*options):
+        if isinstance(value, pd.DataFrame):
+            rows, cols = value.shape
+            nulls = value.isna().sum()
+            lines = [f"{rows:,} rows x {cols:,} columns; index: {_index(value.index)}"]
+            lines.append("columns (dtype, nulls):")
+            described = zip(value.columns, value.dtypes, nulls.values, strict=True)
+            for column, dtype, missing in itertools.islice(described, MAX_COLUMNS):
+                lines.append(f"  {column!s}: {dtype}, {int(missing):,} null")
+            if cols > MAX_COLUMNS:
+                lines.append(f"  … {cols - MAX_COLUMNS:,} more columns")
+            lines += ["head(5):", value.head(5).to_string()]
+            return "\n".join(lines)
+        if isinstance(value, pd.Series):
+            lines = [
+                f"name: {value.name!r}, dtype: {value.dtype}, length {len(value):,}, "
+                f"{int(value.isna().sum()):,} null; index: {_index(value.index)}",
+                "head(5):",
+                value.head(5).to_string(),
+            ]
+            if pd.api.types.is_numeric_dtype(value.dtype) and len(value):
+                lines += ["describe():", value.describe().to_string()]
+            return "\n".join(lines)
+    return safe_repr(value)
+
+
+def _index(index: Any) -> str:
+    kind = type(index).__name__
+    name = f" {index.name!r}" if index.name is not None else ""
+    if len(index) == 0:
+        return f"{kind}{name} (empty)"
+    return f"{kind}{name} {index[0]!r} … {index[-1]!r}"
+
+
+def _numpy(value: Any) -> str:
+    import numpy as np
+
+    if not isinstance(value, np.ndarray):
+        return safe_repr(value)
+    lines = [f"dtype: {value.dtype}, shape: {value.shape}, {value.nbytes:,} bytes"]
+    kind = value.dtype.kind
+    if value.size and kind in "biuf":
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            data = value.astype(np.float64) if kind == "b" else value
+            stats = (
+                f"min {np.nanmin(data):.6g}, max {np.nanmax(data):.6g}, mean {np.nanmean(data):.6g}"
+            )
+            if kind == "f":
+                stats += f", {int(np.isnan(value).sum()):,} NaN"
+            lines.append(stats)
+    with np.printoptions(threshold=100, edgeitems=3, linewidth=100):
+        lines.append(safe_repr(value, 3000))
+    return "\n".join(lines)
+
+
+def _code_object(value: Any) -> str:
+    """A function's or class's signature, docstring and (when the notebook defined it) source."""
+    lines = []
+    with contextlib.suppress(TypeError, ValueError):
+        lines.append(f"signature: {value.__name__}{inspect.signature(value)}")
+    doc = inspect.getdoc(value)
+    if doc:
+        lines.append("doc: " + truncate(doc, 800))
+    try:
+        source = inspect.getsource(value).splitlines()
+    except (OSError, TypeError):
+        source = []
+    if source:
+        shown = source[:MAX_SOURCE_LINES]
+        more = len(source) - len(shown)
+        lines += ["source:", *shown] + ([f"… {more} more lines"] if more else [])
+    return "\n".join(lines) or safe_repr(value)
