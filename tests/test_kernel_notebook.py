@@ -143,3 +143,56 @@ def test_run_code_and_history_in_a_real_kernel(serve, tmp_path: Path) -> None:
     assert results["loop"].startswith("timed out: stopped after 0.5 s")
     assert results["after"] == "stdout:\nstill here\nresult:\nTrue"
     server.assert_complete()
+
+
+def test_denied_edits_are_reported_and_undo_restores_file_and_notebook_byte_for_byte(
+    serve, tmp_path: Path
+) -> None:
+    notebook = tmp_path / "work.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Work"), nbformat.v4.new_code_cell("x = 1")]
+    nbformat.write(nb, notebook)
+    (tmp_path / "utils.py").write_text("def f():\n    return 1\n")
+    notebook_before, utils_before = notebook.read_bytes(), (tmp_path / "utils.py").read_bytes()
+    server = serve(
+        [
+            reply(
+                "",
+                call("edit_file", id="e", path="utils.py", old_str="return 1", new_str="return 2"),
+                call("insert_cell", id="i", after_cell_id=None, cell_type="code", source="y = 2"),
+            ),
+            reply("Changed utils.py and added a cell."),
+            reply("", call("delete_cell", id="d", cell_id="#1")),
+            reply("I was not allowed to delete the cell, so I left it."),
+        ]
+    )
+    env = {
+        "COPILOT_NB_MODEL": "openai:scripted",
+        "OPENAI_BASE_URL": server.url,
+        "OPENAI_API_KEY": "k",
+        "JPY_SESSION_NAME": str(notebook),
+    }
+    kernel = KernelSession(tmp_path, env)
+    try:
+        assert kernel.execute("%load_ext copilot_nb").status == "ok"
+        assert kernel.execute("%%copilot --yes\nbump f and add a cell").status == "ok"
+        assert (tmp_path / "utils.py").read_text() == "def f():\n    return 2\n"
+        assert len(nbformat.read(notebook, as_version=4).cells) == 3
+        changed = notebook.read_bytes()
+
+        denied = kernel.execute("%%copilot\ndelete the first cell")
+        assert denied.status == "ok"
+        (shown,) = denied.final_displays().values()
+        assert "✗ **delete_cell**" in shown and "not allowed" in shown
+        assert notebook.read_bytes() == changed
+        assert "denied" in tool_results(server.requests[-1])["d"]
+
+        diff = kernel.execute("%copilot diff")
+        assert "return 2" in "".join(diff.final_displays().values())
+        undo = kernel.execute("%copilot undo")
+        assert undo.status == "ok", undo.reply["content"]
+        assert "utils.py" in "".join(undo.final_displays().values())
+    finally:
+        kernel.close()
+    assert (tmp_path / "utils.py").read_bytes() == utils_before
+    assert notebook.read_bytes() == notebook_before

@@ -33,7 +33,7 @@ from .events import (
 from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResult, UserMessage
 from .providers.base import Model
 from .sandbox import Workspace
-from .tools import Tool, ToolOutput, ToolSet, file_tools
+from .tools import Tool, ToolOutput, ToolSet, workspace_tools
 from .tools.source import ToolSource
 
 DEFAULT_MAX_ROUNDS = 20
@@ -77,7 +77,7 @@ class Agent:
         if not isinstance(workspace, Workspace):
             workspace = Workspace(workspace if workspace is not None else os.getcwd())
         self.workspace = workspace
-        self.tools: ToolSource = tools if tools is not None else file_tools(workspace)
+        self.tools: ToolSource = tools if tools is not None else workspace_tools(workspace)
         if extra_tools:
             self.tools = ToolSet([*self.tools, *extra_tools])
         self.system_prompt = system_prompt or SYSTEM_PROMPT.format(root=workspace.root)

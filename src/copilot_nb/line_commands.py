@@ -95,7 +95,7 @@ def tools(session: CopilotSession, words: list[str]) -> None:
 def undo(session: CopilotSession, words: list[str]) -> None:
     from IPython.display import Markdown, display
 
-    from .checkpoints import render_undo
+    from .undo import render_undo
 
     workspace = session.workspace()
     with as_usage_error("%copilot undo"):
@@ -106,7 +106,10 @@ def undo(session: CopilotSession, words: list[str]) -> None:
 def diff(session: CopilotSession, words: list[str]) -> None:
     from IPython.display import Markdown, display
 
-    display(Markdown(session.workspace().last_turn_diff() or "_No changes in the last turn._"))
+    from .undo import render_diff
+
+    label, changes = session.workspace().checkpoints.last_diff()
+    display(Markdown(render_diff(changes, label=label)))
 
 
 def history(session: CopilotSession, words: list[str]) -> None:

@@ -16,7 +16,7 @@ from .approvals import ApprovalPolicy
 from .errors import ConfigError
 from .providers import Model, default_model_spec, resolve_model
 from .sandbox import Workspace
-from .tools import Tool, ToolSet, file_tools
+from .tools import Tool, ToolSet, workspace_tools
 from .tools.defaults import kernel_toolsets
 from .tools.wrappers import DeferredToolSet, FilteredToolSet
 
@@ -35,7 +35,7 @@ class CopilotSession:
         self.user_tools = ToolSet()
         self.available: list[str] | None = None
         self.excluded: list[str] = []
-        self.toolset_factories: list[ToolsetFactory] = [file_tools]
+        self.toolset_factories: list[ToolsetFactory] = [workspace_tools]
         if shell is not None:  # the notebook it serves and its live namespace
             self.toolset_factories.append(lambda ws: chain(*kernel_toolsets(shell, ws)))
         self._models: dict[str, Model] = {}

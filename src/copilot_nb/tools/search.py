@@ -190,7 +190,7 @@ class _Search:
         data = self._read(rel, path)
         if data is None:
             return
-        if b"\x00" in data[:8192]:
+        if data.find(b"\x00", 0, 8192) != -1:
             self.binary += 1
             return
         self.searched += 1
