@@ -25,7 +25,7 @@ from ..messages import (
     as_tool_spec,
 )
 from .anthropic_stream import MessagesStreamDecoder
-from .base import MessagesIn, ToolChoice, ToolsIn, collect
+from .base import ChatModel, MessagesIn, ToolChoice, ToolsIn
 from .http import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, stream_reply
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -157,7 +157,7 @@ def messages_request(
 # --- the model ------------------------------------------------------------------------------------
 
 
-class AnthropicChat:
+class AnthropicChat(ChatModel):
     """A Claude model over the Messages API; `complete()` is `stream()` collected."""
 
     def __init__(
@@ -249,17 +249,6 @@ class AnthropicChat:
             policy=self.retry,
         ):
             yield event
-
-    async def complete(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AssistantMessage:
-        """The whole reply at once; it is the stream, collected."""
-        return await collect(self.stream(messages, tools=tools, tool_choice=tool_choice, **options))
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -56,3 +56,36 @@ async def collect(events: AsyncIterator[ModelEvent]) -> AssistantMessage:
     if final is None:
         raise ModelError("the model stream ended without a final response")
     return final
+
+
+class ChatModel:
+    """Base class of our models: a subclass writes `stream()`; `complete()` is that stream, collected.
+
+    One seam, so the streaming and non-streaming paths cannot drift apart.
+    """
+
+    name: str
+
+    def stream(
+        self,
+        messages: MessagesIn,
+        *,
+        tools: ToolsIn | None = None,
+        tool_choice: ToolChoice = None,
+        **options: Any,
+    ) -> AsyncIterator[ModelEvent]:
+        raise NotImplementedError
+
+    async def complete(
+        self,
+        messages: MessagesIn,
+        *,
+        tools: ToolsIn | None = None,
+        tool_choice: ToolChoice = None,
+        **options: Any,
+    ) -> AssistantMessage:
+        """The whole reply at once; it is the stream, collected."""
+        return await collect(self.stream(messages, tools=tools, tool_choice=tool_choice, **options))
+
+    async def aclose(self) -> None:
+        """Release connections; a model without any has nothing to do."""

@@ -14,10 +14,9 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from ..events import ModelEvent
-from ..messages import AssistantMessage
 from ..testing.script import ScriptedRequest, ScriptedTurn, call, reply
 from ..testing.server import ScriptedServer
-from .base import MessagesIn, ToolChoice, ToolsIn, collect
+from .base import ChatModel, MessagesIn, ToolChoice, ToolsIn
 
 OFFLINE_NOTE = (
     "_Offline demo model: no provider is configured. Set `COPILOT_NB_MODEL` "
@@ -100,7 +99,7 @@ def _arguments(tool_call: Mapping[str, Any]) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-class OfflineModel:
+class OfflineModel(ChatModel):
     """The offline demo as a Model: an `OpenAIChat` talking to a loopback server it owns."""
 
     offline = True
@@ -128,16 +127,6 @@ class OfflineModel:
             messages, tools=tools, tool_choice=tool_choice, **options
         ):
             yield event
-
-    async def complete(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AssistantMessage:
-        return await collect(self.stream(messages, tools=tools, tool_choice=tool_choice, **options))
 
     async def aclose(self) -> None:
         if self._chat is not None:

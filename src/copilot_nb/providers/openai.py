@@ -14,8 +14,7 @@ import httpx
 
 from ..errors import ModelHTTPError
 from ..events import ModelEvent, Notice
-from ..messages import AssistantMessage
-from .base import MessagesIn, ToolChoice, ToolsIn, collect
+from .base import ChatModel, MessagesIn, ToolChoice, ToolsIn
 from .http import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, rejects_tools, stream_reply
 from .openai_format import chat_request
 from .openai_stream import ChatCompletionsDecoder
@@ -23,7 +22,7 @@ from .openai_stream import ChatCompletionsDecoder
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIChat:
+class OpenAIChat(ChatModel):
     """A Chat Completions model, configured like the official SDK (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
 
     sign_in_hint = "Check OPENAI_API_KEY (or the key for this server)."
@@ -106,17 +105,6 @@ class OpenAIChat:
             yield Notice(text=f"{self.name} does not accept tools; asking again without them")
             async for event in self.stream(messages, **options):
                 yield event
-
-    async def complete(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AssistantMessage:
-        """The whole reply at once; it is the stream, collected."""
-        return await collect(self.stream(messages, tools=tools, tool_choice=tool_choice, **options))
 
     async def aclose(self) -> None:
         await self._http.aclose()

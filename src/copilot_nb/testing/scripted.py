@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import ScriptError
 from ..events import ModelEvent, ModelResponse, ReasoningDelta, TextDelta, ToolCallDelta
 from ..messages import AssistantMessage
-from ..providers.base import MessagesIn, ToolChoice, ToolsIn, collect
+from ..providers.base import ChatModel, MessagesIn, ToolChoice, ToolsIn
 from ..providers.openai_format import chat_request
 from .openai_wire import pieces
 from .script import Reply, ScriptedFailure, ScriptedRequest, Step
@@ -66,7 +66,7 @@ class Script:
             raise AssertionError(f"{len(self._steps)} scripted step(s) were never requested")
 
 
-class ScriptedModel:
+class ScriptedModel(ChatModel):
     """A Model that replays scripted turns without any network; see `ScriptedServer` for HTTP."""
 
     def __init__(self, steps: Iterable[Step] = (), *, name: str = "scripted") -> None:
@@ -115,19 +115,6 @@ class ScriptedModel:
                 usage=turn.resolved_usage,
             )
         )
-
-    async def complete(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AssistantMessage:
-        return await collect(self.stream(messages, tools=tools, tool_choice=tool_choice, **options))
-
-    async def aclose(self) -> None:
-        return None
 
 
 async def _pause(delay: float) -> None:
