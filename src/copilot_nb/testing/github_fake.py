@@ -18,14 +18,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ..providers.github_auth import DEFAULT_CLIENT_ID, DEVICE_GRANT, GitHubHosts
 from .script import Reply, ScriptedRequest, Step
 from .scripted import Script
-from .server import _Handler
+from .server import LoopbackService, _Handler
 
 API_PREFIX = "/copilot-api"
 REQUIRED_HEADERS = ("Editor-Version", "Copilot-Integration-Id")
@@ -110,13 +110,15 @@ class RecordedRequest:
     body: Any = None
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackService):
     """github.com, api.github.com and the Copilot API in one loopback server.
 
     `polls` scripts what each access-token poll answers before the token is granted, e.g.
     `["authorization_pending", "slow_down"]`; `github_tokens` are accepted without a sign-in.
     Use as a context manager, or `start()`/`stop()`.
     """
+
+    handler: type[BaseHTTPRequestHandler]  # set below, once _FakeHandler exists
 
     def __init__(
         self,
@@ -155,43 +157,13 @@ class FakeGitHub:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._device_codes: dict[str, list[float]] = {}  # code -> [polls so far, interval]
-        self._httpd: ThreadingHTTPServer | None = None
-
-    # --- lifecycle --------------------------------------------------------------------------
-
-    def start(self) -> FakeGitHub:
-        handler = type("FakeGitHubHandler", (_FakeHandler,), {"owner": self, "fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},  # a quick stop(), so tests are quick
-            name="copilot_nb-fake-github",
-            daemon=True,
-        ).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeGitHub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # --- what tests use ---------------------------------------------------------------------
 
     @property
     def url(self) -> str:
         """The base URL, standing in for both https://github.com and https://api.github.com."""
-        if self._httpd is None:
-            raise RuntimeError("FakeGitHub is not running; call start() or use `with`")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.base_url
 
     @property
     def api_url(self) -> str:
@@ -323,12 +295,12 @@ def _credential(headers: Mapping[str, str], scheme: str) -> str | None:
 
 
 class _FakeHandler(_Handler):
-    fake: FakeGitHub
+    owner: FakeGitHub  # type: ignore[assignment]  # serves the same script as ScriptedServer
 
     def _record(self, body: Any) -> dict[str, str]:
         headers = dict(self.headers.items())
-        with self.fake._lock:
-            self.fake.requests.append(
+        with self.owner._lock:
+            self.owner.requests.append(
                 RecordedRequest(method=self.command, path=self.path, headers=headers, body=body)
             )
         return headers
@@ -349,15 +321,15 @@ class _FakeHandler(_Handler):
         headers = self._record(None)
         path = urlsplit(self.path).path.rstrip("/")
         if path == "/copilot_internal/v2/token":
-            self._send_json(*self.fake.exchange(headers))
+            self._send_json(*self.owner.exchange(headers))
         elif path == "/user":
-            self._send_json(*self.fake.github_user(headers))
+            self._send_json(*self.owner.github_user(headers))
         elif path == f"{API_PREFIX}/models":
-            refusal = self.fake.copilot_refusal(headers)
+            refusal = self.owner.copilot_refusal(headers)
             if refusal is not None:
                 self._send_json(*refusal)
             else:
-                self._send_json(200, {"object": "list", "data": self.fake.models})
+                self._send_json(200, {"object": "list", "data": self.owner.models})
         else:
             self._send_json(404, {"message": "Not Found"})
 
@@ -367,11 +339,11 @@ class _FakeHandler(_Handler):
         headers = self._record(body)
         path = urlsplit(self.path).path.rstrip("/")
         if path == "/login/device/code":
-            self._answer(*self.fake.device_code(body))
+            self._answer(*self.owner.device_code(body))
         elif path == "/login/oauth/access_token":
-            self._answer(200, self.fake.access_token(body))
+            self._answer(200, self.owner.access_token(body))
         elif path == f"{API_PREFIX}/chat/completions":
-            refusal = self.fake.copilot_refusal(headers)
+            refusal = self.owner.copilot_refusal(headers)
             if refusal is not None:
                 self._send_json(*refusal)
                 return
@@ -390,3 +362,6 @@ def _parse_body(raw: bytes, content_type: str) -> Any:
         except ValueError:
             return {}
     return dict(parse_qsl(text))
+
+
+FakeGitHub.handler = _FakeHandler

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ScriptError
 from .openai_wire import openai_completion, openai_sse_events
@@ -23,77 +23,6 @@ from .script import Reply, ScriptedFailure, ScriptedRequest, Step
 from .scripted import Script
 
 _ids = itertools.count(1)
-
-
-class ScriptedServer:
-    """Serves `POST /v1/chat/completions`, `POST /v1/messages` and `GET /v1/models` on 127.0.0.1.
-
-    Use as a context manager, or call `start()`/`stop()`. `url` is the OpenAI-style base URL
-    (ending in `/v1`); `requests` holds every request body received, in order.
-    """
-
-    def __init__(
-        self,
-        steps: Iterable[Step] = (),
-        *,
-        responder: Callable[[ScriptedRequest], Reply] | None = None,
-        model_name: str = "scripted",
-    ) -> None:
-        self.script = Script(steps, responder=responder)
-        self.model_name = model_name
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle --------------------------------------------------------------------------
-
-    def start(self) -> ScriptedServer:
-        handler = type("ScriptedHandler", (_Handler,), {"owner": self})
-        self._httpd = LoopbackHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="copilot_nb-scripted-server", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> ScriptedServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # --- what tests look at -----------------------------------------------------------------
-
-    @property
-    def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("ScriptedServer is not running; call start() or use `with`")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def url(self) -> str:
-        """The OpenAI-style base URL to give `OpenAIChat(base_url=...)`."""
-        return f"{self.base_url}/v1"
-
-    @property
-    def requests(self) -> list[ScriptedRequest]:
-        return self.script.requests
-
-    def assert_complete(self) -> None:
-        self.script.assert_complete()
-
-    def model(self, **options: Any) -> Any:
-        """An `OpenAIChat` pointed at this server."""
-        from ..providers.openai import OpenAIChat
-
-        return OpenAIChat(self.model_name, base_url=self.url, api_key="scripted", **options)
 
 
 class LoopbackHTTPServer(ThreadingHTTPServer):
@@ -105,6 +34,50 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         """A client hanging up (an interrupt, a closed pool) is normal here; anything else is not."""
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
+
+
+_Service = TypeVar("_Service", bound="LoopbackService")
+
+
+class LoopbackService:
+    """A loopback HTTP service in a daemon thread: `start()`/`stop()`, `with`, and its base URL.
+
+    A subclass names its request handler class in `handler`; each handler reaches the service
+    it belongs to as `self.owner`.
+    """
+
+    handler: type[BaseHTTPRequestHandler]
+    _httpd: LoopbackHTTPServer | None = None
+
+    def start(self: _Service) -> _Service:
+        handler = type(f"{type(self).__name__}Handler", (self.handler,), {"owner": self})
+        self._httpd = LoopbackHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},  # a quick stop(), so tests are quick
+            name=f"copilot_nb-{type(self).__name__}",
+            daemon=True,
+        ).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self: _Service) -> _Service:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError(f"{type(self).__name__} is not running; call start() or use `with`")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -198,6 +171,46 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client hung up (an interrupt): nothing to do
+
+
+class ScriptedServer(LoopbackService):
+    """Serves `POST /v1/chat/completions`, `POST /v1/messages` and `GET /v1/models` on 127.0.0.1.
+
+    Use as a context manager, or call `start()`/`stop()`. `url` is the OpenAI-style base URL
+    (ending in `/v1`); `requests` holds every request body received, in order.
+    """
+
+    handler = _Handler
+
+    def __init__(
+        self,
+        steps: Iterable[Step] = (),
+        *,
+        responder: Callable[[ScriptedRequest], Reply] | None = None,
+        model_name: str = "scripted",
+    ) -> None:
+        self.script = Script(steps, responder=responder)
+        self.model_name = model_name
+
+    # --- what tests look at -----------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The OpenAI-style base URL to give `OpenAIChat(base_url=...)`."""
+        return f"{self.base_url}/v1"
+
+    @property
+    def requests(self) -> list[ScriptedRequest]:
+        return self.script.requests
+
+    def assert_complete(self) -> None:
+        self.script.assert_complete()
+
+    def model(self, **options: Any) -> Any:
+        """An `OpenAIChat` pointed at this server."""
+        from ..providers.openai import OpenAIChat
+
+        return OpenAIChat(self.model_name, base_url=self.url, api_key="scripted", **options)
 
 
 def _paced(events: Iterable[bytes], delay: float) -> Iterator[bytes]:
