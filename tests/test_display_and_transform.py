@@ -95,9 +95,14 @@ def test_public_names_are_pinned():
     assert set(copilot_nb.__all__) == {
         "Agent",
         "AgentError",
+        "AnthropicChat",
+        "ApprovalPolicy",
         "AssistantMessage",
         "AuthError",
         "ConfigError",
+        "ContextBudgetError",
+        "ContextLengthError",
+        "CopilotChat",
         "CopilotError",
         "ModelConnectionError",
         "ModelError",
@@ -123,3 +128,14 @@ def test_public_names_are_pinned():
     }
     for name in copilot_nb.__all__:
         assert getattr(copilot_nb, name) is not None
+
+
+def test_load_ext_imports_nothing_heavy():
+    """`%load_ext` must stay fast: SDKs, data libraries and schema validators load on first use."""
+    import subprocess
+    import sys
+
+    probe = "import sys, copilot_nb.magics; print(' '.join(sorted(sys.modules)))"
+    loaded = set(subprocess.check_output([sys.executable, "-c", probe], text=True).split())
+    heavy = {"openai", "anthropic", "pandas", "numpy", "jsonschema", "nbformat", "ipywidgets"}
+    assert not heavy & loaded

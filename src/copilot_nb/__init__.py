@@ -9,10 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .agent import Agent
+from .approvals import ApprovalPolicy
 from .errors import (
     AgentError,
     AuthError,
     ConfigError,
+    ContextBudgetError,
+    ContextLengthError,
     CopilotError,
     ModelConnectionError,
     ModelError,
@@ -24,6 +27,8 @@ from .errors import (
 )
 from .messages import AssistantMessage, ToolCall, ToolResult, ToolSpec, Usage
 from .providers import resolve_model
+from .providers.anthropic import AnthropicChat
+from .providers.copilot import CopilotChat
 from .providers.openai import OpenAIChat
 from .sandbox import Workspace
 from .tools import Tool, ToolOutput, ToolSet, tool
@@ -36,9 +41,14 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "AgentError",
+    "AnthropicChat",
+    "ApprovalPolicy",
     "AssistantMessage",
     "AuthError",
     "ConfigError",
+    "ContextBudgetError",
+    "ContextLengthError",
+    "CopilotChat",
     "CopilotError",
     "ModelConnectionError",
     "ModelError",

@@ -11,6 +11,7 @@ help and `run_cell_magic` from code); that synchronous path runs the same corout
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Coroutine
 from contextlib import aclosing
 from typing import Any
@@ -29,6 +30,7 @@ from .errors import ConfigError
 from .events import ApprovalNeeded, Failed
 from .providers.offline import OFFLINE_NOTE
 from .session import CopilotSession
+from .tools.registry import schema_library
 
 CELL_PREFIX = "%%copilot"
 
@@ -221,6 +223,8 @@ def load_ipython_extension(shell: Any) -> None:
     """`%load_ext copilot_nb`: register the magics and the cell transformer."""
     if "CopilotMagics" not in shell.magics_manager.registry:
         shell.register_magics(CopilotMagics)
+        # Import the slow schema library while the user types the first request.
+        threading.Thread(target=schema_library, name="copilot_nb-warm-up", daemon=True).start()
     if transform_copilot_cell not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform_copilot_cell)
 

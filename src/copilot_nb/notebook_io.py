@@ -22,10 +22,6 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-import nbformat
-from nbformat import ValidationError
-from nbformat.reader import NotJSONError
-
 from .errors import SandboxError, ToolError
 from .sandbox import Workspace
 
@@ -132,14 +128,15 @@ def read_notebook(workspace: Workspace, path: str, *, missing_ok: bool = False) 
             raise ToolError(
                 f"notebook {path!r} does not exist; call list_directory to see what exists"
             ) from None
-        return LoadedNotebook(path=path, node=nbformat.v4.new_notebook(), digest="")
+        return LoadedNotebook(path=path, node=_nbformat().v4.new_notebook(), digest="")
     except IsADirectoryError:
         raise ToolError(f"{path!r} is a directory, not a notebook") from None
     try:
+        nbformat = _nbformat()
         raw = nbformat.reader.reads(data.decode("utf-8"))
         before = (int(raw.get("nbformat", 0)), int(raw.get("nbformat_minor", 0)))
         node = nbformat.convert(raw, 4)
-    except (NotJSONError, UnicodeDecodeError, ValidationError, ValueError, LookupError) as exc:
+    except _READ_ERRORS + _nbformat_errors() as exc:
         raise ToolError(
             f"{path} is not a readable notebook ({type(exc).__name__}: {str(exc)[:200]}); "
             "read it with read_file to see what is wrong"
@@ -156,7 +153,7 @@ def write_notebook(workspace: Workspace, loaded: LoadedNotebook) -> None:
         current = ""
     if current != loaded.digest:
         raise ToolError(changed_message(loaded.path))
-    text = nbformat.writes(loaded.node, version=4)
+    text = _nbformat().writes(loaded.node, version=4)
     text = text if text.endswith("\n") else text + "\n"
     workspace.write_text(loaded.path, text)
     loaded.digest = digest_of(text.encode("utf-8"))
@@ -175,7 +172,8 @@ def changed_message(path: str) -> str:
 
 def new_cell(cell_type: str, source: str, taken: set[str]) -> Any:
     """A fresh code or markdown cell with an id not in `taken`, as the agent writes it."""
-    make = nbformat.v4.new_markdown_cell if cell_type == "markdown" else nbformat.v4.new_code_cell
+    v4 = _nbformat().v4
+    make = v4.new_markdown_cell if cell_type == "markdown" else v4.new_code_cell
     cell = make(source=source)
     while cell.id in taken:
         cell = make(source=source)
@@ -219,3 +217,21 @@ def _normalise_ids(node: Any, *, renumber_all: bool) -> None:
             made = hashlib.sha256(made.encode("ascii")).hexdigest()[:8]
         cell["id"] = made
         taken.add(made)
+
+
+def _nbformat() -> Any:
+    """nbformat, imported on first use: it imports jsonschema, too slow for `%load_ext`."""
+    import nbformat
+    import nbformat.reader
+
+    return nbformat
+
+
+_READ_ERRORS: tuple[type[Exception], ...] = (UnicodeDecodeError, ValueError, LookupError)
+
+
+def _nbformat_errors() -> tuple[type[Exception], ...]:
+    from nbformat import ValidationError
+    from nbformat.reader import NotJSONError
+
+    return (NotJSONError, ValidationError)

@@ -20,9 +20,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union, overload
-
-import jsonschema
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, overload
 
 from ..errors import ConfigError, SandboxError, ToolError
 from ..events import CellChanged, FileChanged
@@ -40,6 +38,18 @@ def _check_name(name: object) -> None:
             f"tool name {name!r} is not valid; use 1-64 letters, digits, '_' or '-' "
             "(pass name= to @tool to choose one)"
         )
+
+
+if TYPE_CHECKING:
+    import jsonschema
+
+
+def schema_library() -> Any:
+    """`jsonschema`, imported on first use: with its optional format checkers installed (as
+    JupyterLab installs them) the import takes most of a second, too long for `%load_ext`."""
+    import jsonschema
+
+    return jsonschema
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,8 +87,8 @@ class Tool:
                 f'tool {self.name!r}: parameters must be a JSON schema with "type": "object"'
             )
         try:
-            jsonschema.Draft202012Validator.check_schema(dict(self.parameters))
-        except jsonschema.SchemaError as exc:
+            schema_library().Draft202012Validator.check_schema(dict(self.parameters))
+        except schema_library().SchemaError as exc:
             raise ConfigError(
                 f"tool {self.name!r}: invalid parameters schema: {exc.message}"
             ) from exc
@@ -154,7 +164,7 @@ class ToolSet:
                 "rename one or pass override=True"
             )
         self._tools[tool.name] = tool
-        self._validators[tool.name] = jsonschema.Draft202012Validator(dict(tool.parameters))
+        self._validators[tool.name] = schema_library().Draft202012Validator(dict(tool.parameters))
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
