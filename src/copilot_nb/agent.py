@@ -84,12 +84,12 @@ class Agent:
         self.max_rounds = max_rounds
         self.context = context if context is not None else ContextWindow()
         """Measures each request against the model's window and compacts the conversation."""
-        self.messages: list[Message] = []
-        self.reset()
+        self.messages: list[Message] = [SystemMessage(content=self.system_prompt)]
 
     def reset(self) -> None:
-        """Forget the conversation; keep the model, tools and workspace."""
+        """Forget the conversation; keep the model, tools, workspace and context settings."""
         self.messages = [SystemMessage(content=self.system_prompt)]
+        self.context = self.context.fresh()
 
     async def ask(self, prompt: str, **options: Any) -> str:
         """Run one turn and return the final answer; raise AgentError if it fails.

@@ -165,6 +165,15 @@ class ContextWindow:
         self._reported: int | None = None
         self._costs: dict[int, tuple[Message, int]] = {}
 
+    def fresh(self) -> ContextWindow:
+        """The same settings for a new conversation: no compactions, no measurements yet."""
+        return ContextWindow(
+            self.budget,
+            keep_rounds=self.keep_rounds,
+            max_result_share=self.max_result_share,
+            summarize=self.summarize,
+        )
+
     def budget_for(self, model: Any) -> ContextBudget:
         return self.budget if self.budget is not None else model_budget(model)
 
