@@ -310,3 +310,15 @@ def test_models_command_lists_an_openai_compatible_server(serve, monkeypatch, ca
         f"openai models at {server.url}:",
         "  qwen3:8b",
     ]
+
+
+async def test_the_context_window_is_learnt_from_the_model_list(github):
+    from copilot_nb.context import model_budget
+
+    fake = github([reply("one")])
+    model = fake.model()
+    assert model.context_window is None
+    await model.complete(HI)
+    assert (model.context_window, model.max_prompt_tokens) == (128000, 64000)
+    assert model_budget(model).window == 128000
+    await model.aclose()

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import AuthError, ModelConnectionError, ModelError, ModelHTTPError
+from ..errors import AuthError, CopilotError, ModelConnectionError, ModelError, ModelHTTPError
 from ..events import ModelEvent
 from .base import MessagesIn, ToolChoice, ToolsIn
 from .github_auth import USER_AGENT, GitHubHosts, GitHubToken, find_github_token
@@ -161,6 +161,9 @@ class CopilotChat(OpenAIChat):
         self._github_token = github_token
         self._clock = clock
         self._token: CopilotToken | None = None
+        self.context_window: int | None = None
+        self.max_prompt_tokens: int | None = None
+        self._limits_known = False
         self._lock_and_loop: tuple[asyncio.Lock, asyncio.AbstractEventLoop] | None = None
 
     def _lock(self) -> asyncio.Lock:
@@ -209,6 +212,10 @@ class CopilotChat(OpenAIChat):
     ) -> AsyncIterator[ModelEvent]:
         """As OpenAIChat, after signing in, and marking who initiated the request."""
         await self.copilot_token()  # a sign-in problem surfaces as such, before the chat request
+        if not self._limits_known:
+            self._limits_known = True
+            with contextlib.suppress(CopilotError):  # limits are a help, not a requirement
+                await self.list_models()
         reset = _initiator.set(initiator(messages))
         try:
             async for event in super().stream(
@@ -234,7 +241,12 @@ class CopilotChat(OpenAIChat):
                 break
         if response.status_code >= 400:
             raise http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint)
-        return parse_models(response.json())
+        models = parse_models(response.json())
+        for info in models:
+            if info.id == self.name:  # the context budget reads these limits
+                self.context_window = info.context_window
+                self.max_prompt_tokens = info.max_prompt_tokens
+        return models
 
     async def _exchange(self) -> CopilotToken:
         """Trade the GitHub token for a Copilot token at `/copilot_internal/v2/token`."""
