@@ -512,3 +512,36 @@ async def test_an_unreachable_server_is_a_connection_error() -> None:
         await AnthropicChat("claude-test", api_key="k", base_url=url).complete(
             [UserMessage(content="hi")]
         )
+
+
+async def test_an_overloaded_error_mid_stream_is_asked_again_by_the_agent(
+    server: Loopback, model: AnthropicChat, tmp_path
+) -> None:
+    from copilot_nb import Agent
+    from copilot_nb.events import Done, Notice
+
+    events = anthropic_sse_events(
+        ScriptedTurn(text="partial answer"), model="claude-test", message_id="m"
+    )
+    error = json.loads(anthropic_error_body("overloaded_error", "Overloaded"))
+    server.replies.append(Reply(chunks=[*events[:4], anthropic_sse_event("error", error)]))
+    server.stream(ScriptedTurn(text="Complete answer."))
+    agent = Agent(model=model, workspace=tmp_path)
+    seen = [e async for e in agent.run("hi")]
+    assert any(isinstance(e, Notice) and "Overloaded" in e.text for e in seen)
+    assert isinstance(seen[-1], Done) and seen[-1].text == "Complete answer."
+    assert len(server.received) == 2
+
+
+async def test_an_invalid_request_error_mid_stream_is_not_retried(
+    server: Loopback, model: AnthropicChat, tmp_path
+) -> None:
+    from copilot_nb import Agent
+    from copilot_nb.events import Failed
+
+    events = anthropic_sse_events(ScriptedTurn(text="partial"), model="claude-test", message_id="m")
+    error = json.loads(anthropic_error_body("invalid_request_error", "Bad tool schema"))
+    server.replies.append(Reply(chunks=[*events[:3], anthropic_sse_event("error", error)]))
+    seen = [e async for e in Agent(model=model, workspace=tmp_path).run("hi")]
+    assert isinstance(seen[-1], Failed) and "Bad tool schema" in seen[-1].error
+    assert len(server.received) == 1

@@ -15,7 +15,7 @@ from typing import Any
 
 from .approvals import ApprovalPolicy
 from .context import ContextWindow
-from .errors import AgentError, ModelConnectionError, ModelError
+from .errors import AgentError, ModelConnectionError, ModelError, StreamError
 from .events import (
     AgentEvent,
     ApprovalNeeded,
@@ -148,8 +148,9 @@ class Agent:
     async def _ask_model(self, reply: list[AssistantMessage]) -> AsyncGenerator[AgentEvent, None]:
         """One model request, streamed; the complete reply is appended to `reply`.
 
-        A stream that breaks mid-reply is asked again once: no tool of this round has run yet,
-        so repeating the request is safe. What the user saw of a reply that never completed
+        A stream that breaks mid-reply, or reports a passing failure (Anthropic's
+        `overloaded_error`), is asked again once: no tool of this round has run yet, so repeating
+        the request is safe. What the user saw of a reply that never completed
         stays in the conversation, marked as interrupted.
         """
         tools = self.tools.list_tools()
@@ -172,8 +173,8 @@ class Agent:
                     elif not isinstance(event, ToolCallDelta):
                         raise TypeError(f"unexpected model event {event!r}")
                 return
-            except ModelConnectionError as exc:
-                if attempt == STREAM_RETRIES:
+            except (ModelConnectionError, StreamError) as exc:
+                if attempt == STREAM_RETRIES or not getattr(exc, "retryable", True):
                     self._keep_partial_text(partial)
                     raise
                 yield Notice(text=f"{exc} — asking again")

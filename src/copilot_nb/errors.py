@@ -60,12 +60,34 @@ class ModelConnectionError(ModelError):
     """The provider could not be reached, or the connection broke mid-stream."""
 
 
+TRANSIENT_KINDS = frozenset(
+    {
+        "overloaded_error",
+        "api_error",
+        "rate_limit_error",
+        "server_error",
+        "timeout",
+        "internal_error",
+    }
+)
+"""Error types a provider reports mid-stream for a passing condition, worth asking again."""
+
+
 class StreamError(ModelError):
     """The stream reported an error, or its bytes could not be decoded."""
 
     def __init__(self, message: str, *, body: Any = None) -> None:
         super().__init__(message)
         self.body = body
+
+    @property
+    def retryable(self) -> bool:
+        """True when the provider said the failure will pass (overloaded, server error...)."""
+        error = self.body.get("error", self.body) if isinstance(self.body, dict) else None
+        if not isinstance(error, dict):
+            return False
+        kind = error.get("type") or error.get("code")
+        return isinstance(kind, str) and kind in TRANSIENT_KINDS
 
 
 class SandboxError(CopilotError):
