@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -297,6 +298,34 @@ async def test_new_chat_while_running_stops_first(serve, open_panel):
     assert [m.role for m in agent.messages] == ["system"]
 
 
+async def test_an_approval_from_a_subshell_thread_wakes_the_waiting_turn(
+    serve, open_panel, tmp_path
+):
+    """JupyterLab 4.4+ sends comm messages to kernel subshells: another thread, another loop."""
+    server = serve(
+        [reply("", call("write_file", id="w1", path="a.txt", content="new\n")), reply("ok")]
+    )
+    panel, front, _ = open_panel(server)
+
+    def from_subshell(**content: Any) -> threading.Thread:
+        async def handle() -> None:
+            await asyncio.sleep(0.2)  # arrives while this test's loop sleeps in select()
+            front.say(**content)
+
+        thread = threading.Thread(target=asyncio.run, args=(handle(),))
+        thread.start()
+        return thread
+
+    from_subshell(kind="prompt", text="write a.txt")
+    await front.until(lambda: "ask" in front.kinds())
+    approver = from_subshell(kind="approve", id="w1")
+    await asyncio.wait_for(panel.wait(), 3)
+    approver.join()
+    assert (tmp_path / "a.txt").read_text() == "new\n"
+    assert front.ops()[-1] == ["end", "done"]
+    assert panel.task is not None and panel.task.get_loop() is asyncio.get_running_loop()
+
+
 def test_unknown_or_malformed_messages_are_ignored(serve, open_panel):
     _, front, _ = open_panel(serve([]))
     front.say(kind="nonsense")
@@ -453,6 +482,41 @@ def test_in_a_kernel_the_panel_runs_turns_as_tasks_and_shares_the_cells_conversa
             "assistant",
             "user",
         ]
+    finally:
+        kernel.close()
+
+
+@pytest.mark.kernel
+def test_in_a_kernel_approvals_sent_to_a_subshell_reach_the_turn(serve, tmp_path):
+    """What JupyterLab 4.4+ does with ipykernel 7: comm messages go to a subshell's thread."""
+    from tests.kernel_session import KernelSession
+
+    server = serve(
+        [reply("", call("write_file", id="w1", path="a.txt", content="new\n")), reply("ok")]
+    )
+    env = {"COPILOT_NB_MODEL": "openai:scripted", "OPENAI_BASE_URL": server.url}
+    kernel = KernelSession(tmp_path, {**env, "OPENAI_API_KEY": "k"})
+    try:
+        opened = kernel.execute(
+            "import copilot_nb\npanel = copilot_nb.chat(sidebar=False)\nprint(panel.widget.model_id)"
+        )
+        model_id = opened.stdout.strip()
+        client = kernel.client
+        client.control_channel.send(client.session.msg("create_subshell_request", {}))
+        subshell = client.control_channel.get_msg(timeout=10)["content"]["subshell_id"]
+
+        def say(**content: Any) -> None:
+            data = {"method": "custom", "content": content}
+            message = client.session.msg("comm_msg", {"comm_id": model_id, "data": data})
+            message["header"]["subshell_id"] = subshell
+            client.shell_channel.send(message)
+
+        say(kind="prompt", text="write a.txt")
+        _kernel_ops(kernel, model_id, until=["ask", "w1", "edit"])
+        say(kind="approve", id="w1")
+        ops = _kernel_ops(kernel, model_id, until=["end", "done"], timeout=10)
+        assert ["asked", "w1", True] in ops
+        assert (tmp_path / "a.txt").read_text() == "new\n"
     finally:
         kernel.close()
 

@@ -52,12 +52,22 @@ class Replies:
 
 
 @pytest.fixture(scope="module")
-def replies() -> Replies:
+def shared_replies() -> Replies:
     return Replies()
 
 
+@pytest.fixture
+def replies(shared_replies: Replies) -> Iterator[Replies]:
+    """The module's scripted replies, empty at the start of each test."""
+    shared_replies.queue.clear()
+    yield shared_replies
+    shared_replies.queue.clear()
+
+
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory, replies: Replies) -> Iterator[dict[str, Any]]:
+def lab(
+    tmp_path_factory: pytest.TempPathFactory, shared_replies: Replies
+) -> Iterator[dict[str, Any]]:
     """A JupyterLab server whose kernels use the scripted model; yields its URL and root."""
     if not CHROMIUM.exists():
         if os.environ.get("CI"):
@@ -73,7 +83,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, replies: Replies) -> Iterator[
     (settings / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
-    server = ScriptedServer(responder=replies).start()
+    server = ScriptedServer(responder=shared_replies).start()
     port = _free_port()
     env = {
         **os.environ,
@@ -145,6 +155,8 @@ def page(lab: dict[str, Any], tmp_path: Path) -> Iterator[Any]:
 
 def open_notebook(page: Any, lab: dict[str, Any], name: str, source: str) -> None:
     """Write a one-cell notebook, open it in JupyterLab and run the cell once its kernel is idle."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     notebook = nbformat.v4.new_notebook()
     notebook.cells.append(nbformat.v4.new_code_cell(source))
     notebook.metadata["kernelspec"] = {
@@ -156,8 +168,20 @@ def open_notebook(page: Any, lab: dict[str, Any], name: str, source: str) -> Non
     page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={TOKEN}", timeout=LONG)
     page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=LONG)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
-    page.click(".jp-Notebook .jp-Cell .cm-content")
-    page.keyboard.press("Shift+Enter")
+    cell = page.locator(".jp-Notebook .jp-Cell").first
+    prompt = cell.locator(".jp-InputPrompt")
+    deadline = time.monotonic() + LONG / 1000
+    while True:
+        cell.locator(".cm-content").click()
+        page.keyboard.press("Shift+Enter")
+        # "[*]:" once the request is sent, "[1]:" when done; a run pressed while the session
+        # was still connecting is dropped and the prompt stays "[ ]:", so press again
+        try:
+            prompt.filter(has_text="[ ]:").wait_for(state="detached", timeout=5_000)
+            return
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
 
 
 def ask(panel: Any, text: str) -> None:
@@ -237,7 +261,9 @@ def test_chat_in_the_sidebar_streams_approves_an_edit_and_stops(page, lab, repli
     panel.locator(".cnb-stop").click()
     panel.locator(".cnb-stopped").wait_for(timeout=5_000)
     panel.locator(".cnb-send").wait_for(timeout=5_000)
-    assert time.monotonic() - clicked < 2.0, "Stop takes effect at once (a round trip to the kernel)"
+    assert time.monotonic() - clicked < 2.0, (
+        "Stop takes effect at once (a round trip to the kernel)"
+    )
     story = panel.locator(".cnb-answer").last.inner_text()
     assert 0 < len(story) < len("Once upon a time, " * 600) / 2
     shot(panel, "panel-4-stopped.png")

@@ -1,10 +1,13 @@
 """`copilot_nb.chat()`: the agent as a chat panel, in JupyterLab's sidebar or inline.
 
-Each turn runs as a task on the kernel's event loop, created from the widget's message handler,
-so the kernel stays usable while the agent works and Stop/Approve messages are handled at once
-(DESIGN.md facts 2-5). The task catches everything and shows it in the panel: a task started
-from a comm handler would otherwise print into whichever cell happens to be running. The front
-end (`panel_front.js`) keeps the transcript; the kernel sends it only small ops (`panel_feed.py`).
+Each turn runs as a task on the kernel's event loop, so the kernel stays usable while the agent
+works and Stop/Approve messages are handled at once (DESIGN.md facts 2-5). JupyterLab 4.4+ sends
+comm messages to kernel subshells (ipykernel 7): their handlers run on another thread with its
+own loop, so every message from the front end is handed to the panel's home loop (the kernel's
+main loop) before it touches the turn. The task catches everything and shows it in the panel: a
+task started from a comm handler would otherwise print into whichever cell happens to be
+running. The front end (`panel_front.js`) keeps the transcript; the kernel sends it only small
+ops (`panel_feed.py`).
 """
 
 from __future__ import annotations
@@ -84,6 +87,8 @@ class ChatPanel:
         self._model_provider = model_provider
         self._asking: dict[str, ApprovalNeeded] = {}
         self._shown_at: int | None = None
+        self._loop = _running_loop()
+        """The loop turns run on: the kernel's main loop when made in a cell, else the first one."""
         self.widget.on_msg(self._on_msg)
 
     # --- what the user (or a test) does -----------------------------------------------------
@@ -96,9 +101,11 @@ class ChatPanel:
         if self.busy:
             self.outbox.put(["note", "Still working on the last request: press Stop first."])
             return None
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
         self.outbox.put(["u", prompt])
         self.widget.busy = True
-        self.task = asyncio.get_running_loop().create_task(self._turn(prompt))
+        self.task = self._loop.create_task(self._turn(prompt))
         return self.task
 
     def stop(self) -> None:
@@ -201,7 +208,17 @@ class ChatPanel:
     # --- messages from the front end --------------------------------------------------------
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """Handle one message from a view; never raise into the kernel's comm handler."""
+        """Take a message from a view, on whichever thread the kernel handles comms."""
+        here = _running_loop()
+        if self._loop is None:
+            self._loop = here
+        if self._loop is not None and self._loop is not here and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._dispatch, content)
+        else:
+            self._dispatch(content)
+
+    def _dispatch(self, content: Any) -> None:
+        """Act on one message from a view, on the home loop; never raise into the kernel."""
         try:
             kind = content.get("kind") if isinstance(content, dict) else None
             if kind == "prompt":
@@ -288,17 +305,30 @@ def _open_in_sidecar(panel: ChatPanel) -> bool:
         from sidecar import Sidecar
     except ImportError:
         return False
+    for sidecar, previous in _IN_SIDECAR:  # running the cell again replaces the panel
+        previous.stop()
+        sidecar.close()
     sidecar = Sidecar(title=panel.widget.title, anchor="right")
     sidecar.append_display_data(panel.widget)
+    _IN_SIDECAR[:] = [(sidecar, panel)]
     return True
 
 
+_IN_SIDECAR: list[tuple[Any, ChatPanel]] = []
+
+
 def _call_later(delay: float, callback: Callable[[], None]) -> Any:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    loop = _running_loop()
+    if loop is None:
         return None  # no loop (plain script): the next op or the end of the turn flushes
     return loop.call_later(delay, callback)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _execution_count() -> int | None:
