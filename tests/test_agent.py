@@ -223,3 +223,48 @@ async def test_in_process_scripted_model_fails_loudly_past_its_script(tmp_path):
         await agent.ask("2")
     with pytest.raises(AssertionError, match="unscripted"):
         model.assert_complete()
+
+
+async def test_one_turn_at_a_time_on_a_conversation(serve, tmp_path):
+    server = serve([reply("slow " * 200, chunk_size=5, delay=0.005), reply("second")])
+    agent = Agent(model=server.model(), workspace=tmp_path)
+    first = agent.run("talk")
+    assert isinstance(await first.__anext__(), TextDelta)
+    overlapping = [e async for e in agent.run("me too")]
+    assert isinstance(overlapping[-1], Failed) and "already working" in overlapping[-1].error
+    rest = [e async for e in first]
+    assert isinstance(rest[-1], Done)
+    assert await agent.ask("now") == "second"
+    assert len(server.requests) == 2
+
+
+async def test_an_answer_from_another_thread_wakes_the_run(serve, tmp_path):
+    """Widget messages may arrive on a kernel subshell: a thread with its own event loop."""
+    import threading
+
+    from copilot_nb.approvals import ApprovalPolicy
+    from copilot_nb.events import ApprovalNeeded
+
+    server = serve([reply("", call("write_file", path="a.txt", content="x")), reply("ok")])
+    agent = Agent(model=server.model(), workspace=tmp_path, approvals=ApprovalPolicy())
+
+    errors: list[BaseException] = []
+
+    def approve_elsewhere(event: ApprovalNeeded) -> None:
+        async def click() -> None:  # a button handler on the subshell's own running loop
+            try:
+                event.approve()
+            except BaseException as exc:
+                errors.append(exc)
+
+        asyncio.run(click())
+
+    async def run() -> None:
+        async for event in agent.run("write"):
+            if isinstance(event, ApprovalNeeded):
+                threading.Thread(target=approve_elsewhere, args=(event,)).start()
+
+    asyncio.get_running_loop().set_debug(True)  # reports a future set from a foreign thread
+    await asyncio.wait_for(run(), 10)
+    assert errors == []
+    assert (tmp_path / "a.txt").read_text() == "x"

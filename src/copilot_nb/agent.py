@@ -85,6 +85,8 @@ class Agent:
         self.context = context if context is not None else ContextWindow()
         """Measures each request against the model's window and compacts the conversation."""
         self.messages: list[Message] = [SystemMessage(content=self.system_prompt)]
+        self.running = False
+        """True while a turn is under way."""
 
     def reset(self) -> None:
         """Forget the conversation; keep the model, tools, workspace and context settings."""
@@ -109,7 +111,26 @@ class Agent:
     async def run(
         self, prompt: str, *, max_rounds: int | None = None
     ) -> AsyncGenerator[AgentEvent, None]:
-        """Stream one turn: text as it arrives, each tool call and its outcome, then Done or Failed."""
+        """Stream one turn: text as it arrives, each tool call and its outcome, then Done or Failed.
+
+        One turn at a time: a second run while one is under way (the chat panel and a cell on the
+        same conversation) ends at once with a `Failed` that says so.
+        """
+        if self.running:
+            yield Failed(
+                error="The agent is already working on another request in this conversation "
+                "(a cell or the chat panel); wait for it, or stop it, then ask again."
+            )
+            return
+        self.running = True
+        try:
+            async with aclosing(self._turn(prompt, max_rounds)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            self.running = False
+
+    async def _turn(self, prompt: str, max_rounds: int | None) -> AsyncGenerator[AgentEvent, None]:
         self.workspace.begin_turn(prompt)
         self._close_open_tool_calls()
         self.messages.append(UserMessage(content=prompt))

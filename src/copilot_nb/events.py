@@ -95,16 +95,35 @@ class ApprovalNeeded:
     decision: asyncio.Future[tuple[bool, str]] = field(repr=False)
 
     def approve(self) -> None:
-        if not self.decision.done():
-            self.decision.set_result((True, ""))
+        self._answer(True, "")
 
     def deny(self, reason: str = "") -> None:
-        if not self.decision.done():
-            self.decision.set_result((False, reason))
+        self._answer(False, reason)
+
+    def _answer(self, approved: bool, reason: str) -> None:
+        """Resolve on the agent's own loop, whichever thread the answer comes from.
+
+        JupyterLab 4.4+ with ipykernel 7 may deliver widget messages to a kernel subshell: a
+        thread with its own loop. Setting the result there would never wake the waiting run.
+        """
+        loop = self.decision.get_loop()
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            _settle(self.decision, (approved, reason))
+        else:
+            loop.call_soon_threadsafe(_settle, self.decision, (approved, reason))
 
     @property
     def answered(self) -> bool:
         return self.decision.done()
+
+
+def _settle(future: asyncio.Future[tuple[bool, str]], result: tuple[bool, str]) -> None:
+    if not future.done():
+        future.set_result(result)
 
 
 @dataclass(frozen=True, kw_only=True)

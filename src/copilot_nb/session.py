@@ -69,6 +69,7 @@ class CopilotSession:
             self.agent.workspace = Workspace(cwd)
         self.agent.tools = self.tools_for(self.agent.workspace)
         self.agent.model = model
+        self.agent.max_rounds = self.max_rounds
         return self.agent
 
     def reset(self) -> None:
