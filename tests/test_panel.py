@@ -538,3 +538,11 @@ def _kernel_ops(kernel: Any, model_id: str, until: list[Any], timeout: float = 3
         if message["msg_type"] == "comm_msg" and content["comm_id"] == model_id:
             ops.extend(content["data"].get("content", {}).get("ops", []))
     return ops
+
+
+def test_a_cell_edit_shows_as_a_diff_in_the_panel():
+    from copilot_nb.events import CellChanged
+    from copilot_nb.panel_feed import event_ops
+
+    ops = event_ops(CellChanged(notebook="a.ipynb", cell_id="c1", change="edited", diff="-x\n+y\n"))
+    assert ops == [["diff", "a.ipynb cell c1", "-x\n+y\n"]]

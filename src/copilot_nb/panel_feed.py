@@ -17,13 +17,20 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # pragma: no cover
+    from typing_extensions import assert_never
+
 from .events import (
     AgentEvent,
     ApprovalNeeded,
+    CellChanged,
     Done,
     Failed,
     FileChanged,
@@ -63,6 +70,8 @@ def event_ops(event: AgentEvent) -> list[Op]:
             return [["ask", call_id, category]]
         case FileChanged(path=path, diff=diff):
             return [["diff", path, clip(diff)]]
+        case CellChanged(notebook=notebook, cell_id=cell_id, diff=diff):
+            return [["diff", f"{notebook} cell {cell_id}", clip(diff)]]
         case ToolFinished(call_id=call_id, ok=ok, summary=summary, content=content):
             return [["done", call_id, ok, summary, clip(content)]]
         case Notice(text=text):
@@ -71,7 +80,7 @@ def event_ops(event: AgentEvent) -> list[Op]:
             return [["err", error, ""]]
         case Done() | UsageReported():
             return []
-    raise TypeError(f"unexpected agent event {event!r}")  # pragma: no cover
+    assert_never(event)
 
 
 def arguments_preview(arguments: Any) -> tuple[str, str]:
