@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from copilot_nb.testing import ScriptedServer
+from copilot_nb.testing.github_fake import FakeGitHub
 
 PROVIDER_VARIABLES = (
     "COPILOT_NB_MODEL",
@@ -45,3 +46,18 @@ def serve() -> Iterator[type[ScriptedServer]]:
     yield start  # type: ignore[misc]
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def github() -> Iterator[type[FakeGitHub]]:
+    """Start loopback fakes of GitHub and the Copilot API: `fake = github(steps)`."""
+    started: list[FakeGitHub] = []
+
+    def start(*args: object, **kwargs: object) -> FakeGitHub:
+        fake = FakeGitHub(*args, **kwargs).start()  # type: ignore[arg-type]
+        started.append(fake)
+        return fake
+
+    yield start  # type: ignore[misc]
+    for fake in started:
+        fake.stop()

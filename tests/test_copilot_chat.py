@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -25,20 +24,6 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No real sign-in of the developer's can leak into a test."""
     monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-
-
-@pytest.fixture
-def github() -> Iterator[type[FakeGitHub]]:
-    started: list[FakeGitHub] = []
-
-    def start(*args: object, **kwargs: object) -> FakeGitHub:
-        fake = FakeGitHub(*args, **kwargs).start()  # type: ignore[arg-type]
-        started.append(fake)
-        return fake
-
-    yield start  # type: ignore[misc]
-    for fake in started:
-        fake.stop()
 
 
 class Clock:

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -36,20 +35,6 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return tmp_path
-
-
-@pytest.fixture
-def github() -> Iterator[type[FakeGitHub]]:
-    started: list[FakeGitHub] = []
-
-    def start(*args: object, **kwargs: object) -> FakeGitHub:
-        fake = FakeGitHub(*args, **kwargs).start()  # type: ignore[arg-type]
-        started.append(fake)
-        return fake
-
-    yield start  # type: ignore[misc]
-    for fake in started:
-        fake.stop()
 
 
 class Sleeps:

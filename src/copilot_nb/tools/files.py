@@ -16,6 +16,7 @@ from ..errors import ToolError
 from ..events import FileChanged
 from ..sandbox import DirEntry, Workspace
 from .registry import ToolOutput, ToolSet, tool
+from .text_edits import clip_diff, diffstat, editor_lines, match_problem, occurrences
 from .textfile import BinaryFile, Window, read_window
 
 BOM = "\ufeff"
@@ -27,8 +28,6 @@ MAX_LINE_CHARS = 2000
 """Characters shown of one line (minified files have megabyte-long lines)."""
 MAX_LIST_ENTRIES = 1000
 """Entries shown by one list_directory call."""
-MAX_DIFF_LINES = 80
-"""Lines of diff put into an edit's result for the model (the FileChanged event has it all)."""
 NOTEBOOK_WHY = (
     "a notebook is JSON that Jupyter may have open, and a text edit can break it or be "
     "overwritten; use the notebook tools (edit_cell, insert_cell, …) to change its cells"
@@ -92,7 +91,7 @@ def file_tools(workspace: Workspace) -> ToolSet:
             if _is_notebook(target) or _is_notebook(path):
                 _check_new_notebook(target, shown, content)
             old = workspace.read_bytes(path) if target.is_file() else None
-            count = len(_lines(content))
+            count = len(editor_lines(content))
             if old is not None and old == content.encode("utf-8"):
                 return ToolOutput(
                     content=f"{shown} already has this content ({count} lines); nothing changed",
@@ -101,11 +100,11 @@ def file_tools(workspace: Workspace) -> ToolSet:
             notes = workspace.write_text(path, content)
         before = None if old is None else old.decode("utf-8", errors="replace")
         diff = _diff(shown, before, content)
-        added, removed = _diffstat(diff)
+        added, removed = diffstat(diff)
         if old is None:
             message, summary = f"created {shown} ({count} lines)", f"{shown} ({count} lines)"
         else:
-            message = f"overwrote {shown} ({count} lines, was {len(_lines(before or ''))})"
+            message = f"overwrote {shown} ({count} lines, was {len(editor_lines(before or ''))})"
             summary = f"{shown} +{added} −{removed}"
         return ToolOutput(
             content="\n".join([message, *notes]),
@@ -140,15 +139,17 @@ def file_tools(workspace: Workspace) -> ToolSet:
                 raise ToolError(f"edit_file: {shown} is not valid UTF-8 text; it cannot be edited")
             bom, text = text[: text.startswith(BOM)], text.removeprefix(BOM)
             old, new = _match_newlines(text, old_str, new_str)
-            starts = _occurrences(text, old)
+            starts = occurrences(text, old)
             if len(starts) != 1:
-                raise ToolError(_match_problem(shown, text, old_str, starts))
+                raise ToolError(
+                    match_problem("edit_file", "read_file", shown, text, old_str, starts)
+                )
             updated = text[: starts[0]] + new + text[starts[0] + len(old) :]
             notes = workspace.write_text(path, bom + updated)
         diff = _diff(shown, text, updated)
-        added, removed = _diffstat(diff)
+        added, removed = diffstat(diff)
         return ToolOutput(
-            content="\n".join([f"edited {shown}:", _clip_diff(diff), *notes]),
+            content="\n".join([f"edited {shown}:", clip_diff(diff), *notes]),
             summary=f"{shown} +{added} −{removed}",
             changes=(FileChanged(path=shown, diff=diff),),
         )
@@ -239,16 +240,6 @@ def _decode(data: bytes, shown: str, name: str) -> tuple[str, str]:
         return text, "not valid UTF-8; undecodable bytes are shown as �"
 
 
-def _lines(text: str) -> list[str]:
-    """Lines as an editor counts them: split at \\n only, a final newline ends the last line."""
-    if text == "":
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
 def _numbered(shown: str, window: Window, end: int | None, note: str) -> ToolOutput:
     """The `cat -n` view of a line range, cut to the limits with a marker saying how to go on."""
     total, first = window.total, window.first
@@ -290,60 +281,6 @@ def _match_newlines(text: str, old: str, new: str) -> tuple[str, str]:
     return (crlf, new.replace("\r\n", "\n").replace("\n", "\r\n")) if crlf in text else (old, new)
 
 
-def _occurrences(text: str, old: str) -> list[int]:
-    """Start offsets of old in text, overlapping ones too (they make an edit ambiguous)."""
-    starts: list[int] = []
-    at = text.find(old)
-    while at != -1:
-        starts.append(at)
-        at = text.find(old, at + 1)
-    return starts
-
-
-def _match_problem(shown: str, text: str, old: str, starts: list[int]) -> str:
-    """Why old_str did not match exactly once, and what to send instead."""
-    if starts:
-        numbers = [text.count("\n", 0, at) + 1 for at in starts]
-        listed = ", ".join(map(str, numbers[:10])) + (", …" if len(numbers) > 10 else "")
-        return (
-            f"edit_file: old_str appears {len(starts)} times in {shown} (lines {listed}); "
-            "include more surrounding lines so it matches once"
-        )
-    near = _loose_match(_lines(text), old)
-    if near is not None:
-        where = f"line {near[0]}" if near[0] == near[1] else f"lines {near[0]}-{near[1]}"
-        return (
-            f"edit_file: old_str was not found in {shown}, but text that differs only in "
-            f"whitespace is at {where}; copy it exactly (including indentation) from read_file"
-        )
-    return (
-        f"edit_file: old_str was not found in {shown}; call read_file to see the current text "
-        "and copy old_str exactly, including whitespace and indentation"
-    )
-
-
-def _loose_match(lines: list[str], old: str) -> tuple[int, int] | None:
-    """First (start, end) line span matching old when all runs of whitespace are ignored."""
-    want = [" ".join(part.split()) for part in _lines(old)]
-    if not any(want):
-        return None
-    have = [" ".join(line.split()) for line in lines]
-    n = len(want)
-    for i in range(len(have) - n + 1):
-        window = have[i : i + n]
-        if n == 1:
-            hit = want[0] in window[0]
-        else:
-            hit = (
-                window[0].endswith(want[0])
-                and window[-1].startswith(want[-1])
-                and window[1:-1] == want[1:-1]
-            )
-        if hit:
-            return i + 1, i + n
-    return None
-
-
 def _diff(shown: str, before: str | None, after: str) -> str:
     """A unified diff of a change; a new file is diffed against /dev/null as git does."""
     old_name = "/dev/null" if before is None else f"a/{shown}"
@@ -355,21 +292,6 @@ def _diff(shown: str, before: str | None, after: str) -> str:
     )
     marker = "\n\\ No newline at end of file\n"
     return "".join(line if line.endswith("\n") else line + marker for line in lines)
-
-
-def _diffstat(diff: str) -> tuple[int, int]:
-    lines = diff.splitlines()
-    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
-    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
-    return added, removed
-
-
-def _clip_diff(diff: str) -> str:
-    lines = diff.splitlines()
-    if len(lines) <= MAX_DIFF_LINES:
-        return diff.rstrip("\n")
-    rest = len(lines) - MAX_DIFF_LINES
-    return "\n".join([*lines[:MAX_DIFF_LINES], f"… {rest:,} more diff lines not shown"])
 
 
 def _entry_line(entry: DirEntry) -> str:

@@ -27,9 +27,9 @@ from ..notebook_io import (
     write_notebook,
 )
 from ..sandbox import Workspace
-from .files import _clip_diff, _diffstat, _lines, _loose_match, _occurrences
 from .outputs import brief_output, describe_image, describe_output
 from .registry import ToolOutput, ToolSet, tool
+from .text_edits import clip_diff, diffstat, editor_lines, match_problem, occurrences
 
 MAX_FIRST_LINE = 80
 """Characters of a cell's first line shown by list_cells."""
@@ -59,9 +59,9 @@ def notebook_tools(workspace: Workspace, *, current_notebook: Callable[[], str |
         seen[loaded.path] = loaded.digest
         index = _index_of(loaded, cell["id"])
         where = f"cell {cell['id']} (#{index}) in {loaded.path}"
-        added, removed = _diffstat(diff)
+        added, removed = diffstat(diff)
         return ToolOutput(
-            content=f"{change} {where}{note}:\n{_clip_diff(diff)}",
+            content=f"{change} {where}{note}:\n{clip_diff(diff)}",
             summary=f"{loaded.path} #{index} {change} +{added} −{removed}",
             changes=(
                 CellChanged(notebook=loaded.path, cell_id=cell["id"], change=change, diff=diff),
@@ -99,7 +99,7 @@ def notebook_tools(workspace: Workspace, *, current_notebook: Callable[[], str |
             loaded = load(notebook, for_edit=False)
         index, cell = _find(loaded, cell_id)
         source = cell_source(cell)
-        lines = _lines(source)
+        lines = editor_lines(source)
         facts = [cell.cell_type]
         if cell.cell_type == "code":
             count = cell.get("execution_count")
@@ -147,10 +147,18 @@ def notebook_tools(workspace: Workspace, *, current_notebook: Callable[[], str |
             loaded = load(notebook, for_edit=True)
             index, cell = _find(loaded, cell_id)
             before = cell_source(cell)
-            starts = _occurrences(before, old_str)
+            starts = occurrences(before, old_str)
             if len(starts) != 1:
                 raise ToolError(
-                    _match_problem(loaded.path, index, cell.id, before, old_str, starts)
+                    match_problem(
+                        "edit_cell",
+                        "read_cell",
+                        f"cell {cell.id} (#{index}) of {loaded.path}",
+                        before,
+                        old_str,
+                        starts,
+                        current="its current source",
+                    )
                 )
             after = before[: starts[0]] + new_str + before[starts[0] + len(old_str) :]
             cell["source"] = after
@@ -223,7 +231,7 @@ def notebook_tools(workspace: Workspace, *, current_notebook: Callable[[], str |
         left = len(loaded.node.cells)
         return ToolOutput(
             content=f"deleted cell {cell.id} (was #{index}) from {loaded.path}; "
-            f"{left} cells left:\n{_clip_diff(diff)}",
+            f"{left} cells left:\n{clip_diff(diff)}",
             summary=f"{loaded.path} #{index} deleted",
             changes=(
                 CellChanged(notebook=loaded.path, cell_id=cell.id, change="deleted", diff=diff),
@@ -264,7 +272,7 @@ def _index_of(loaded: LoadedNotebook, cell_id: str) -> int:
 def _cell_line(index: int, cell: Any) -> str:
     """`#3 code [5] id=ab12cd34 | df.plot()  (+2 lines) → image/png 640x480`."""
     source = cell_source(cell)
-    lines = _lines(source)
+    lines = editor_lines(source)
     first = next((line.strip() for line in lines if line.strip()), "")
     if len(first) > MAX_FIRST_LINE:
         first = first[: MAX_FIRST_LINE - 1] + "…"
@@ -287,31 +295,6 @@ def _attachments(cell: Any) -> list[str]:
     ]
 
 
-def _match_problem(
-    path: str, index: int, cell_id: str, text: str, old: str, starts: list[int]
-) -> str:
-    """Why old_str did not match exactly once in the cell, and what to send instead."""
-    where = f"cell {cell_id} (#{index}) of {path}"
-    if starts:
-        numbers = [text.count("\n", 0, at) + 1 for at in starts]
-        listed = ", ".join(map(str, numbers[:10])) + (", …" if len(numbers) > 10 else "")
-        return (
-            f"edit_cell: old_str appears {len(starts)} times in {where} (lines {listed}); "
-            "include more surrounding lines so it matches once"
-        )
-    near = _loose_match(_lines(text), old)
-    if near is not None:
-        span = f"line {near[0]}" if near[0] == near[1] else f"lines {near[0]}-{near[1]}"
-        return (
-            f"edit_cell: old_str was not found in {where}, but text that differs only in "
-            f"whitespace is at {span}; copy it exactly (including indentation) from read_cell"
-        )
-    return (
-        f"edit_cell: old_str was not found in {where}; call read_cell to see its current "
-        "source and copy old_str exactly, including whitespace and indentation"
-    )
-
-
 def _cell_diff(path: str, cell_id: str, before: str | None, after: str | None) -> str:
     """A unified diff of one cell's source; a new or deleted cell is diffed against /dev/null.
 
@@ -319,8 +302,8 @@ def _cell_diff(path: str, cell_id: str, before: str | None, after: str | None) -
     """
     name = f"{path}#{cell_id}"
     lines = difflib.unified_diff(
-        [] if before is None else _lines(before),
-        [] if after is None else _lines(after),
+        [] if before is None else editor_lines(before),
+        [] if after is None else editor_lines(after),
         fromfile="/dev/null" if before is None else f"a/{name}",
         tofile="/dev/null" if after is None else f"b/{name}",
         lineterm="",
