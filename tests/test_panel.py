@@ -546,3 +546,24 @@ def test_a_cell_edit_shows_as_a_diff_in_the_panel():
 
     ops = event_ops(CellChanged(notebook="a.ipynb", cell_id="c1", change="edited", diff="-x\n+y\n"))
     assert ops == [["diff", "a.ipynb cell c1", "-x\n+y\n"]]
+
+
+async def test_the_model_picker_is_filled_from_the_providers_model_list(serve, open_panel):
+    server = serve([], model_name="llama3.1:8b")
+    panel, _, _ = open_panel(server)
+    assert panel.widget.models == ["openai:scripted", "offline"]
+    task = panel.discover_models()
+    assert task is not None
+    await task
+    assert panel.widget.models == ["openai:scripted", "offline", "openai:llama3.1:8b"]
+
+
+async def test_a_provider_without_a_model_list_leaves_the_picker_as_it_was(open_panel, serve):
+    from copilot_nb.providers.openai import OpenAIChat
+
+    server = serve([])
+    panel, _, _ = open_panel(
+        server, model_provider=lambda spec: OpenAIChat("x", base_url="http://127.0.0.1:9/v1")
+    )
+    await panel.discover_models()
+    assert panel.widget.models == ["openai:scripted", "offline"]

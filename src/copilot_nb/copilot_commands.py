@@ -140,6 +140,19 @@ async def openai_model_ids(model: OpenAIChat) -> list[str]:
     return sorted(str(m["id"]) for m in data if isinstance(m, dict) and m.get("id"))
 
 
+async def model_choices(spec: str, model: Any) -> list[str]:
+    """Model strings a picker can offer for this provider (`copilot:gpt-4o`, ...), best effort."""
+    provider = spec.partition(":")[0]
+    if isinstance(model, CopilotChat):
+        infos = await model.list_models()
+        ids = [m.id for m in infos if m.kind == "chat" and m.picker_enabled]
+    elif isinstance(model, OpenAIChat):
+        ids = await openai_model_ids(model)
+    else:
+        return []
+    return [f"{provider}:{model_id}" for model_id in ids]
+
+
 def copilot_table(infos: Sequence[CopilotModelInfo]) -> dict[str, str]:
     """Copilot's chat models as a Markdown table (and plain text): window, output, tools."""
     chat = sorted((m for m in infos if m.kind == "chat"), key=lambda m: not m.picker_enabled)

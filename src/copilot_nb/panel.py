@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import httpx
 import traitlets
 from IPython.core.error import UsageError
 
@@ -121,6 +122,21 @@ class ChatPanel:
             task.add_done_callback(lambda _: self._reset())
         else:
             self._reset()
+
+    def discover_models(self) -> asyncio.Task[None] | None:
+        """Fill the model picker from the provider's model list, in the background."""
+        if self._loop is None:
+            return None
+        return self._loop.create_task(self._discover_models(self.widget.model))
+
+    async def _discover_models(self, spec: str) -> None:
+        from .copilot_commands import model_choices
+
+        try:
+            found = await model_choices(spec, self._model_provider(spec))
+        except (CopilotError, httpx.HTTPError, ValueError):
+            return  # not signed in, no /models, unreachable: the picker keeps what it has
+        self.widget.models = list(dict.fromkeys([*self.widget.models, *found]))
 
     async def wait(self) -> None:
         """Wait for the running turn, if any, to end."""
@@ -262,6 +278,7 @@ def chat(**options: Any) -> ChatPanel:
     agent_provider = options.pop("agent_provider")
     panel = ChatPanel(agent_provider, **options)
     panel._shown_at = _execution_count()
+    panel.discover_models()
     from IPython.display import Markdown, display
 
     if sidebar and _open_in_sidecar(panel):
