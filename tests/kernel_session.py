@@ -41,6 +41,16 @@ class Execution:
         return "".join(m["content"]["text"] for m in self.of_type("stream"))
 
 
+def scripted_env(server: Any, **extra: str) -> dict[str, str]:
+    """Environment that points a kernel's `%%copilot` at a loopback ScriptedServer."""
+    return {
+        "COPILOT_NB_MODEL": "openai:scripted",
+        "OPENAI_BASE_URL": server.url,
+        "OPENAI_API_KEY": "k",
+        **extra,
+    }
+
+
 class KernelSession:
     def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
         full_env = {**os.environ, **(env or {})}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from copilot_nb.testing import call, reply
-from tests.kernel_session import KernelSession
+from tests.kernel_session import KernelSession, scripted_env
 
 pytestmark = pytest.mark.kernel
 
@@ -17,12 +17,7 @@ def kernel_for(tmp_path: Path):
     sessions: list[KernelSession] = []
 
     def start(server) -> KernelSession:
-        env = {
-            "COPILOT_NB_MODEL": "openai:scripted",
-            "OPENAI_BASE_URL": server.url,
-            "OPENAI_API_KEY": "k",
-        }
-        session = KernelSession(tmp_path, env)
+        session = KernelSession(tmp_path, scripted_env(server))
         sessions.append(session)
         assert session.execute("%load_ext copilot_nb").status == "ok"
         return session

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
-from tests.kernel_session import KernelSession
+from tests.kernel_session import KernelSession, scripted_env
 
 pytestmark = pytest.mark.kernel
 
@@ -55,13 +55,7 @@ def test_a_copilot_cell_reads_the_live_dataframe_and_adds_a_cell_to_the_notebook
             reply("Added a cell that sums units by region."),
         ]
     )
-    env = {
-        "COPILOT_NB_MODEL": "openai:scripted",
-        "OPENAI_BASE_URL": server.url,
-        "OPENAI_API_KEY": "k",
-        "JPY_SESSION_NAME": str(notebook),
-    }
-    kernel = KernelSession(tmp_path, env)
+    kernel = KernelSession(tmp_path, scripted_env(server, JPY_SESSION_NAME=str(notebook)))
     try:
         setup = kernel.execute(
             "import pandas as pd\n"
@@ -112,12 +106,7 @@ def test_run_code_and_history_in_a_real_kernel(serve, tmp_path: Path) -> None:
             reply("The loop was stopped."),
         ]
     )
-    env = {
-        "COPILOT_NB_MODEL": "openai:scripted",
-        "OPENAI_BASE_URL": server.url,
-        "OPENAI_API_KEY": "k",
-    }
-    kernel = KernelSession(tmp_path, env)
+    kernel = KernelSession(tmp_path, scripted_env(server))
     try:
         assert kernel.execute("%load_ext copilot_nb").status == "ok"
         assert kernel.execute("ratio = 10 / 4\nratio").status == "ok"
@@ -166,13 +155,7 @@ def test_denied_edits_are_reported_and_undo_restores_file_and_notebook_byte_for_
             reply("I was not allowed to delete the cell, so I left it."),
         ]
     )
-    env = {
-        "COPILOT_NB_MODEL": "openai:scripted",
-        "OPENAI_BASE_URL": server.url,
-        "OPENAI_API_KEY": "k",
-        "JPY_SESSION_NAME": str(notebook),
-    }
-    kernel = KernelSession(tmp_path, env)
+    kernel = KernelSession(tmp_path, scripted_env(server, JPY_SESSION_NAME=str(notebook)))
     try:
         assert kernel.execute("%load_ext copilot_nb").status == "ok"
         assert kernel.execute("%%copilot --yes\nbump f and add a cell").status == "ok"

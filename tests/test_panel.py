@@ -444,10 +444,10 @@ def _message(data: dict[str, Any]) -> dict[str, Any]:
 def test_in_a_kernel_the_panel_runs_turns_as_tasks_and_shares_the_cells_conversation(
     serve, tmp_path
 ):
-    from tests.kernel_session import KernelSession
+    from tests.kernel_session import KernelSession, scripted_env
 
     server = serve([reply("panel " * 300, chunk_size=5, delay=0.01), reply("from the cell")])
-    env = {"COPILOT_NB_MODEL": "openai:scripted", "OPENAI_BASE_URL": server.url}
+    env = scripted_env(server)
     kernel = KernelSession(tmp_path, {**env, "OPENAI_API_KEY": "k"})
     try:
         opened = kernel.execute(
@@ -489,12 +489,12 @@ def test_in_a_kernel_the_panel_runs_turns_as_tasks_and_shares_the_cells_conversa
 @pytest.mark.kernel
 def test_in_a_kernel_approvals_sent_to_a_subshell_reach_the_turn(serve, tmp_path):
     """What JupyterLab 4.4+ does with ipykernel 7: comm messages go to a subshell's thread."""
-    from tests.kernel_session import KernelSession
+    from tests.kernel_session import KernelSession, scripted_env
 
     server = serve(
         [reply("", call("write_file", id="w1", path="a.txt", content="new\n")), reply("ok")]
     )
-    env = {"COPILOT_NB_MODEL": "openai:scripted", "OPENAI_BASE_URL": server.url}
+    env = scripted_env(server)
     kernel = KernelSession(tmp_path, {**env, "OPENAI_API_KEY": "k"})
     try:
         opened = kernel.execute(

@@ -195,7 +195,7 @@ class Agent:
                         raise TypeError(f"unexpected model event {event!r}")
                 return
             except (ModelConnectionError, StreamError) as exc:
-                if attempt == STREAM_RETRIES or not getattr(exc, "retryable", True):
+                if attempt == STREAM_RETRIES or not exc.retryable:
                     self._keep_partial_text(partial)
                     raise
                 yield Notice(text=f"{exc} — asking again")

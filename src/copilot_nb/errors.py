@@ -59,6 +59,9 @@ class ContextBudgetError(ModelError):
 class ModelConnectionError(ModelError):
     """The provider could not be reached, or the connection broke mid-stream."""
 
+    retryable = True
+    """A broken connection may well work the next time."""
+
 
 TRANSIENT_KINDS = frozenset(
     {
