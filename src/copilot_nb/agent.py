@@ -38,6 +38,9 @@ from .tools.source import ToolSource
 
 DEFAULT_MAX_ROUNDS = 20
 STREAM_RETRIES = 1
+_SCRIPT_POLICY = ApprovalPolicy(read="allow", edit="allow", execute="allow")
+"""An Agent built in a script runs every change unasked (its author owns the loop); reading a
+secret still asks, and `ask()` denies what asks, so a hijacked model cannot read a key unseen."""
 """How often a round whose stream broke off is asked again before the run fails."""
 
 SYSTEM_PROMPT = """\
@@ -71,7 +74,7 @@ class Agent:
         context: ContextWindow | None = None,
     ) -> None:
         self.model = model
-        self.approvals = approvals if approvals is not None else ApprovalPolicy.allow_all()
+        self.approvals = approvals if approvals is not None else _SCRIPT_POLICY
         self.request_options: dict[str, Any] = {}
         """Extra request fields for every model call (temperature, tool_choice, ...)."""
         if not isinstance(workspace, Workspace):
@@ -209,7 +212,7 @@ class Agent:
             call_id=call.id, name=call.name, arguments=call.arguments, summary=summary
         )
         tool = self.tools.get(call.name)
-        category = tool.category if tool is not None else "read"
+        category = tool.category_for(call.arguments) if tool is not None else "read"
         decision = self.approvals.decide(call.name, category) if tool is not None else "allow"
         refusal = ""
         if decision == "deny":

@@ -48,6 +48,9 @@ class CopilotMagics(Magics):
     approve_read = Enum(DECISIONS, "allow", help="Reading files, cells, variables.").tag(
         config=True
     )
+    approve_read_secret = Enum(
+        DECISIONS, "ask", help="Reading secrets: .env, keys, credentials, masked variables."
+    ).tag(config=True)
     approve_edit = Enum(DECISIONS, "ask", help="Changing files and cells.").tag(config=True)
     approve_execute = Enum(DECISIONS, "ask", help="Running code in the kernel.").tag(config=True)
     approval_prompt = Enum(
@@ -67,6 +70,7 @@ class CopilotMagics(Magics):
         "model",
         "max_rounds",
         "approve_read",
+        "approve_read_secret",
         "approve_edit",
         "approve_execute",
         "available_tools",
@@ -80,7 +84,10 @@ class CopilotMagics(Magics):
         session.model_spec = self.model
         session.max_rounds = self.max_rounds
         session.approvals = ApprovalPolicy(
-            read=self.approve_read, edit=self.approve_edit, execute=self.approve_execute
+            read=self.approve_read,
+            read_secret=self.approve_read_secret,
+            edit=self.approve_edit,
+            execute=self.approve_execute,
         )
         session.available = self.available_tools
         session.excluded = list(self.excluded_tools)
@@ -142,7 +149,7 @@ class CopilotMagics(Magics):
             agent = self.session.agent_for(model, new=args.new)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
-        policy = ApprovalPolicy.allow_all() if args.yes else self.session.approvals
+        policy = self.session.approvals.approve_changes() if args.yes else self.session.approvals
         agent.approvals = policy.read_only() if args.read_only else policy
         approver = CellApprover(self.shell, mode=self.approval_prompt)  # type: ignore[arg-type]
         renderer = CellRenderer()

@@ -156,3 +156,26 @@ def _inside_folded(path: Path, directory: Path) -> bool:
     inner = [p.casefold() for p in path.parts]
     outer = [p.casefold() for p in directory.parts]
     return inner[: len(outer)] == outer
+
+
+RUNS_CODE_LATER: tuple[DenyRule, ...] = (
+    DenyRule(pattern="conftest.py", reason="pytest imports it when tests run"),
+    DenyRule(pattern="ipython_config.py", reason="IPython runs it when it starts"),
+    DenyRule(pattern="jupyter_*_config.*", reason="Jupyter runs or loads it when it starts"),
+    DenyRule(pattern="**/.ipython/**/startup/*", reason="IPython runs it whenever it starts"),
+    DenyRule(pattern=".pre-commit-config.yaml", reason="git runs the hooks it names on commit"),
+    DenyRule(pattern="Makefile", reason="make runs its recipes"),
+    DenyRule(pattern="setup.py", reason="pip runs it when the project is installed"),
+    DenyRule(pattern="noxfile.py", reason="nox runs it"),
+    DenyRule(pattern="tox.ini", reason="tox runs the commands it names"),
+)
+"""Files a change may be approved for, but whose approval prompt must say that they run code
+later: writing them is allowed (they are everyday project files), yet the user should know."""
+
+
+def runs_code_later(relative: str) -> str | None:
+    """Why the file at this root-relative path runs code later, or None; for approval prompts."""
+    for rule in (*RUNS_CODE_LATER, *DEFAULT_DENY):
+        if rule.matches(relative):
+            return rule.reason
+    return None

@@ -24,7 +24,7 @@ from ..messages import ToolSpec
 from .schema import function_schema
 
 _log = logging.getLogger(__name__)
-CATEGORIES = ("read", "edit", "execute")
+CATEGORIES = ("read", "read-secret", "edit", "execute")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -70,6 +70,9 @@ class Tool:
     category: str = "read"
     override: bool = False
     """Replace a built-in tool of the same name (otherwise a clash is an error)."""
+    classify: Callable[[Mapping[str, Any]], str] | None = field(default=None, compare=False)
+    """The category of one call from its arguments, where it depends on them (a read of `.env`
+    is a `read-secret`, a read of `a.py` a `read`); None: always `category`."""
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -89,6 +92,17 @@ class Tool:
             raise ConfigError(
                 f"tool {self.name!r}: invalid parameters schema: {exc.message}"
             ) from exc
+
+    def category_for(self, arguments: Mapping[str, Any]) -> str:
+        """The approval category of a call with these arguments; a classifier that fails on
+        arguments it cannot read asks as for a secret, the stricter of the read categories."""
+        if self.classify is None:
+            return self.category
+        try:
+            category = self.classify(arguments)
+        except Exception:
+            return "read-secret" if self.category == "read" else self.category
+        return category if category in CATEGORIES else self.category
 
     @property
     def spec(self) -> ToolSpec:
