@@ -123,6 +123,7 @@ def tool(
     description: str | None = None,
     category: str = "read",
     override: bool = False,
+    classify: Callable[[Mapping[str, Any]], str] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -132,6 +133,7 @@ def tool(
     description: str | None = None,
     category: str = "read",
     override: bool = False,
+    classify: Callable[[Mapping[str, Any]], str] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a Tool; use bare (`@tool`) or with options (`@tool(name=...)`)."""
 
@@ -151,6 +153,7 @@ def tool(
             function=func,
             category=category,
             override=override,
+            classify=classify,
         )
 
     return build if fn is None else build(fn)
