@@ -30,18 +30,27 @@ from .events import (
     ToolStarted,
     UsageReported,
 )
-from .messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResult, UserMessage
+from .messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    parse_arguments,
+)
 from .providers.base import Model
 from .sandbox import Workspace
 from .tools import Tool, ToolOutput, ToolSet, workspace_tools
+from .tools.registry import DEFAULT_TOOL_TIMEOUT
 from .tools.source import ToolSource
 
 DEFAULT_MAX_ROUNDS = 20
 STREAM_RETRIES = 1
+"""How often a round whose stream broke off is asked again before the run fails."""
 _SCRIPT_POLICY = ApprovalPolicy(read="allow", edit="allow", execute="allow")
 """An Agent built in a script runs every change unasked (its author owns the loop); reading a
 secret still asks, and `ask()` denies what asks, so a hijacked model cannot read a key unseen."""
-"""How often a round whose stream broke off is asked again before the run fails."""
 
 SYSTEM_PROMPT = """\
 You are copilot_nb, a coding agent that lives inside the user's Jupyter kernel.
@@ -72,6 +81,7 @@ class Agent:
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         approvals: ApprovalPolicy | None = None,
         context: ContextWindow | None = None,
+        tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
         self.model = model
         self.approvals = approvals if approvals is not None else _SCRIPT_POLICY
@@ -85,6 +95,9 @@ class Agent:
             self.tools = ToolSet([*self.tools, *extra_tools])
         self.system_prompt = system_prompt or SYSTEM_PROMPT.format(root=workspace.root)
         self.max_rounds = max_rounds
+        self.tool_timeout = tool_timeout
+        """Seconds one tool call may run before it is stopped (None: no limit); a tool with its
+        own limit (run_code's timeout) may run that long plus a grace."""
         self.context = context if context is not None else ContextWindow()
         """Measures each request against the model's window and compacts the conversation."""
         self.messages: list[Message] = [SystemMessage(content=self.system_prompt)]
@@ -145,6 +158,12 @@ class Agent:
                     yield event
             except ModelError as exc:
                 yield Failed(error=str(exc))
+                return
+            except (RecursionError, MemoryError) as exc:  # a reply too deep or too big to decode
+                yield Failed(
+                    error=f"{self.model.name}: its reply could not be read "
+                    f"({type(exc).__name__}); ask again, or start a new conversation."
+                )
                 return
             if not reply:
                 yield Failed(error=f"{self.model.name}: the reply ended without a final message")
@@ -212,8 +231,14 @@ class Agent:
             call_id=call.id, name=call.name, arguments=call.arguments, summary=summary
         )
         tool = self.tools.get(call.name)
-        category = tool.category_for(call.arguments) if tool is not None else "read"
-        decision = self.approvals.decide(call.name, category) if tool is not None else "allow"
+        arguments = call.arguments
+        if isinstance(arguments, str):  # not parsed yet, or refused (not JSON, too deep, too big)
+            arguments = parse_arguments(arguments)
+        if tool is not None and isinstance(arguments, dict):
+            category = tool.category_for(arguments)
+            decision = self.approvals.decide(call.name, category)
+        else:  # the call cannot run: its error result needs nobody's approval
+            category, decision = "read", "allow"
         refusal = ""
         if decision == "deny":
             refusal = f"{call.name}: denied by the approval policy ({category} tools are not allowed here)"
@@ -239,7 +264,7 @@ class Agent:
                 summary="denied",
             )
         else:
-            output = await self.tools.call_tool(call.name, call.arguments)
+            output = await self.tools.call_tool(call.name, arguments, timeout=self.tool_timeout)
         self.messages.append(
             ToolResult(
                 tool_call_id=call.id,

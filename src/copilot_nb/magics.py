@@ -19,7 +19,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Enum, Integer, List, Unicode, observe
+from traitlets import Enum, Float, Integer, List, Unicode, observe
 
 from . import line_commands
 from .agent import DEFAULT_MAX_ROUNDS
@@ -30,7 +30,7 @@ from .errors import ConfigError
 from .events import ApprovalNeeded, Failed
 from .providers.offline import OFFLINE_NOTE
 from .session import CopilotSession
-from .tools.registry import schema_library
+from .tools.registry import DEFAULT_TOOL_TIMEOUT, schema_library
 
 CELL_PREFIX = "%%copilot"
 
@@ -45,6 +45,12 @@ class CopilotMagics(Magics):
     max_rounds = Integer(DEFAULT_MAX_ROUNDS, help="Most model rounds in one request.").tag(
         config=True
     )
+    tool_timeout = Float(
+        DEFAULT_TOOL_TIMEOUT,
+        min=0.0,
+        help="Seconds one tool call may run before it is stopped; 0: no limit. run_code keeps "
+        "its own timeout when that is longer.",
+    ).tag(config=True)
     approve_read = Enum(DECISIONS, "allow", help="Reading files, cells, variables.").tag(
         config=True
     )
@@ -69,6 +75,7 @@ class CopilotMagics(Magics):
     @observe(
         "model",
         "max_rounds",
+        "tool_timeout",
         "approve_read",
         "approve_read_secret",
         "approve_edit",
@@ -83,6 +90,7 @@ class CopilotMagics(Magics):
         session = self.session
         session.model_spec = self.model
         session.max_rounds = self.max_rounds
+        session.tool_timeout = self.tool_timeout or None
         session.approvals = ApprovalPolicy(
             read=self.approve_read,
             read_secret=self.approve_read_secret,

@@ -8,6 +8,7 @@ lingua franca of chat APIs) are accepted wherever messages are given, via `as_me
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -54,14 +55,57 @@ class ToolCall:
         return isinstance(self.arguments, dict)
 
 
+MAX_ARGUMENT_CHARS = 1_000_000
+"""Characters of one tool call's argument text; longer text is refused unparsed: no tool needs
+it, and a model that sends it is broken or hijacked."""
+MAX_ARGUMENT_DEPTH = 64
+"""Nesting of arrays and objects in one call's arguments; deeper is refused before `json.loads`,
+whose recursion would otherwise raise RecursionError out of the loop."""
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[{]|[\]}]')
+"""A JSON string (closed or not) or one bracket: brackets inside strings are not nesting."""
+
+
 def parse_arguments(raw: str) -> Any:
-    """Parse tool-call argument text; empty text means no arguments; invalid JSON stays text."""
+    """Parse tool-call argument text; empty text means no arguments; text that is not JSON, or
+    that `arguments_problem` refuses, stays text (the registry tells the model why)."""
     if raw.strip() == "":
         return {}
+    if arguments_problem(raw) is not None:
+        return raw
     try:
         return json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError, MemoryError):
         return raw
+
+
+def arguments_problem(raw: str) -> str | None:
+    """Why argument text is refused before it is parsed (too long, nested too deep), else None."""
+    if len(raw) > MAX_ARGUMENT_CHARS:
+        return (
+            f"arguments are {len(raw):,} characters, more than the {MAX_ARGUMENT_CHARS:,} "
+            "allowed; send smaller arguments (split long content over several calls)"
+        )
+    if _nested_deeper_than(raw, MAX_ARGUMENT_DEPTH):
+        return (
+            f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels; send flat JSON arguments"
+        )
+    return None
+
+
+def _nested_deeper_than(text: str, limit: int) -> bool:
+    """Whether brackets outside JSON strings nest deeper than `limit`, found without recursion."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in "]}":
+            depth = max(0, depth - 1)
+    return False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,6 +18,7 @@ from .providers import Model, default_model_spec, resolve_model
 from .sandbox import Workspace
 from .tools import Tool, ToolSet, workspace_tools
 from .tools.defaults import kernel_toolsets
+from .tools.registry import DEFAULT_TOOL_TIMEOUT
 from .tools.wrappers import DeferredToolSet, FilteredToolSet
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
@@ -31,6 +32,7 @@ class CopilotSession:
         self.agent: Agent | None = None
         self.model_spec = ""
         self.max_rounds = DEFAULT_MAX_ROUNDS
+        self.tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
         self.approvals = ApprovalPolicy()
         self.user_tools = ToolSet()
         self.available: list[str] | None = None
@@ -64,12 +66,14 @@ class CopilotSession:
                 workspace=workspace,
                 tools=self.tools_for(workspace),
                 max_rounds=self.max_rounds,
+                tool_timeout=self.tool_timeout,
             )
         elif str(self.agent.workspace.root) != cwd:
             self.agent.workspace = Workspace(cwd)
         self.agent.tools = self.tools_for(self.agent.workspace)
         self.agent.model = model
         self.agent.max_rounds = self.max_rounds
+        self.agent.tool_timeout = self.tool_timeout
         return self.agent
 
     def reset(self) -> None:

@@ -114,7 +114,7 @@ def kernel_tools(
         summary = f"{len(entries)} inputs"
         return ToolOutput(content="\n".join(lines), summary=summary)
 
-    @tool(category="execute")
+    @tool(category="execute", timeout_argument="timeout")
     async def run_code(code: str, timeout: float = 30) -> ToolOutput:
         """Run Python code in the user's kernel, in their namespace, and show what it printed and returned.
 

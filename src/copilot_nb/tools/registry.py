@@ -4,13 +4,18 @@
 docstring). A `ToolSet` holds tools by name and runs calls; whatever goes wrong in a call (unknown
 tool, arguments that are not JSON or break the schema, the tool raising) comes back as an error
 *result* the model can read and act on. Only cancellation and our own bugs in this module escape.
+
+Every call has a time limit (`DEFAULT_TOOL_TIMEOUT`, or the caller's `timeout=`). A call past it
+is cancelled and the model reads that it was stopped; the loop goes on at once either way. What
+cannot be stopped keeps running in the background, its result thrown away (see `running.py`): a
+synchronous tool runs in a worker thread, which Python cannot kill, and an async tool that ignores
+cancellation finishes when it finishes. A tool that enforces its own limit (run_code) names the
+argument holding it (`timeout_argument`), and the general limit then never cuts it short.
 """
 
 from __future__ import annotations
 
-import asyncio
 import difflib
-import inspect
 import json
 import logging
 import re
@@ -20,12 +25,17 @@ from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import ConfigError, SandboxError, ToolError
 from ..events import CellChanged, FileChanged
-from ..messages import ToolSpec
+from ..messages import ToolSpec, arguments_problem
+from .running import invoke, is_async, within
 from .schema import function_schema
 
 _log = logging.getLogger(__name__)
 CATEGORIES = ("read", "read-secret", "edit", "execute")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+DEFAULT_TOOL_TIMEOUT = 120.0
+"""Seconds one tool call may run before it is stopped and the model told so."""
+OWN_TIMEOUT_GRACE = 10.0
+"""Seconds a tool with its own time limit gets past it, to stop and report what it did."""
 
 
 def _check_name(name: object) -> None:
@@ -73,6 +83,9 @@ class Tool:
     classify: Callable[[Mapping[str, Any]], str] | None = field(default=None, compare=False)
     """The category of one call from its arguments, where it depends on them (a read of `.env`
     is a `read-secret`, a read of `a.py` a `read`); None: always `category`."""
+    timeout_argument: str | None = None
+    """The argument holding the tool's own limit in seconds (run_code's `timeout`): a call may
+    then run that long plus a grace even past the tool set's general limit."""
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -92,6 +105,23 @@ class Tool:
             raise ConfigError(
                 f"tool {self.name!r}: invalid parameters schema: {exc.message}"
             ) from exc
+        if self.timeout_argument is not None and self.timeout_argument not in (
+            self.parameters.get("properties") or {}
+        ):
+            raise ConfigError(
+                f"tool {self.name!r}: timeout_argument {self.timeout_argument!r} is not one of "
+                "its arguments"
+            )
+
+    def time_limit(self, arguments: Mapping[str, Any], general: float | None) -> float | None:
+        """Seconds this call may run: the general limit, or the tool's own plus a grace when that
+        is longer (a general 120 s never stops a run_code the model gave 600 s)."""
+        if general is None or self.timeout_argument is None:
+            return general
+        own = arguments.get(self.timeout_argument)
+        if isinstance(own, (int, float)) and not isinstance(own, bool) and own > 0:
+            return max(general, float(own) + OWN_TIMEOUT_GRACE)
+        return general
 
     def category_for(self, arguments: Mapping[str, Any]) -> str:
         """The approval category of a call with these arguments; a classifier that fails on
@@ -124,6 +154,7 @@ def tool(
     category: str = "read",
     override: bool = False,
     classify: Callable[[Mapping[str, Any]], str] | None = None,
+    timeout_argument: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -134,6 +165,7 @@ def tool(
     category: str = "read",
     override: bool = False,
     classify: Callable[[Mapping[str, Any]], str] | None = None,
+    timeout_argument: str | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a Tool; use bare (`@tool`) or with options (`@tool(name=...)`)."""
 
@@ -154,6 +186,7 @@ def tool(
             category=category,
             override=override,
             classify=classify,
+            timeout_argument=timeout_argument,
         )
 
     return build if fn is None else build(fn)
@@ -198,20 +231,34 @@ class ToolSet:
     def __repr__(self) -> str:
         return f"ToolSet({', '.join(self._tools)})"
 
-    async def call_tool(self, name: str, arguments: Any) -> ToolOutput:
-        """Run one call; every failure becomes an error result, only cancellation propagates."""
+    async def call_tool(
+        self, name: str, arguments: Any, *, timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    ) -> ToolOutput:
+        """Run one call for at most `timeout` seconds (None: no limit); every failure, a timeout
+        included, becomes an error result; only cancellation propagates."""
         found = self._tools.get(name)
         if found is None:
             return _error(self._unknown_message(name))
         args = _as_arguments(found, arguments)
         if isinstance(args, ToolOutput):
             return args
-        problems = _schema_problems(self._validators[name], found.parameters, args)
+        try:
+            problems = _schema_problems(self._validators[name], found.parameters, args)
+        except (RecursionError, MemoryError):
+            problems = ["arguments nested too deep to check; send flat JSON arguments"]
         if problems:
             lines = [f"{name}: {p}" for p in problems]
             return _error("\n".join([*lines, f"{name} expects: {_expected(found.parameters)}"]))
+        limit = found.time_limit(args, timeout)
         try:
-            result = await _invoke(found.function, args)
+            finished, result = await within(invoke(found.function, args), limit)
+            if not finished:
+                assert limit is not None
+                return ToolOutput(
+                    content=_timeout_message(found, limit),
+                    is_error=True,
+                    summary=f"timed out after {limit:g} s",
+                )
         except (ToolError, SandboxError) as exc:
             message = str(exc)
             return _error(message if message.startswith(f"{name}:") else f"{name}: {message}")
@@ -231,17 +278,19 @@ class ToolSet:
         return f"unknown tool {name!r}{hint}; available tools: {', '.join(ordered)}"
 
 
-async def _invoke(function: Callable[..., Any], args: dict[str, Any]) -> Any:
-    """Await async tools on the loop; run sync ones in a thread so the kernel stays responsive."""
-    async_call = not inspect.isroutine(function) and inspect.iscoroutinefunction(
-        type(function).__call__  # an object whose __call__ is async
+def _timeout_message(found: Tool, limit: float) -> str:
+    """What the model reads when a call ran out of time; it says what may still be happening."""
+    background = (
+        " (it ran in a worker thread, which cannot be stopped: it may still finish in the "
+        "background, and its result will not be shown)"
+        if not is_async(found.function)
+        else ""
     )
-    if async_call or inspect.iscoroutinefunction(function):
-        return await function(**args)
-    result = await asyncio.to_thread(function, **args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
+    return (
+        f"{found.name} did not finish within {limit:g} s and was stopped{background}; "
+        "what it did until then stays done. Ask for less in one call (a narrower path, "
+        "pattern or range), or ask the user to raise the limit (CopilotMagics.tool_timeout)."
+    )
 
 
 def _as_arguments(found: Tool, arguments: Any) -> dict[str, Any] | ToolOutput:
@@ -251,8 +300,13 @@ def _as_arguments(found: Tool, arguments: Any) -> dict[str, Any] | ToolOutput:
     if isinstance(arguments, str) and arguments.strip() == "":
         return {}
     if isinstance(arguments, str):
+        problem = arguments_problem(arguments)
+        if problem is not None:
+            return _error(f"{found.name}: {problem}")
         try:
             arguments = json.loads(arguments)
+        except (RecursionError, MemoryError):
+            return _error(f"{found.name}: arguments nested too deep; send flat JSON arguments")
         except json.JSONDecodeError as exc:
             return _error(
                 f"{found.name}: the arguments were not valid JSON ({exc.msg}); they began: "
@@ -340,5 +394,3 @@ def _quote(text: str, limit: int) -> str:
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
-
-# --- schema from a typed function ---------------------------------------------------------------

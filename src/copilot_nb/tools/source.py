@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from ..messages import ToolSpec
-from .registry import Tool, ToolOutput
+from .registry import DEFAULT_TOOL_TIMEOUT, Tool, ToolOutput
 
 
 @runtime_checkable
@@ -19,4 +19,8 @@ class ToolSource(Protocol):
 
     def list_tools(self) -> list[ToolSpec]: ...
 
-    async def call_tool(self, name: str, arguments: Any) -> ToolOutput: ...
+    async def call_tool(
+        self, name: str, arguments: Any, *, timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    ) -> ToolOutput:
+        """Run one call within `timeout` seconds (None: no limit); failures become results."""
+        ...

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..messages import ToolSpec
-from .registry import Tool, ToolOutput, ToolSet
+from .registry import DEFAULT_TOOL_TIMEOUT, Tool, ToolOutput, ToolSet
 from .source import ToolSource
 
 DEFER_THRESHOLD = 40
@@ -55,9 +55,11 @@ class FilteredToolSet:
     def list_tools(self) -> list[ToolSpec]:
         return [t.spec for t in self]
 
-    async def call_tool(self, name: str, arguments: Any) -> ToolOutput:
+    async def call_tool(
+        self, name: str, arguments: Any, *, timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    ) -> ToolOutput:
         if self.allows(name):
-            return await self.inner.call_tool(name, arguments)
+            return await self.inner.call_tool(name, arguments, timeout=timeout)
         return await ToolSet(self).call_tool(name, arguments)  # the usual "unknown tool" result
 
 
@@ -97,14 +99,16 @@ class DeferredToolSet:
         found = [t.spec for t in self.extra if t.name in self.enabled]
         return [*self.core.list_tools(), *found, self._search.spec]
 
-    async def call_tool(self, name: str, arguments: Any) -> ToolOutput:
+    async def call_tool(
+        self, name: str, arguments: Any, *, timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    ) -> ToolOutput:
         if name == self._search.name and self.deferring:
-            return await ToolSet([self._search]).call_tool(name, arguments)
+            return await ToolSet([self._search]).call_tool(name, arguments, timeout=timeout)
         if name in self.core:
-            return await self.core.call_tool(name, arguments)
+            return await self.core.call_tool(name, arguments, timeout=timeout)
         if name in self.extra:
             self.enabled.add(name)  # called by name: keep it listed from now on
-            return await self.extra.call_tool(name, arguments)
+            return await self.extra.call_tool(name, arguments, timeout=timeout)
         return await ToolSet(self).call_tool(name, arguments)
 
     def search(self, pattern: str, limit: int = 10) -> list[Tool]:
