@@ -69,7 +69,7 @@ async def test_list_variables_shows_user_variables_with_type_shape_and_memory(
     out = await call(tools, "list_variables")
     lines = out.content.splitlines()
     assert lines[0] == "4 variables in the kernel:"
-    assert lines[1].split() == ["name", "type", "shape/len", "memory"]
+    assert lines[1].split() == ["name", "type", "shape/len", "memory", "value"]
     rows = {line.split()[0]: line for line in lines[2:]}
     assert list(rows) == ["area", "grid", "sales", "total"], "no modules, imports, _names or In/Out"
     deep = int(namespace["sales"].memory_usage(deep=True).sum())
@@ -78,6 +78,7 @@ async def test_list_variables_shows_user_variables_with_type_shape_and_memory(
     assert rows["grid"].split()[1:3] == ["numpy.ndarray", "(3,"]
     assert rows["grid"].endswith("96 B")
     assert rows["total"].split()[1] == "int"
+    assert rows["total"].endswith(" B  75"), "numbers and short strings show their value"
     assert out.summary == "4 variables"
 
 

@@ -3,11 +3,16 @@
 All four are coroutines, so the registry runs them on the kernel's event-loop thread rather than
 in a worker thread: they look at (and run_code changes) the user's objects while no cell runs,
 never beside one. How run_code runs code and enforces its timeout is in `execute.py`.
+
+They show the user's variables, not the interpreter: a path starts at a user variable and never
+steps onto a module or a dunder (`lookup.py`). Secrets are masked (`masking.py`) in what all four
+show; `inspect_variable(name, reveal=True)` shows one unmasked, and is a `read-secret` call the
+user approves.
 """
 
 from __future__ import annotations
 
-import difflib
+import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -15,12 +20,15 @@ from typing import Any
 
 from ..errors import ToolError
 from .execute import CodeRun, run_code_in
+from .lookup import lookup
+from .masking import REVEAL_HINT, MaskingRepr, is_secret_name, mask_label, redact_text
 from .outputs import strip_ansi, truncate
 from .registry import ToolOutput, ToolSet, tool
 from .variables import (
     describe,
     human_bytes,
     memory_of,
+    preview,
     safe_repr,
     size_of,
     type_name,
@@ -41,6 +49,7 @@ COPILOT_CELL_MARK = "__import__('copilot_nb.magics')"
 """What a `%%copilot` cell becomes in IPython's transformed history (see magics.py)."""
 MAX_TRACEBACK_LINES = 20
 """Lines of the last exception's traceback shown by get_history."""
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def kernel_tools(
@@ -48,13 +57,16 @@ def kernel_tools(
 ) -> ToolSet:
     """Tools over a live namespace (the kernel's `user_ns`); `shell` adds IPython's history."""
 
+    def hidden() -> dict[str, Any]:
+        return getattr(shell, "user_ns_hidden", None) or {}
+
     def variables() -> list[tuple[str, Any]]:
-        hidden = getattr(shell, "user_ns_hidden", None) or {}
-        return user_variables(namespace_provider(), hidden)
+        return user_variables(namespace_provider(), hidden())
 
     @tool
     async def list_variables() -> ToolOutput:
-        """List the user's variables in the kernel: name, type, shape or length, approximate memory.
+        """List the user's variables in the kernel: name, type, shape or length, memory, and the
+        value of numbers and short strings (secrets show as <masked>).
 
         Modules, names starting with "_", imported functions and IPython's own names are left out.
         """
@@ -63,31 +75,43 @@ def kernel_tools(
             return ToolOutput(
                 content="no user variables are defined in the kernel yet", summary="0 variables"
             )
-        rows = [("name", "type", "shape/len", "memory")]
+        rows = [("name", "type", "shape/len", "memory", "value")]
         rows += [
-            (n, type_name(v), size_of(v), human_bytes(memory_of(v)))
+            (n, type_name(v), size_of(v), human_bytes(memory_of(v)), preview(n, v))
             for n, v in found[:MAX_VARIABLES]
         ]
-        widths = [min(40, max(len(r[i]) for r in rows)) for i in range(3)]
+        widths = [min(40, max(len(r[i]) for r in rows)) for i in range(4)]
         lines = [
-            "  ".join([*(r[i].ljust(widths[i]) for i in range(3)), r[3]]).rstrip() for r in rows
+            "  ".join([*(r[i].ljust(widths[i]) for i in range(4)), r[4]]).rstrip() for r in rows
         ]
         if len(found) > MAX_VARIABLES:
             lines.append(f"… {len(found) - MAX_VARIABLES:,} more variables not shown")
+        if any(row[4] == "<masked>" for row in rows):
+            lines.append(f"(<masked>: a secret; {REVEAL_HINT})")
         summary = f"{len(found)} variables"
         return ToolOutput(content=f"{summary} in the kernel:\n" + "\n".join(lines), summary=summary)
 
-    @tool
-    async def inspect_variable(name: str) -> ToolOutput:
+    @tool(classify=lambda arguments: "read-secret" if arguments.get("reveal") else "read")
+    async def inspect_variable(name: str, reveal: bool = False) -> ToolOutput:
         """Describe one variable in detail: a DataFrame's dtypes, nulls and head; an array's stats.
 
+        Secrets (API keys, tokens, passwords, os.environ) are masked; reveal=True asks the user
+        to show them, so use it only when the user's request needs the secret itself.
+
         Args:
-            name: The variable's name; a dotted attribute path like "model.config" works too.
+            name: The variable's name, optionally with attributes and items: "model.coef_",
+                'cfg["db"]', "rows[0]". Modules, dunders and IPython's own names are refused.
+            reveal: Show masked secrets too; the user is asked first.
         """
-        value = _lookup(namespace_provider(), name.strip(), [n for n, _ in variables()])
-        return ToolOutput(
-            content=describe(name.strip(), value), summary=f"{name.strip()}: {type_name(value)}"
+        path = name.strip()
+        found = lookup(
+            namespace_provider(), path, hidden=hidden(), known=[n for n, _ in variables()]
         )
+        content = describe(path, found.value, secret=found.secret, reveal=reveal)
+        summary = f"{path}: {type_name(found.value)}"
+        if found.secret and not reveal:
+            summary += " (masked)"
+        return ToolOutput(content=content, summary=summary)
 
     @tool
     async def get_history(n: int = 10) -> ToolOutput:
@@ -104,15 +128,19 @@ def kernel_tools(
         outputs: Mapping[Any, Any] = found if isinstance(found, Mapping) else {}
         lines: list[str] = []
         for number, text in entries:
-            lines.append(f"In [{number}]: {_indent(truncate(text.rstrip(), MAX_INPUT_CHARS))}")
+            shown, _ = redact_text(text.rstrip())
+            lines.append(f"In [{number}]: {_indent(truncate(shown, MAX_INPUT_CHARS))}")
             if number in outputs:
-                shown = truncate(safe_repr(outputs[number]), MAX_INPUT_CHARS)
-                lines.append(f"Out[{number}]: {_indent(shown)}")
+                shown, _ = redact_text(_output(text, outputs[number]))
+                lines.append(f"Out[{number}]: {_indent(truncate(shown, MAX_INPUT_CHARS))}")
         if not lines:
             lines.append("(no inputs in this kernel's history yet)")
-        lines += _last_error(shell)
+        lines += [redact_text(line)[0] for line in _last_error(shell)]
+        content = "\n".join(lines)
+        if "<masked: " in content:
+            content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
         summary = f"{len(entries)} inputs"
-        return ToolOutput(content="\n".join(lines), summary=summary)
+        return ToolOutput(content=content, summary=summary)
 
     @tool(category="execute", timeout_argument="timeout")
     async def run_code(code: str, timeout: float = 30) -> ToolOutput:
@@ -135,28 +163,6 @@ def kernel_tools(
     return ToolSet([list_variables, inspect_variable, get_history, run_code])
 
 
-def _lookup(namespace: Mapping[str, Any], name: str, known: list[str]) -> Any:
-    """The object a name or dotted path names; a ToolError naming close matches otherwise."""
-    first, *attributes = name.split(".")
-    if first not in namespace:
-        close = difflib.get_close_matches(first, known, n=3, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        listed = ", ".join(close + [k for k in known if k not in close][:30]) or "none"
-        raise ToolError(
-            f"inspect_variable: no variable named {first!r}{hint}; user variables: {listed}"
-        )
-    value = namespace[first]
-    for depth, attribute in enumerate(attributes, 1):
-        try:
-            value = getattr(value, attribute)
-        except Exception as exc:
-            path = ".".join([first, *attributes[:depth]])
-            raise ToolError(
-                f"inspect_variable: {path} cannot be read ({type(exc).__name__}: {exc})"
-            ) from None
-    return value
-
-
 def _inputs(namespace: Mapping[str, Any], shell: Any | None) -> list[tuple[int, str]]:
     """(number, source) of past inputs as the user typed them, leaving out `%%copilot` cells.
 
@@ -170,6 +176,14 @@ def _inputs(namespace: Mapping[str, Any], shell: Any | None) -> list[tuple[int, 
         for number, text in enumerate(history)
         if isinstance(text, str) and text.strip() and not _is_copilot_cell(text)
     ]
+
+
+def _output(source: str, value: Any) -> str:
+    """A history output, masked whole when the input that made it names a secret (`api_key`)."""
+    last = source.strip().splitlines()[-1] if source.strip() else ""
+    if any(is_secret_name(word) for word in _IDENTIFIER.findall(last)):
+        return mask_label(value, hint=False)
+    return safe_repr(value, masker=MaskingRepr())
 
 
 def _is_copilot_cell(text: str) -> bool:
@@ -206,7 +220,7 @@ def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
     if run.stderr:
         parts.append("stderr:\n" + truncate(strip_ansi(run.stderr).rstrip("\n"), MAX_STDERR_CHARS))
     if run.has_value:
-        parts.append("result:\n" + safe_repr(run.value, MAX_VALUE_CHARS))
+        parts.append("result:\n" + safe_repr(run.value, MAX_VALUE_CHARS, masker=MaskingRepr()))
     if run.error:
         parts.append("error:\n" + run.error)
     if run.timed_out:
@@ -214,7 +228,9 @@ def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
             f"timed out: stopped after {timeout:g} s; what it did until then stays done. "
             "Pass a larger timeout if it needs longer, or make it do less."
         )
-    content = "\n".join(parts) if parts else "(no output)"
+    content, masked = redact_text("\n".join(parts)) if parts else ("(no output)", 0)
+    if masked or "<masked: " in content:
+        content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
     summary = first or f"ok in {run.seconds:.2f} s"

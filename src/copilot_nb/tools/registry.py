@@ -393,4 +393,3 @@ def _quote(text: str, limit: int) -> str:
 
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-

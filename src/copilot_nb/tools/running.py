@@ -55,9 +55,7 @@ def is_async(function: Callable[..., Any]) -> bool:
     """A coroutine function, or an object whose `__call__` is one."""
     if inspect.iscoroutinefunction(function):
         return True
-    return not inspect.isroutine(function) and inspect.iscoroutinefunction(
-        type(function).__call__
-    )
+    return not inspect.isroutine(function) and inspect.iscoroutinefunction(type(function).__call__)
 
 
 async def invoke(function: Callable[..., Any], args: dict[str, Any]) -> Any:

@@ -4,6 +4,10 @@ pandas and numpy objects get a schema-like summary (shape, dtypes, null counts, 
 statistics); an object with a `_repr_llm_()` method describes itself; anything else is a
 truncated repr. pandas and numpy are imported only to describe an object whose type comes from
 them (`type(obj).__module__`), so a kernel that never loaded them does not start to.
+
+Unless the user approved revealing them, secrets are masked (see `masking.py`): a whole value
+when its name or type says so, else each secret-named item, column or field and each
+secret-looking string inside it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,19 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from .lookup import is_internal
+from .masking import (
+    MaskingRepr,
+    is_code,
+    is_environment,
+    is_secret_name,
+    looks_secret,
+    mask_frame,
+    mask_label,
+    redact_text,
+    redact_value,
+    reveal_hint,
+)
 from .outputs import truncate
 
 MAX_DESCRIPTION_CHARS = 6000
@@ -26,8 +43,8 @@ MAX_COLUMNS = 60
 """DataFrame columns listed with their dtypes and null counts."""
 MAX_SOURCE_LINES = 60
 """Lines of a user-defined function's or class's source shown."""
-IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
-"""Names IPython puts in the user namespace that are not the user's variables."""
+MAX_PREVIEW_CHARS = 40
+"""Characters of a number's or short string's value shown by list_variables."""
 
 _repr = reprlib.Repr()
 _repr.maxlevel, _repr.maxstring, _repr.maxother, _repr.maxlong = 3, 1000, 2000, 200
@@ -43,9 +60,7 @@ def user_variables(
     """
     found = []
     for name, value in namespace.items():
-        if name.startswith("_") or name in IPYTHON_NAMES or not isinstance(name, str):
-            continue
-        if name in hidden and hidden[name] is value:
+        if not isinstance(name, str) or is_internal(name, value, hidden):
             continue
         if isinstance(value, types.ModuleType) or _imported(value):
             continue
@@ -112,43 +127,79 @@ def human_bytes(size: int | None) -> str:
     return f"{size} B"
 
 
-def describe(name: str, value: Any) -> str:
-    """What inspect_variable answers: a header line, then the kind-specific details."""
+def describe(name: str, value: Any, *, secret: str = "", reveal: bool = False) -> str:
+    """What inspect_variable answers: a header line, then the kind-specific details; secrets
+    masked unless `reveal` (`secret` says why the whole value is one)."""
     facts = [type_name(value), size_of(value), human_bytes(memory_of(value))]
     header = f"{name}: " + ", ".join(f for f in facts if f)
-    body = _body(value)
+    if secret and not reveal:
+        return f"{header}\n{mask_label(value)}\nmasked because {secret}; {reveal_hint(name)}"
+    if reveal:
+        body = _body(value, None)
+    else:
+        masker = MaskingRepr()
+        body, found = redact_text(_body(value, masker))
+        if found + masker.masked:
+            count = found + masker.masked
+            body += (
+                f"\n({count} masked: secret names or secret-looking values; {reveal_hint(name)})"
+            )
     return truncate(f"{header}\n{body}".rstrip(), MAX_DESCRIPTION_CHARS)
 
 
-def _body(value: Any) -> str:
+def preview(name: str, value: Any) -> str:
+    """A number's or short string's value for list_variables; `<masked>` for a secret."""
+    if is_environment(value) or (is_secret_name(name) and not is_code(value)):
+        return "<masked>"
+    if isinstance(value, str):
+        if looks_secret(value):
+            return "<masked>"
+    elif not (value is None or type(value) in (bool, int, float, complex)):
+        return ""
+    text = repr(value)
+    return text if len(text) <= MAX_PREVIEW_CHARS else text[: MAX_PREVIEW_CHARS - 1] + "…"
+
+
+def _body(value: Any, masker: MaskingRepr | None) -> str:
     llm = getattr(type(value), "_repr_llm_", None)
     if callable(llm):
         try:
             return str(value._repr_llm_())
         except Exception as exc:
             note = f"(_repr_llm_() failed: {type(exc).__name__}: {exc})\n"
-            return note + safe_repr(value)
+            return note + safe_repr(value, masker=masker)
     package = _package(value)
     try:
         if package == "pandas":
-            return _pandas(value)
+            return _pandas(value, masker)
         if package == "numpy":
-            return _numpy(value)
+            return _numpy(value, masker)
     except Exception as exc:  # an exotic subclass; a repr still helps
-        return f"(could not summarise: {type(exc).__name__}: {exc})\n{safe_repr(value)}"
+        shown = safe_repr(value, masker=masker)
+        return f"(could not summarise: {type(exc).__name__}: {exc})\n{shown}"
     if inspect.isfunction(value) or inspect.isclass(value) or inspect.ismethod(value):
         return _code_object(value)
-    return safe_repr(value)
+    return safe_repr(value, masker=masker)
 
 
-def safe_repr(value: Any, limit: int = MAX_DESCRIPTION_CHARS) -> str:
-    """repr with containers abbreviated and the text cut; a failing __repr__ is reported."""
+def safe_repr(
+    value: Any, limit: int = MAX_DESCRIPTION_CHARS, *, masker: MaskingRepr | None = None
+) -> str:
+    """repr with containers abbreviated and the text cut; a failing __repr__ is reported.
+
+    With a `masker`, secrets inside containers and strings are masked (and counted by it)."""
+    containers = (list, tuple, set, frozenset, dict)
     try:
-        text = (
-            _repr.repr(value)
-            if isinstance(value, (list, tuple, set, frozenset, dict))
-            else repr(value)
-        )
+        if masker is not None and isinstance(value, str):
+            text, found = redact_value(value)
+            masker.masked += found
+            text = repr(text)
+        elif masker is not None and isinstance(value, (*containers, Mapping)):
+            text = masker.repr(value)
+        elif isinstance(value, containers):
+            text = _repr.repr(value)
+        else:
+            text = repr(value)
     except Exception as exc:
         return f"<repr failed: {type(exc).__name__}: {exc}>"
     return truncate(text, limit)
@@ -158,8 +209,15 @@ def _package(value: Any) -> str:
     return (getattr(type(value), "__module__", None) or "").split(".")[0]
 
 
-def _pandas(value: Any) -> str:
+def _pandas(value: Any, masker: MaskingRepr | None) -> str:
     import pandas as pd
+
+    def head(data: Any) -> str:
+        shown = data.head(5)
+        if masker is not None:
+            shown, found = mask_frame(shown)
+            masker.masked += found
+        return str(shown.to_string())
 
     options = ("display.max_columns", 20, "display.width", 120, "display.max_colwidth", 40)
     with pd.option_context(*options):
@@ -173,19 +231,20 @@ def _pandas(value: Any) -> str:
                 lines.append(f"  {column!s}: {dtype}, {int(missing):,} null")
             if cols > MAX_COLUMNS:
                 lines.append(f"  … {cols - MAX_COLUMNS:,} more columns")
-            lines += ["head(5):", value.head(5).to_string()]
+            lines += ["head(5):", head(value)]
             return "\n".join(lines)
         if isinstance(value, pd.Series):
             lines = [
                 f"name: {value.name!r}, dtype: {value.dtype}, length {len(value):,}, "
                 f"{int(value.isna().sum()):,} null; index: {_index(value.index)}",
                 "head(5):",
-                value.head(5).to_string(),
+                head(value),
             ]
-            if pd.api.types.is_numeric_dtype(value.dtype) and len(value):
+            secret = masker is not None and is_secret_name(str(value.name))
+            if pd.api.types.is_numeric_dtype(value.dtype) and len(value) and not secret:
                 lines += ["describe():", value.describe().to_string()]
             return "\n".join(lines)
-    return safe_repr(value)
+    return safe_repr(value, masker=masker)
 
 
 def _index(index: Any) -> str:
@@ -196,11 +255,11 @@ def _index(index: Any) -> str:
     return f"{kind}{name} {index[0]!r} … {index[-1]!r}"
 
 
-def _numpy(value: Any) -> str:
+def _numpy(value: Any, masker: MaskingRepr | None) -> str:
     import numpy as np
 
     if not isinstance(value, np.ndarray):
-        return safe_repr(value)
+        return safe_repr(value, masker=masker)
     lines = [f"dtype: {value.dtype}, shape: {value.shape}, {value.nbytes:,} bytes"]
     kind = value.dtype.kind
     if value.size and kind in "biuf":
@@ -214,7 +273,7 @@ def _numpy(value: Any) -> str:
                 stats += f", {int(np.isnan(value).sum()):,} NaN"
             lines.append(stats)
     with np.printoptions(threshold=100, edgeitems=3, linewidth=100):
-        lines.append(safe_repr(value, 3000))
+        lines.append(safe_repr(value, 3000, masker=masker))
     return "\n".join(lines)
 
 

@@ -1,0 +1,263 @@
+"""Secrets in the kernel kept from the model unless the user says yes: what counts, and how it is hidden.
+
+A value is a secret by its name (`api_key`, `OPENAI_API_KEY`, `db_password`, `cfg["secret"]`:
+the words key, token, secret, password, passwd, credential, auth, cookie, session, private), by
+its type (`os.environ`, however it was reached), or by its look (`sk-...`, `ghp_...`, `AKIA...`,
+a PEM private key, a JWT), whatever its name. A masked value shows its kind and size, never its
+text: `<masked: str of 51 chars; ask to reveal>`. Text the tools show (reprs, history, tracebacks)
+goes through `redact_text`, which masks secret-looking literals and literals assigned to
+secret names. It is a filter for what the model reads, not a sandbox: code the user lets run can
+still print anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import reprlib
+import types
+from collections.abc import Mapping
+from typing import Any
+
+SECRET_WORDS = frozenset(
+    {
+        "key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "credential",
+        "creds",
+        "auth",
+        "authorization",
+        "authentication",
+        "bearer",
+        "cookie",
+        "session",
+        "sessionid",
+        "private",
+        "privkey",
+    }
+)
+"""Words of a name that say it holds a secret (plurals count too, except `keys`)."""
+_COMPOUND_ENDINGS = ("key", "token", "secret", "password", "passwd")
+"""Run-together names ending so are secrets too: `apikey`, `accesstoken`, `clientsecret`."""
+_NOT_SECRET = frozenset({"keys", "monkey", "donkey", "turkey", "hockey", "jockey", "whiskey"})
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+_SECRET_VALUE = re.compile(
+    "|".join(
+        [
+            r"-----BEGIN[A-Z ]*PRIVATE KEY-----(?:\\[nr]|[A-Za-z0-9+/=\s:,.-])*",
+            r"\bsk-[A-Za-z0-9_\-]{20,}",  # OpenAI (sk-proj-...), Anthropic (sk-ant-...)
+            r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
+            r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+            r"\bgithub_pat_[A-Za-z0-9_]{22,}",
+            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key ids
+            r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
+            r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API keys
+            r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
+            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWT
+            r"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{20,}=*",
+        ]
+    )
+)
+"""Well-known secret formats, found anywhere in a string."""
+_URL_PASSWORD = re.compile(
+    r"(?P<head>\b[a-zA-Z][\w+.-]*://[^\s:/@'\"]+:)(?P<secret>[^\s@/'\"]+)(?=@)"
+)
+_ASSIGNED = re.compile(
+    r"""(?P<name>[A-Za-z_][\w.\-]*)
+        (?P<sep>["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\], |]*?[ \t]*)?(?:==|:=|=|:)[ \t]*)
+        (?P<prefix>[rRbBuUfF]{0,2})
+        (?P<literal>\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""",
+    re.VERBOSE,
+)
+"""A quoted literal given to a name: `api_key = "..."`, `"password": '...'`, `token='...'`."""
+_SHELL_ASSIGNED = re.compile(
+    r"(?m)^(?P<lead>[ \t]*(?:%set_env|%env|!?[ \t]*export|!)[ \t]*)"
+    r"(?P<name>[A-Za-z_]\w*)(?P<sep>=|[ \t]+)(?P<value>[^\s'\"]\S*)"
+)
+"""`%env OPENAI_API_KEY=...`, `%set_env TOKEN ...`, `!export TOKEN=...`: unquoted values."""
+
+REVEAL_HINT = "inspect_variable(name=..., reveal=True) asks the user to show it"
+
+
+def reveal_hint(name: str) -> str:
+    """How the model asks for a masked value: a `read-secret` call the user approves."""
+    return f"inspect_variable(name={name!r}, reveal=True) asks the user to show it"
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable, attribute or key name says it holds a secret (`githubToken` does)."""
+    for word in _WORDS.findall(name):
+        lower = word.lower()
+        stem = lower[:-1] if lower.endswith("s") and len(lower) > 3 else lower
+        if lower in _NOT_SECRET or stem in _NOT_SECRET:
+            continue
+        if stem in SECRET_WORDS or lower in SECRET_WORDS or stem.endswith(_COMPOUND_ENDINGS):
+            return True
+    return False
+
+
+def is_environment(value: Any) -> bool:
+    """`os.environ` (or `os.environb`), by its type, however it was reached."""
+    return isinstance(value, os._Environ)
+
+
+def is_code(value: Any) -> bool:
+    """Functions, classes, methods: what a secret-sounding name (`get_token`) does not hide."""
+    kinds = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+    return isinstance(value, kinds)
+
+
+def looks_secret(text: str) -> bool:
+    """Whether a string holds a well-known secret format (or a password in a URL)."""
+    return bool(_SECRET_VALUE.search(text) or _URL_PASSWORD.search(text))
+
+
+def mask_label(value: Any, *, hint: bool = True) -> str:
+    """`<masked: str of 51 chars; ask to reveal>`: the kind and size of a value, not its text."""
+    if isinstance(value, str):
+        what = f"str of {len(value):,} chars"
+    elif isinstance(value, (bytes, bytearray)):
+        what = f"{type(value).__name__} of {len(value):,} bytes"
+    elif is_environment(value):
+        what = f"os.environ of {len(value):,} variables"
+    else:
+        kind = type(value)
+        module = (getattr(kind, "__module__", "") or "").split(".")[0]
+        what = (
+            kind.__qualname__
+            if module in ("builtins", "__main__", "")
+            else f"{module}.{kind.__qualname__}"
+        )
+        try:
+            if isinstance(value, Mapping) or hasattr(type(value), "__len__"):
+                what += f" of {len(value):,} items"
+        except Exception:
+            pass
+    return f"<masked: {what}{'; ask to reveal' if hint else ''}>"
+
+
+def redact_value(text: str) -> tuple[str, int]:
+    """A string with its secret-looking parts masked, and how many were."""
+    count = 0
+
+    def span(match: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return f"<masked: {len(match.group())} chars>"
+
+    def password(match: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return f"{match.group('head')}<masked: {len(match.group('secret'))} chars>"
+
+    text = _SECRET_VALUE.sub(span, text)
+    return _URL_PASSWORD.sub(password, text), count
+
+
+def redact_text(text: str) -> tuple[str, int]:
+    """Shown text (code, reprs, tracebacks) with secret-looking and secret-named literals masked."""
+    count = 0
+
+    def assigned(match: re.Match[str]) -> str:
+        nonlocal count
+        if not is_secret_name(match.group("name")):
+            return match.group()
+        literal = match.group("literal")
+        quote = literal[:3] if literal[:3] in ('"""', "'''") else literal[0]
+        if literal[len(quote) :].startswith("<masked: "):
+            return match.group()
+        count += 1
+        inner = len(literal) - 2 * len(quote)
+        masked = f"{quote}<masked: {inner} chars>{quote}"
+        return match.group("name") + match.group("sep") + match.group("prefix") + masked
+
+    def shell(match: re.Match[str]) -> str:
+        nonlocal count
+        if not is_secret_name(match.group("name")):
+            return match.group()
+        count += 1
+        value = f"<masked: {len(match.group('value'))} chars>"
+        return match.group("lead") + match.group("name") + match.group("sep") + value
+
+    text = _ASSIGNED.sub(assigned, text)
+    text = _SHELL_ASSIGNED.sub(shell, text)
+    text, found = redact_value(text)
+    return text, count + found
+
+
+class MaskingRepr(reprlib.Repr):
+    """reprlib's abbreviated repr, with secrets inside containers masked: a dict's values under
+    secret-named keys, os.environ anywhere, secret-looking strings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother, self.maxlong = 3, 1000, 2000, 200
+        self.maxlist = self.maxtuple = self.maxset = self.maxfrozenset = self.maxdict = 30
+        self.masked = 0
+
+    def repr1(self, x: Any, level: int) -> str:
+        if is_environment(x):
+            self.masked += 1
+            return mask_label(x, hint=False)
+        if isinstance(x, Mapping) and type(x).__module__ in ("builtins", "collections"):
+            return self._mapping(x, level)
+        return super().repr1(x, level)
+
+    def repr_str(self, x: str, level: int) -> str:
+        text, found = redact_value(x)
+        self.masked += found
+        return super().repr_str(text, level)
+
+    def _mapping(self, x: Mapping[Any, Any], level: int) -> str:
+        """Like reprlib's repr_dict, for any plain mapping, masking values under secret keys."""
+        prefix = "" if type(x) is dict else f"{type(x).__name__}("
+        suffix = "" if type(x) is dict else ")"
+        if not x:
+            return f"{prefix}{{}}{suffix}"
+        if level <= 0:
+            return f"{prefix}{{...}}{suffix}"
+        parts = []
+        for index, key in enumerate(x):
+            if index >= self.maxdict:
+                parts.append("...")
+                break
+            try:
+                value = x[key]
+            except Exception:
+                continue
+            if isinstance(key, str) and is_secret_name(key) and not is_code(value):
+                self.masked += 1
+                shown = mask_label(value, hint=False)
+            else:
+                shown = self.repr1(value, level - 1)
+            parts.append(f"{self.repr1(key, level - 1)}: {shown}")
+        return f"{prefix}{{{', '.join(parts)}}}{suffix}"
+
+
+def mask_frame(frame: Any) -> tuple[Any, int]:
+    """A pandas DataFrame or Series (a head, small) with secret-named columns and secret-looking
+    cells masked, and how many columns or cells were."""
+    import pandas as pd
+
+    count = 0
+    if isinstance(frame, pd.Series):
+        shown, count = mask_frame(frame.to_frame())
+        return shown.iloc[:, 0], count
+    masked = frame.copy()
+    for position, column in enumerate(frame.columns):
+        cells = frame.iloc[:, position]
+        if is_secret_name(str(column)):
+            masked.isetitem(position, [mask_label(v, hint=False) for v in cells])
+            count += 1
+        elif cells.dtype == object or pd.api.types.is_string_dtype(cells.dtype):
+            redacted = [redact_value(v) if isinstance(v, str) else (v, 0) for v in cells]
+            found = sum(n for _, n in redacted)
+            if found:
+                masked.isetitem(position, [v for v, _ in redacted])
+                count += found
+    return masked, count
