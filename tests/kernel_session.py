@@ -26,14 +26,15 @@ class Execution:
     def of_type(self, *types: str) -> list[dict[str, Any]]:
         return [m for m in self.messages if m["msg_type"] in types]
 
-    def final_displays(self) -> dict[str, str]:
-        """The last Markdown shown under each display id (updates replace earlier ones)."""
+    def final_displays(self, mime: str = "text/plain") -> dict[str, str]:
+        """The last output of this type (else its text) under each display id (updates replace
+        earlier ones)."""
         shown: dict[str, str] = {}
         for message in self.of_type("display_data", "update_display_data"):
             content = message["content"]
             key = content.get("transient", {}).get("display_id", str(len(shown)))
             data = content["data"]
-            shown[key] = data.get("text/markdown") or data.get("text/plain", "")
+            shown[key] = data.get(mime) or data.get("text/plain", "")
         return shown
 
     @property

@@ -214,7 +214,9 @@ def test_files_over_the_size_limit_are_noted_and_not_restored(ws: Workspace, roo
     assert restored["big.csv"].action == "not restored"
     assert "too big" in restored["big.csv"].detail
     assert restored["small.txt"].action == "removed"
-    assert "**not restored**" in render_undo(list(restored.values()))
+    report = render_undo(list(restored.values()))
+    assert "<code>big.csv</code> <strong>not restored — too big" in report.html
+    assert "- big.csv not restored — too big" in report.text
 
 
 def test_a_big_file_that_was_moved_is_moved_back(ws: Workspace, root: Path) -> None:
@@ -266,21 +268,24 @@ def test_last_turn_diff_shows_each_change_against_the_disk(ws: Workspace) -> Non
     assert "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+# Notes\n" in diff
     assert "--- a/pkg/sub/b.py\n+++ /dev/null\n" in diff
     assert "Binary or large file blob.bin changed (no text diff)" in diff
-    markdown = render_diff(diff, label="second")
-    assert markdown.startswith("Changes of the turn **second**:\n\n")
-    assert "- `pkg/a.py` +1 −1" in markdown
-    assert "- `notes.md` +1 −0" in markdown
-    assert "- `pkg/sub/b.py` +0 −1" in markdown
-    assert "- `blob.bin` +0 −0" in markdown
-    assert "\n\n```diff\nBinary or large file blob.bin" in markdown and markdown.endswith("\n```")
+    report = render_diff(diff, label="second")
+    assert report.html.startswith("<p>Changes of the turn <strong>second</strong>:</p><ul>")
+    assert "<li><code>pkg/a.py</code> +1 −1</li>" in report.html
+    assert "<li><code>notes.md</code> +1 −0</li>" in report.html
+    assert "<li><code>pkg/sub/b.py</code> +0 −1</li>" in report.html
+    assert "<li><code>blob.bin</code> +0 −0</li>" in report.html
+    assert "</ul><pre><code>Binary or large file blob.bin changed (no text diff)\n" in report.html
+    assert report.html.endswith("</code></pre>")
+    assert report.text.startswith("Changes of the turn “second”:\n\n- blob.bin +0 −0\n")
+    assert report.text.endswith(diff.rstrip("\n"))
 
 
 def test_render_diff_counts_removed_lines_that_look_like_headers() -> None:
     diff = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,2 @@\n--- old comment\n+++ new comment\n x\n"
-    assert "- `q.sql` +1 −1" in render_diff(diff)
-    assert render_diff("").startswith("No changes to show")
+    assert "- q.sql +1 −1" in render_diff(diff).text
+    assert render_diff("").text.startswith("No changes to show")
     long = "--- a/x\n+++ b/x\n@@ -1,500 +0,0 @@\n" + "-line\n" * 500
-    assert "… 103 more diff lines not shown" in render_diff(long)
+    assert "… 103 more diff lines not shown" in render_diff(long).html
 
 
 def test_render_undo_lists_what_happened() -> None:
@@ -289,13 +294,20 @@ def test_render_undo_lists_what_happened() -> None:
         RestoredPath(path="new.py", action="removed", turn="fix the bug"),
         RestoredPath(path="old/", action="recreated", turn="fix the bug"),
     ]
-    assert render_undo(restored) == (
-        "Undid the turn **fix the bug** (3 path(s)):\n\n"
-        "- `a.py` restored\n"
-        "- `new.py` removed (the turn had created it)\n"
-        "- `old/` recreated (the turn had deleted it)"
+    report = render_undo(restored)
+    assert report.text == (
+        "Undid the turn “fix the bug” (3 path(s)):\n\n"
+        "- a.py restored\n"
+        "- new.py removed (the turn had created it)\n"
+        "- old/ recreated (the turn had deleted it)"
     )
-    assert render_undo([]).startswith("Nothing to undo")
+    assert report.html == (
+        "<p>Undid the turn <strong>fix the bug</strong> (3 path(s)):</p><ul>"
+        "<li><code>a.py</code> restored</li>"
+        "<li><code>new.py</code> removed (the turn had created it)</li>"
+        "<li><code>old/</code> recreated (the turn had deleted it)</li></ul>"
+    )
+    assert render_undo([]).text.startswith("Nothing to undo")
 
 
 # --- through a real agent ---------------------------------------------------------------------

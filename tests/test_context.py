@@ -39,6 +39,7 @@ from copilot_nb.tokens import (
     message_tokens,
     request_tokens,
 )
+from tests.html_safety import table_rows
 from tests.text_samples import PROSE, PYTHON
 
 # --- budgets and windows -------------------------------------------------------------------------
@@ -461,18 +462,21 @@ def test_history_shows_the_meter_and_what_each_message_costs(tmp_path):
         SummaryMessage(content="[Summary of 3 earlier messages]\n\nRead a.py.", replaced=3),
         *a_round(1, 5000),
     ]
-    text = render_history(agent)
-    assert text.startswith("**gpt-4o** · ") and "of 106,400 input tokens" in text
-    assert "| 3 | summary |" in text and "| 4 | assistant |" in text
-    assert "read_file(path='f1_0.py')" in text
-    assert "| 5 | tool |" in text
+    report = render_history(agent)
+    assert report.html.startswith("<p><strong>gpt-4o</strong> · ")
+    assert "of 106,400 input tokens" in report.text
+    rows = table_rows(report.html)
+    assert rows[0] == ["#", "role", "tokens", "message"]
+    assert rows[3][:2] == ["3", "summary"] and rows[4][:2] == ["4", "assistant"]
+    assert "read_file(path='f1_0.py')" in rows[4][3]
+    assert rows[5][:2] == ["5", "tool"]
 
 
 def test_history_marks_shortened_results_and_counts_compactions(tmp_path):
     agent = Agent(model=Summarizer(name="gpt-4o"), workspace=tmp_path)
     agent.messages += [REQUEST, *a_round(1, 50_000)]
     agent.messages = asyncio.run(agent.context.fit(agent.messages, ShrinkingModel(), []))
-    text = render_history(agent)
+    text = render_history(agent).text
     assert "tool (shortened)" in text and "1 compaction: 1 tool results shortened" in text
 
 

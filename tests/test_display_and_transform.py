@@ -18,16 +18,21 @@ from copilot_nb.events import (
 )
 from copilot_nb.magics import transform_copilot_cell
 from copilot_nb.messages import Usage
+from copilot_nb.safe_html import DIFF_STYLES
 
 
 class FakeHandle:
-    """Stands in for a DisplayHandle: records what each update would show."""
+    """Stands in for a DisplayHandle: records what each update would show (HTML and text)."""
 
     def __init__(self) -> None:
         self.shown: list[str] = []
+        self.html: list[str] = []
 
     def update(self, obj: object) -> None:
-        self.shown.append(obj._repr_mimebundle_()["text/markdown"])  # type: ignore[attr-defined]
+        bundle = obj._repr_mimebundle_()  # type: ignore[attr-defined]
+        assert set(bundle) == {"text/html", "text/plain"}, "never Markdown: it may carry raw HTML"
+        self.shown.append(bundle["text/plain"])
+        self.html.append(bundle["text/html"])
 
 
 def make_renderer(interval: float = 0.25):
@@ -65,6 +70,7 @@ def test_streaming_is_throttled_and_the_final_flush_is_complete():
     renderer.flush()
     assert 3 <= len(handle.shown) <= 6
     assert handle.shown[-1] == "x" * 1000
+    assert handle.html[-1] == f"<p>{'x' * 1000}</p>\n"
 
 
 def test_tool_calls_show_as_one_line_each_with_their_diff():
@@ -82,12 +88,30 @@ def test_tool_calls_show_as_one_line_each_with_their_diff():
     )
     renderer.handle(UsageReported(usage=Usage(input_tokens=1200, output_tokens=34)))
     renderer.handle(Failed(error="model unavailable"))
+    html = handle.html[-1]
+    assert "<details><summary>Thinking</summary><p>thinking about it</p>" in html
+    assert "<div>✓ <strong>edit_file</strong> <code>a.py</code> — a.py +1 −1</div>" in html
+    removed, added = (f'<span style="{DIFF_STYLES[kind]}">' for kind in ("del", "add"))
+    assert (
+        f"<details><summary>diff</summary><pre><code>{removed}-old</span>\n{added}+new</span>"
+        "</code></pre></details>"
+    ) in html
+    assert "<div>✗ <strong>read_file</strong> <code>b.py</code> — no such file</div>" in html
+    assert html.endswith("<strong>Error:</strong> model unavailable</p>")
     text = handle.shown[-1]
-    assert "<summary>Thinking</summary>" in text
-    assert "✓ **edit_file** `a.py` — a.py +1 −1" in text
-    assert "```diff\n-old\n+new\n```" in text
-    assert "✗ **read_file** `b.py` — no such file" in text
-    assert text.rstrip().endswith("**Error:** model unavailable")
+    assert "✓ edit_file a.py — a.py +1 −1\n\n-old\n+new" in text
+    assert "✗ read_file b.py — no such file" in text
+    assert text.endswith("Error: model unavailable")
+
+
+def test_model_html_in_the_answer_is_shown_as_text():
+    renderer, handle, _ = make_renderer(interval=0)
+    renderer.handle(TextDelta(text='Look: <img src=x onerror="alert(1)"> **bold**'))
+    renderer.handle(Done(text=""))
+    renderer.flush()
+    assert handle.html[-1] == (
+        "<p>Look: &lt;img src=x onerror=&quot;alert(1)&quot;&gt; <strong>bold</strong></p>\n"
+    )
 
 
 def test_public_names_are_pinned():
@@ -138,4 +162,5 @@ def test_load_ext_imports_nothing_heavy():
     probe = "import sys, copilot_nb.magics; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.check_output([sys.executable, "-c", probe], text=True).split())
     heavy = {"openai", "anthropic", "pandas", "numpy", "jsonschema", "nbformat", "ipywidgets"}
+    heavy |= {"markdown_it"}  # the safe renderer parses Markdown on first render
     assert not heavy & loaded

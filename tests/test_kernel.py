@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from copilot_nb.testing import call, reply
+from tests.html_safety import violations
 from tests.kernel_session import KernelSession, scripted_env
 
 pytestmark = pytest.mark.kernel
@@ -56,11 +57,15 @@ def test_a_copilot_cell_edits_a_file_and_streams_its_output(serve, kernel_for, t
 
     assert run.status == "ok", run.reply["content"]
     assert (tmp_path / "hello.py").read_text() == 'print("hello, notebook")\n'
-    (final,) = run.final_displays().values()
-    assert "✓ **read_file** `hello.py`" in final
-    assert "✓ **edit_file** `hello.py`" in final
-    assert "Done: the greeting is now" in final and "tokens:" in final
-    assert '+print("hello, notebook")' in final
+    (final,) = run.final_displays("text/html").values()
+    assert "<div>✓ <strong>read_file</strong> <code>hello.py</code>" in final
+    assert "<div>✓ <strong>edit_file</strong> <code>hello.py</code>" in final
+    assert "<p>Done: the greeting is now <strong>hello, notebook</strong>." in final
+    assert "tokens:" in final
+    assert ">+print(&quot;hello, notebook&quot;)</span>" in final
+    assert violations(final) == []
+    (text,) = run.final_displays().values()
+    assert "✓ edit_file hello.py" in text and '+print("hello, notebook")' in text
     updates = run.of_type("update_display_data")
     assert 1 <= len(updates) < 60, "streaming updates are throttled, not one per token"
     server.assert_complete()
@@ -132,8 +137,8 @@ def test_without_a_user_to_ask_an_edit_is_denied_and_reported(serve, kernel_for,
     run = kernel.execute("%%copilot\nchange world to notebook")
     assert run.status == "ok"
     assert (tmp_path / "hello.py").read_text() == 'print("hello, world")\n'
-    (final,) = run.final_displays().values()
-    assert "✗ **edit_file** `hello.py` — denied" in final
+    (final,) = run.final_displays("text/html").values()
+    assert "<div>✗ <strong>edit_file</strong> <code>hello.py</code> — denied" in final
     result = server.requests[1].messages[-1]["content"]
     assert "nobody could be asked" in result and "--yes" in result
 

@@ -165,16 +165,18 @@ def test_denied_edits_are_reported_and_undo_restores_file_and_notebook_byte_for_
 
         denied = kernel.execute("%%copilot\ndelete the first cell")
         assert denied.status == "ok"
-        (shown,) = denied.final_displays().values()
-        assert "✗ **delete_cell**" in shown and "not allowed" in shown
+        (shown,) = denied.final_displays("text/html").values()
+        assert "<div>✗ <strong>delete_cell</strong>" in shown and "not allowed" in shown
         assert notebook.read_bytes() == changed
         assert "denied" in tool_results(server.requests[-1])["d"]
 
         diff = kernel.execute("%copilot diff")
-        assert "return 2" in "".join(diff.final_displays().values())
+        (report,) = diff.final_displays("text/html").values()
+        assert "<li><code>utils.py</code> +1 −1</li>" in report and ">+    return 2</span>" in report
         undo = kernel.execute("%copilot undo")
         assert undo.status == "ok", undo.reply["content"]
-        assert "utils.py" in "".join(undo.final_displays().values())
+        (report,) = undo.final_displays("text/html").values()
+        assert "<li><code>utils.py</code> restored</li>" in report
     finally:
         kernel.close()
     assert (tmp_path / "utils.py").read_bytes() == utils_before

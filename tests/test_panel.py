@@ -386,15 +386,43 @@ def test_outbox_replay_and_clear():
     assert sent[-1] == {"ops": [["clear"]]} and box.history == []
 
 
-def test_arguments_preview_shows_edits_as_diffs_and_clips_long_values():
+def test_arguments_preview_shows_edits_as_diffs_and_everything_it_approves():
     assert arguments_preview({"path": "a", "old_str": "x\ny", "new_str": "z"}) == (
         "diff",
         "-x\n-y\n+z",
     )
     assert arguments_preview({"path": "a", "content": "print(1)"}) == ("code", "print(1)")
     assert arguments_preview({}) == ("", "")
-    kind, text = arguments_preview({"code": "x" * 10_000})
-    assert kind == "json" and len(text) < 4100 and text.endswith("more characters)")
+    body = "".join(f"line {n}\n" for n in range(2000))
+    assert arguments_preview({"code": body}) == ("code", body), "an approval hides nothing"
+    kind, text = arguments_preview({"pattern": "x" * 10_000})
+    assert kind == "json" and len(text) > 10_000
+
+
+def test_an_approval_says_when_the_file_runs_code_later():
+    from copilot_nb.events import ApprovalNeeded
+
+    loop = asyncio.new_event_loop()
+    try:
+        asks = [
+            event_ops(
+                ApprovalNeeded(
+                    call_id="w1",
+                    name="write_file",
+                    arguments={"path": path, "content": "x"},
+                    summary=path,
+                    category="edit",
+                    decision=loop.create_future(),
+                )
+            )
+            for path in ("conftest.py", "notes.md")
+        ]
+    finally:
+        loop.close()
+    assert asks == [
+        [["ask", "w1", "edit", "conftest.py runs code later: pytest imports it when tests run"]],
+        [["ask", "w1", "edit"]],
+    ]
 
 
 def test_event_ops_leave_usage_and_done_to_the_meter():

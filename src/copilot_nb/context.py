@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .compaction import Compaction, Compactor, SummaryMessage, is_elided
 from .errors import ConfigError
 from .messages import AssistantMessage, Message, SystemMessage, ToolResult, ToolSpec, Usage
+from .safe_html import Rendered, escape, table_html
 from .tokens import REQUEST_OVERHEAD, Calibration, message_tokens, prompt_tokens, tools_tokens
 
 if TYPE_CHECKING:
@@ -276,31 +277,45 @@ def _count(value: Any) -> int | None:
     return None
 
 
-def render_history(agent: Agent) -> str:
-    """`%copilot history`: the token meter and every message with what it costs, as Markdown."""
+def render_history(agent: Agent) -> Rendered:
+    """`%copilot history`: the token meter and every message with what it costs, as safe HTML."""
     context: ContextWindow = getattr(agent, "context", None) or ContextWindow()
     tools = agent.tools.list_tools()
     report = context.report(agent.messages, agent.model, tools)
     share = report.used / report.input_limit if report.input_limit else 0
-    lines = [
-        f"**{report.model}** · {report.used:,} of {report.input_limit:,} input tokens "
-        f"({share:.0%}) · window {report.window:,}",
-        "",
+    meter = (
+        f"{report.used:,} of {report.input_limit:,} input tokens ({share:.0%}) · "
+        f"window {report.window:,}"
+    )
+    notes = [
         f"system prompt {report.system:,} · tools {report.tools:,} · "
-        f"conversation {report.history:,} tokens in {report.messages} messages",
+        f"conversation {report.history:,} tokens in {report.messages} messages"
     ]
     if report.compactions:
-        lines.append(
+        notes.append(
             f"{report.compactions} compaction{'s' * (report.compactions != 1)}: "
             f"{report.elided} tool results shortened, {report.summarized} messages summarised"
         )
     if report.reports:
-        lines.append(f"estimates × {report.ratio:.2f}, from {report.reports} usage reports")
-    lines += ["", "| # | role | tokens | message |", "|--:|---|--:|---|"]
-    for number, message in enumerate(agent.messages, 1):
-        tokens = context.calibration.scale(context.cost(message))
-        lines.append(f"| {number} | {_role(message)} | {tokens:,} | {_gist(message)} |")
-    return "\n".join(lines)
+        notes.append(f"estimates × {report.ratio:.2f}, from {report.reports} usage reports")
+    rows = [
+        (
+            number,
+            _role(message),
+            f"{context.calibration.scale(context.cost(message)):,}",
+            _gist(message),
+        )
+        for number, message in enumerate(agent.messages, 1)
+    ]
+    header = ("#", "role", "tokens", "message")
+    markup = (
+        f"<p><strong>{escape(report.model)}</strong> · {escape(meter)}</p>"
+        + "".join(f"<p>{escape(note)}</p>" for note in notes)
+        + table_html(header, rows, align="rlrl")
+    )
+    plain = [f"{report.model} · {meter}", *notes, ""]
+    plain += [f"{n:>3}  {role:<16} {tokens:>8}  {gist}" for n, role, tokens, gist in rows]
+    return Rendered(markup, "\n".join(plain))
 
 
 def _role(message: Message) -> str:
@@ -320,8 +335,7 @@ def _gist(message: Message, limit: int = 80) -> str:
     else:
         text = message.content
     line = " ".join(text.split())
-    line = line if len(line) <= limit else line[: limit - 1] + "…"
-    return line.replace("|", "\\|")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _args(arguments: Any) -> str:

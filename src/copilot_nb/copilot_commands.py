@@ -28,6 +28,7 @@ from .providers.github_auth import (
 )
 from .providers.http import http_error
 from .providers.openai import OpenAIChat
+from .safe_html import escape, table_html
 
 T = TypeVar("T")
 
@@ -109,11 +110,7 @@ def show_models(spec: str) -> None:
         _show(copilot_table(infos))
     elif isinstance(model, OpenAIChat):
         ids = run_interruptibly(_closing(model, openai_model_ids(model)))
-        lines = [f"{model.provider} models at {model.base_url}:", *(f"  {i}" for i in ids)]
-        markdown = f"**{model.provider}** models at `{model.base_url}`:\n\n" + "\n".join(
-            f"- `{model.provider}:{i}`" for i in ids
-        )
-        _show({"text/plain": "\n".join(lines), "text/markdown": markdown})
+        _show(model_list(model.provider, model.base_url, ids))
     else:
         print(
             f"copilot: {getattr(model, 'name', spec)} has no model list to show here; "
@@ -153,8 +150,19 @@ async def model_choices(spec: str, model: Any) -> list[str]:
     return [f"{provider}:{model_id}" for model_id in ids]
 
 
+def model_list(provider: str, base_url: str, ids: Sequence[str]) -> dict[str, str]:
+    """An OpenAI-compatible server's model ids as a list (HTML escaped: a server names them)."""
+    plain = [f"{provider} models at {base_url}:", *(f"  {i}" for i in ids)]
+    markup = (
+        f"<p><strong>{escape(provider)}</strong> models at <code>{escape(base_url)}</code>:</p><ul>"
+        + "".join(f"<li><code>{escape(f'{provider}:{i}')}</code></li>" for i in ids)
+        + "</ul>"
+    )
+    return {"text/plain": "\n".join(plain), "text/html": markup}
+
+
 def copilot_table(infos: Sequence[CopilotModelInfo]) -> dict[str, str]:
-    """Copilot's chat models as a Markdown table (and plain text): window, output, tools."""
+    """Copilot's chat models as a table (and plain text): window, output, tools."""
     chat = sorted((m for m in infos if m.kind == "chat"), key=lambda m: not m.picker_enabled)
     rows = [
         (
@@ -169,22 +177,14 @@ def copilot_table(infos: Sequence[CopilotModelInfo]) -> dict[str, str]:
         for m in chat
     ]
     header = ("model", "name", "vendor", "context", "max output", "tools", "notes")
-    title = f"GitHub Copilot: {len(rows)} chat models; use one as `copilot:<model>`"
-    markdown = "\n".join(
-        [
-            title,
-            "",
-            "| " + " | ".join(header) + " |",
-            "|" + "---|" * len(header),
-            *("| `" + r[0] + "` | " + " | ".join(r[1:]) + " |" for r in rows),
-        ]
-    )
+    title = f"GitHub Copilot: {len(rows)} chat models; use one as copilot:<model>"
+    markup = f"<p>{escape(title)}</p>" + table_html(header, rows, align="lllrrcl")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    plain = [title.replace("`", "")] + [
+    plain = [title] + [
         "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
         for r in [header, *rows]
     ]
-    return {"text/plain": "\n".join(plain), "text/markdown": markdown}
+    return {"text/plain": "\n".join(plain), "text/html": markup}
 
 
 def _notes(model: CopilotModelInfo) -> list[str]:

@@ -1,8 +1,11 @@
-"""Agent events rendered as one live Markdown output: streamed text, a line per tool call, diffs.
+"""Agent events rendered as one live HTML output: streamed text, a line per tool call, diffs.
 
 The transcript is updated in place through a display handle, at most a few times a second
-(a browser re-renders the whole Markdown on each update), and always once more at the end, so the
+(a browser re-renders the whole output on each update), and always once more at the end, so the
 final output is complete. It never prints: it only updates its own display.
+
+The output is HTML built by `safe_html` (with plain text alongside), never Markdown: a front end
+renders a just-run cell's Markdown with its raw HTML, and the model's text must never run.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from .events import (
     ToolStarted,
     UsageReported,
 )
+from .safe_html import Rendered, details_html, diff_html, escape, inline_html, markdown_html
 
 UPDATE_INTERVAL = 0.25
 """Seconds between display updates while streaming: smooth to the eye, cheap for the front end."""
@@ -39,33 +43,78 @@ class _ToolLine:
     ok: bool | None = None
     diffs: list[str] = field(default_factory=list)
 
-    def markdown(self) -> str:
+    def html(self) -> str:
         icon = {None: "⏳", True: "✓", False: "✗"}[self.ok]
-        target = f" `{self.target}`" if self.target else ""
-        outcome = f" — {_inline(self.outcome)}" if self.outcome else ""
-        line = f"{icon} **{self.name}**{target}{outcome}"
-        for diff in self.diffs:
-            line += f"\n\n<details><summary>diff</summary>\n\n```diff\n{diff.rstrip()}\n```\n\n</details>"
-        return line
+        line = f"{icon} <strong>{escape(self.name)}</strong>"
+        if self.target:
+            line += f" <code>{escape(_one_line(self.target))}</code>"
+        if self.outcome:
+            line += f" — {escape(_one_line(self.outcome))}"
+        diffs = "".join(details_html("diff", diff_html(d)) for d in self.diffs)
+        return f"<div>{line}</div>{diffs}"
+
+    def plain(self) -> str:
+        icon = {None: "⏳", True: "✓", False: "✗"}[self.ok]
+        line = " ".join(p for p in (icon, self.name, _one_line(self.target)) if p)
+        if self.outcome:
+            line += f" — {_one_line(self.outcome)}"
+        return "\n\n".join([line, *(d.rstrip("\n") for d in self.diffs)])
+
+
+@dataclass
+class _Reasoning:
+    text: str
+
+    def html(self) -> str:
+        return details_html("Thinking", markdown_html(self.text))
+
+    def plain(self) -> str:
+        return f"Thinking: {self.text.strip()}"
+
+
+@dataclass(frozen=True)
+class _Prose:
+    """Text we wrote (a notice, an error): escaped, in its own paragraph."""
+
+    text: str
+    prefix: str = ""
+
+    def html(self) -> str:
+        lead = f"<strong>{escape(self.prefix)}</strong> " if self.prefix else ""
+        return f'<p style="white-space:pre-wrap">{lead}{escape(self.text)}</p>'
+
+    def plain(self) -> str:
+        return f"{self.prefix} {self.text}" if self.prefix else self.text
 
 
 @dataclass
 class Transcript:
-    """What a `%%copilot` cell shows; renders as Markdown, and as the same text where no HTML is."""
+    """What a `%%copilot` cell shows: safe HTML, and the same as plain text where no HTML is."""
 
     blocks: list[Any] = field(default_factory=list)
     footer: list[str] = field(default_factory=list)
+    """Our own notes under the answer (offline model, tokens, interrupted), as one-line Markdown."""
 
-    def markdown(self) -> str:
-        parts = [b if isinstance(b, str) else b.markdown() for b in self.blocks]
+    def html(self) -> str:
+        parts = [markdown_html(b) if isinstance(b, str) else b.html() for b in self.blocks]
+        body = "\n".join(p for p in parts if p)
+        if self.footer:
+            notes = "<br>".join(inline_html(note) for note in self.footer)
+            body += f'\n<p style="font-size:0.85em;opacity:0.8">{notes}</p>'
+        return body or "<p>…</p>"
+
+    def text(self) -> str:
+        parts = [b if isinstance(b, str) else b.plain() for b in self.blocks]
         body = "\n\n".join(p.strip("\n") for p in parts if p.strip())
         if self.footer:
-            body += "\n\n" + "  \n".join(self.footer)
+            body += "\n\n" + "\n".join(self.footer)
         return body or "…"
 
+    def rendered(self) -> Rendered:
+        return Rendered(self.html(), self.text())
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        text = self.markdown()
-        return {"text/markdown": text, "text/plain": text}
+        return self.rendered()._repr_mimebundle_()
 
 
 class CellRenderer:
@@ -91,7 +140,7 @@ class CellRenderer:
         self._current: _ToolLine | None = None
         self.updates = 0
         self.tokens_in = self.tokens_out = 0
-        self._handle = display(_Snapshot(self.transcript.markdown()), display_id=True)
+        self._handle = display(self.transcript.rendered(), display_id=True)
 
     def notice(self, text: str) -> None:
         self.transcript.footer.append(text)
@@ -129,12 +178,12 @@ class CellRenderer:
             self.tokens_in += event.usage.input_tokens
             self.tokens_out += event.usage.output_tokens
         elif isinstance(event, Notice):
-            blocks.append(f"_⚠ {_inline(event.text)}_")
+            blocks.append(_Prose(event.text, "⚠"))
         elif isinstance(event, Done):
             if self.tokens_in or self.tokens_out:
-                self.notice(f"<sub>tokens: {self.tokens_in:,} in · {self.tokens_out:,} out</sub>")
+                self.notice(f"tokens: {self.tokens_in:,} in · {self.tokens_out:,} out")
         elif isinstance(event, Failed):
-            blocks.append(f"**Error:** {event.error}")
+            blocks.append(_Prose(event.error, "Error:"))
         self._dirty = True
         if self._clock() - self._last >= self._interval:
             self.flush()
@@ -142,29 +191,11 @@ class CellRenderer:
     def flush(self) -> None:
         """Send the current transcript to the display, if it changed."""
         if self._dirty:
-            self._handle.update(_Snapshot(self.transcript.markdown()))
+            self._handle.update(self.transcript.rendered())
             self.updates += 1
             self._dirty = False
         self._last = self._clock()
 
 
-@dataclass
-class _Reasoning:
-    text: str
-
-    def markdown(self) -> str:
-        return f"<details><summary>Thinking</summary>\n\n{self.text.strip()}\n\n</details>"
-
-
-@dataclass(frozen=True)
-class _Snapshot:
-    """An immutable copy of the transcript's Markdown, so a queued update never changes later."""
-
-    text: str
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/markdown": self.text, "text/plain": self.text}
-
-
-def _inline(text: str) -> str:
-    return text.replace("\n", " ").replace("`", "'")
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -7,13 +7,14 @@ IPython's UsageError, so they show without a traceback.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from IPython.core.error import UsageError
 
 from .errors import CopilotError
+from .safe_html import Rendered, table_html
 from .session import CopilotSession
 from .tools import Tool, tool
 
@@ -68,12 +69,11 @@ def tools(session: CopilotSession, words: list[str]) -> None:
     """`%copilot tools` lists; `tools add NAME [NAME...]` registers kernel functions; `tools remove`."""
     action, names = (words[0], words[1:]) if words else ("list", [])
     if action == "list":
+        from IPython.display import display
+
         from .sandbox import Workspace
 
-        toolset = session.tools_for(Workspace(os.getcwd()))
-        for item in toolset:
-            first = item.description.strip().splitlines()[0] if item.description else ""
-            print(f"{item.name:<18} {item.category:<8} {first}")
+        display(render_tools(session.tools_for(Workspace(os.getcwd()))))
     elif action == "add" and names:
         namespace = getattr(session.shell, "user_ns", {})
         for name in names:
@@ -92,35 +92,45 @@ def tools(session: CopilotSession, words: list[str]) -> None:
         raise UsageError("use %copilot tools, %copilot tools add NAME, %copilot tools remove NAME")
 
 
+def render_tools(toolset: Iterable[Tool]) -> Rendered:
+    """`%copilot tools`: name, approval category and first line of each tool, as a safe table."""
+    rows = [
+        (item.name, item.category, (item.description or "").strip().split("\n")[0].strip())
+        for item in toolset
+    ]
+    plain = "\n".join(f"{name:<18} {category:<11} {first}" for name, category, first in rows)
+    return Rendered(table_html(("tool", "approval", "what it does"), rows), plain)
+
+
 def undo(session: CopilotSession, words: list[str]) -> None:
-    from IPython.display import Markdown, display
+    from IPython.display import display
 
     from .undo import render_undo
 
     workspace = session.workspace()
     with as_usage_error("%copilot undo"):
         restored = workspace.undo(force="--force" in words)
-    display(Markdown(render_undo(restored)))
+    display(render_undo(restored))
 
 
 def diff(session: CopilotSession, words: list[str]) -> None:
-    from IPython.display import Markdown, display
+    from IPython.display import display
 
     from .undo import render_diff
 
     label, changes = session.workspace().checkpoints.last_diff()
-    display(Markdown(render_diff(changes, label=label)))
+    display(render_diff(changes, label=label))
 
 
 def history(session: CopilotSession, words: list[str]) -> None:
-    from IPython.display import Markdown, display
+    from IPython.display import display
 
     from .context import render_history
 
     if session.agent is None:
         print("copilot: no conversation yet")
         return
-    display(Markdown(render_history(session.agent)))
+    display(render_history(session.agent))
 
 
 COMMANDS: dict[str, Callable[[CopilotSession, list[str]], Any]] = {

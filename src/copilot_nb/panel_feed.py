@@ -27,6 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
+from .approval_prompt import warning
 from .events import (
     AgentEvent,
     ApprovalNeeded,
@@ -50,7 +51,8 @@ MAX_WAIT = 0.3
 MIN_BATCH = 48
 """Characters of text worth a message of their own once `UPDATE_INTERVAL` has passed."""
 CLIP = 4000
-"""Characters of a tool's arguments or result shown in its card; the model still gets all of it."""
+"""Characters of a tool's result or diff shown in its card; the model still gets all of it.
+Arguments are never clipped: an approval shows everything it approves (the card folds them)."""
 JOINABLE = frozenset({"t", "r"})
 URGENT = frozenset({"u", "ask", "asked", "err", "end", "clear"})
 """Ops the user waits for: they go out at once, with whatever is pending before them."""
@@ -67,7 +69,8 @@ def event_ops(event: AgentEvent) -> list[Op]:
             kind, preview = arguments_preview(arguments)
             return [["tool", call_id, name, summary, kind, preview]]
         case ApprovalNeeded(call_id=call_id, category=category):
-            return [["ask", call_id, category]]
+            note = warning(event)
+            return [["ask", call_id, category, note] if note else ["ask", call_id, category]]
         case FileChanged(path=path, diff=diff):
             return [["diff", path, clip(diff)]]
         case CellChanged(notebook=notebook, cell_id=cell_id, diff=diff):
@@ -84,23 +87,23 @@ def event_ops(event: AgentEvent) -> list[Op]:
 
 
 def arguments_preview(arguments: Any) -> tuple[str, str]:
-    """What a tool card shows before the call runs: an edit as a diff, new content as code."""
+    """What a tool card shows before the call runs, in full: an edit as a diff, content as code."""
     if isinstance(arguments, dict):
         old, new = arguments.get("old_str"), arguments.get("new_str")
         if isinstance(old, str) and isinstance(new, str):
             lines = [f"-{line}" for line in old.splitlines()]
             lines += [f"+{line}" for line in new.splitlines()]
-            return "diff", clip("\n".join(lines))
-        content = arguments.get("content")
-        if isinstance(content, str):
-            return "code", clip(content)
+            return "diff", "\n".join(lines)
+        for key in ("content", "source", "code"):
+            if isinstance(arguments.get(key), str):
+                return "code", arguments[key]
         if not arguments:
             return "", ""
     try:
         text = json.dumps(arguments, indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(arguments)
-    return "json", clip(text)
+    return "json", text
 
 
 def clip(text: str, limit: int = CLIP) -> str:

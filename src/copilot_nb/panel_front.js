@@ -11,7 +11,9 @@ const el = (tag, cls, text) => {
   return node;
 };
 const fmt = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(1)}k` : `${(n / 1e6).toFixed(1)}M`);
-const ASK = { edit: "change files", execute: "run code", read: "read" };
+const ASK = { edit: "change files", execute: "run code", read: "read", "read-secret": "read a secret file" };
+const FOLD_LINES = 40;
+const FOLD_CHARS = 3000;
 const EMPTY = [
   "Ask about your notebook, files or data.",
   "Enter sends, Shift+Enter starts a new line. The conversation is shared with %%copilot cells.",
@@ -104,6 +106,19 @@ function render({ model, el: root }) {
     else args.textContent = preview;
     const label = { diff: "Change", code: "Content" }[kind] || "Arguments";
     if (preview) body.append(el("div", "cnb-label", label), args);
+    const lines = preview ? preview.split("\n").length : 0;
+    if (lines > FOLD_LINES || (preview && preview.length > FOLD_CHARS)) {
+      // all of it is here: folded to a few lines, a click shows everything (nothing is cut)
+      args.classList.add("cnb-folded");
+      const more = el("button", "cnb-more", `Show all ${lines.toLocaleString()} lines (${preview.length.toLocaleString()} characters)`);
+      more.type = "button";
+      more.onclick = () => {
+        const folded = args.classList.toggle("cnb-folded");
+        args.classList.toggle("cnb-unfolded", !folded);
+        more.textContent = folded ? `Show all ${lines.toLocaleString()} lines` : "Fold";
+      };
+      body.append(more);
+    }
     details.append(head, body);
     box.append(details);
     const entry = { box, details, body, args, outcome, approve: null, diffed: false };
@@ -112,7 +127,7 @@ function render({ model, el: root }) {
     return entry;
   }
 
-  function ask(entry, id, category) {
+  function ask(entry, id, category, warning) {
     entry.box.dataset.state = "asking";
     entry.details.open = true;
     const bar = el("div", "cnb-approve");
@@ -126,6 +141,7 @@ function render({ model, el: root }) {
     yes.onclick = () => answer("approve");
     no.onclick = () => answer("deny");
     bar.append(el("span", "cnb-approve-q", `Allow ${entry.box.querySelector(".cnb-tool-name").textContent} to ${ASK[category] || "run"}?`), yes, no);
+    if (warning) bar.append(el("div", "cnb-approve-warn", `⚠ ${warning}`));
     entry.box.append(bar);
     entry.approve = bar;
   }
@@ -151,7 +167,7 @@ function render({ model, el: root }) {
       add(card(a[0], a[1], a[2], a[3], a[4]).box);
     } else if (kind === "ask") {
       const entry = cards.get(a[0]);
-      if (entry) ask(entry, a[0], a[1]);
+      if (entry) ask(entry, a[0], a[1], a[2]);
     } else if (kind === "asked") {
       const entry = cards.get(a[0]);
       if (entry) {

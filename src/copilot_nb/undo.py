@@ -1,4 +1,4 @@
-"""Putting a checkpointed turn back on disk, and the Markdown that tells the user what happened.
+"""Putting a checkpointed turn back on disk, and the report that tells the user what happened.
 
 Everything that needs bytes written is staged first (temp files next to where they go), so a
 failure while staging changes nothing; only then are files moved back, created paths removed,
@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+from .safe_html import Rendered, diff_html, escape
 
 if TYPE_CHECKING:
     from .checkpoints import PathState, Turn
@@ -131,39 +133,73 @@ _VERBS = {
     "removed": "removed (the turn had created it)",
     "moved back": "moved back",
     "kept": "kept",
-    "not restored": "**not restored**",
+    "not restored": "not restored",
 }
 
 
-def render_undo(restored: Sequence[RestoredPath]) -> str:
-    """Markdown for `%copilot undo`: which turn was undone, and what happened to each path."""
+def render_undo(restored: Sequence[RestoredPath]) -> Rendered:
+    """`%copilot undo`: which turn was undone, and what happened to each path."""
     if not restored:
-        return "Nothing to undo: no turn of this session changed a file (or all were undone)."
-    label = restored[0].turn
-    lines = [f"Undid the turn **{_one_line(label)}** ({len(restored)} path(s)):", ""]
-    for item in restored[:100]:
-        detail = f" — {item.detail}" if item.detail else ""
-        lines.append(f"- `{item.path}` {_VERBS[item.action]}{detail}")
-    if len(restored) > 100:
-        lines.append(f"- … and {len(restored) - 100} more")
-    return "\n".join(lines)
-
-
-def render_diff(diff: str, *, label: str = "", max_lines: int = MAX_RENDER_LINES) -> str:
-    """Markdown for `%copilot diff`: a diffstat per file, then the unified diff, fenced."""
-    if not diff.strip():
-        return "No changes to show: the agent has not changed a file in this session's last turns."
-    stats = _diffstat(diff)
-    heading = (
-        f"Changes of the turn **{_one_line(label)}**:" if label else "Changes of the last turn:"
+        return _paragraph(
+            "Nothing to undo: no turn of this session changed a file (or all were undone)."
+        )
+    label = _one_line(restored[0].turn)
+    items = [
+        (item.path, _VERBS[item.action] + (f" — {item.detail}" if item.detail else ""))
+        for item in restored[:100]
+    ]
+    loud = {item.path for item in restored[:100] if item.action == "not restored"}
+    more = f"… and {len(restored) - 100} more" if len(restored) > 100 else ""
+    lead = f"Undid the turn “{label}” ({len(restored)} path(s)):"
+    markup = (
+        f"<p>Undid the turn <strong>{escape(label)}</strong> ({len(restored)} path(s)):</p><ul>"
+        + "".join(
+            f"<li><code>{escape(path)}</code> "
+            + (f"<strong>{escape(what)}</strong>" if path in loud else escape(what))
+            + "</li>"
+            for path, what in items
+        )
+        + (f"<li>{escape(more)}</li>" if more else "")
+        + "</ul>"
     )
-    table = [f"- `{name}` +{added} −{removed}" for name, (added, removed) in stats.items()]
+    plain = [
+        lead,
+        "",
+        *(f"- {path} {what}" for path, what in items),
+        *([f"- {more}"] if more else []),
+    ]
+    return Rendered(markup, "\n".join(plain))
+
+
+def render_diff(diff: str, *, label: str = "", max_lines: int = MAX_RENDER_LINES) -> Rendered:
+    """`%copilot diff`: a diffstat per file, then the unified diff (escaped, never fenced)."""
+    if not diff.strip():
+        return _paragraph(
+            "No changes to show: the agent has not changed a file in this session's last turns."
+        )
+    stats = _diffstat(diff)
     lines = diff.rstrip("\n").split("\n")
     shown = lines[:max_lines]
     if len(lines) > max_lines:
         shown.append(f"… {len(lines) - max_lines:,} more diff lines not shown")
-    fence = "````" if "```" in diff else "```"
-    return "\n".join([heading, "", *table, "", f"{fence}diff", *shown, fence])
+    counts = [(name, f"+{added} −{removed}") for name, (added, removed) in stats.items()]
+    if label:
+        lead = f"Changes of the turn “{_one_line(label)}”:"
+        heading = f"Changes of the turn <strong>{escape(_one_line(label))}</strong>:"
+    else:
+        lead = heading = "Changes of the last turn:"
+    markup = (
+        f"<p>{heading}</p><ul>"
+        + "".join(f"<li><code>{escape(name)}</code> {escape(n)}</li>" for name, n in counts)
+        + "</ul>"
+        + diff_html("\n".join(shown))
+    )
+    plain = [lead, "", *(f"- {name} {n}" for name, n in counts), "", *shown]
+    return Rendered(markup, "\n".join(plain))
+
+
+def _paragraph(text: str) -> Rendered:
+    return Rendered(f"<p>{escape(text)}</p>", text)
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
@@ -203,5 +239,4 @@ def _diffstat(diff: str) -> dict[str, list[int]]:
 
 def _one_line(text: str, limit: int = 80) -> str:
     line = text.strip().splitlines()[0] if text.strip() else "(no label)"
-    line = line.replace("*", "\\*").replace("`", "'")
     return line if len(line) <= limit else line[: limit - 1] + "…"
