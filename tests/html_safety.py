@@ -13,7 +13,7 @@ FORBIDDEN_TAGS = frozenset(
     {
         "script", "iframe", "frame", "frameset", "object", "embed", "applet", "base", "meta",
         "form", "style", "svg", "math", "link", "noscript", "template", "video", "audio",
-        "source", "input", "button", "textarea", "select", "body", "html", "head",
+        "source", "input", "textarea", "select", "body", "html", "head",
     }
 )  # fmt: skip
 URL_ATTRIBUTES = frozenset(

@@ -1,6 +1,8 @@
 // The chat panel's Markdown: a small safe subset (fences, headings, lists, quotes, tables,
 // rules, inline marks and links), rendered from text that is escaped first, so model text never
-// becomes live HTML and only http(s)/mailto links are made. Concatenated before panel_front.js.
+// becomes live HTML and only http(s)/mailto links are made; an image is a link, never loaded.
+// tests/test_panel_markdown_js.py runs it under Node against the XSS corpus.
+// Concatenated before panel_front.js.
 
 const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESCAPES[c]);
@@ -15,7 +17,8 @@ function inline(src) {
       ? hold(`<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${marks(esc(text))}</a>`)
       : m,
   );
-  s = s.replace(/https?:\/\/[^\s<>()\]]*[^\s<>()\].,;:!?'"*_]/g, (url) =>
+  // a bare URL never swallows a placeholder (\u0000n\u0000) of code or a link held above
+  s = s.replace(/https?:\/\/[^\s<>()\]\u0000]*[^\s<>()\].,;:!?'"*_\u0000]/g, (url) =>
     hold(`<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${esc(url)}</a>`),
   );
   s = marks(esc(s)).replace(/( {2,}|\\)\n/g, "<br>");
