@@ -9,6 +9,8 @@ import pytest
 from copilot_nb.testing import ScriptedServer
 from copilot_nb.testing.github_fake import FakeGitHub
 
+pytest_plugins = ["tests.browser_lab"]  # JupyterLab in Chromium: lab, page, replies, outside
+
 PROVIDER_VARIABLES = (
     "COPILOT_NB_MODEL",
     "OPENAI_API_KEY",
