@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from copilot_nb.sandbox import Workspace
 from copilot_nb.tools import ToolOutput, ToolSet
-from copilot_nb.tools import search as search_module
+from copilot_nb.tools import search as search_tools_module
+from copilot_nb.tools import text_search as engine
 from copilot_nb.tools.search import search_tools
 from copilot_nb.tools.walk import compile_glob
 
@@ -78,7 +79,6 @@ async def test_find_files_lists_sorted_paths_as_git_sees_them(tools: ToolSet) ->
     ("glob", "expected"),
     [
         ("*.py", ["setup.py", "src/app.py", "src/util/helpers.py", "tests/test_app.py"]),
-        ("/*.py", ["setup.py"]),
         ("./*.py", ["setup.py"]),
         ("src/*.py", ["src/app.py"]),
         ("src/**", ["src/app.py", "src/util/helpers.py", "src/util/notes.txt"]),
@@ -108,7 +108,7 @@ async def test_find_files_explains_an_empty_result_and_a_bad_glob(tools: ToolSet
 async def test_find_files_caps_its_list_with_a_way_to_narrow(
     root: Path, tools: ToolSet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_module, "MAX_FOUND", 3)
+    monkeypatch.setattr(search_tools_module, "MAX_FOUND", 3)
     out = await call(tools, "find_files", glob="**")
     lines = out.content.splitlines()
     assert lines[0] == "11 files match '**'"
@@ -180,16 +180,15 @@ async def test_search_text_reports_no_matches_and_invalid_regexes(tools: ToolSet
     bad = await call(tools, "search_text", regex="total(")
     assert bad.is_error
     assert bad.content == (
-        "search_text: 'total(' is not a valid Python regular expression (missing ), "
-        "unterminated subpattern at position 5); escape characters such as ( [ . * + ? with \\ "
-        "to match them literally"
+        "search_text: 'total(' is not a valid Python regular expression (missing ) at "
+        "position 6); escape characters such as ( [ . * + ? with \\ to match them literally"
     )
 
 
 async def test_search_text_caps_matches_with_a_marker_saying_how_to_narrow(
     root: Path, tools: ToolSet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_module, "MAX_MATCHES", 5)
+    monkeypatch.setattr(engine, "MAX_MATCHES", 5)
     (root / "many").mkdir()
     for number in range(4):
         (root / "many" / f"f{number}.txt").write_text("hit\n" * 3)
@@ -223,7 +222,7 @@ async def test_a_regex_that_spans_lines_only_matches_within_a_line(
 async def test_line_numbers_hold_across_block_boundaries(
     root: Path, tools: ToolSet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_module, "BLOCK", 64)
+    monkeypatch.setattr(engine, "BLOCK", 64)
     lines = [f"line {n}" + (" needle" if n % 37 == 0 else "") for n in range(1, 400)]
     (root / "big.txt").write_text("\n".join(lines) + "\n")
     out = await call(tools, "search_text", regex="needle$", glob="big.txt")
@@ -235,8 +234,8 @@ async def test_line_numbers_hold_across_block_boundaries(
 async def test_files_over_the_size_limit_are_named_not_searched(
     root: Path, tools: ToolSet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_module, "MAX_SEARCH_BYTES", 100_000)
-    monkeypatch.setattr(search_module, "READ_SIZE", 1024)
+    monkeypatch.setattr(engine, "MAX_SEARCH_BYTES", 100_000)
+    monkeypatch.setattr(engine, "READ_SIZE", 1024)
     (root / "huge.txt").write_text("TODO\n" * 50_000)
     out = await call(tools, "search_text", regex="TODO", glob="*.txt")
     assert "1 files over 0 MB not searched (e.g. huge.txt; read_file reads them" in out.content
@@ -268,7 +267,7 @@ def test_search_matches_a_naive_per_line_grep(
 ) -> None:
     """Searching whole blocks first must find exactly the lines a line-by-line grep finds."""
     text = "\n".join(lines)
-    search = search_module._Search(re.compile(search_module._per_line(pattern), re.MULTILINE))
+    search = engine.TextSearch(pattern)
     (tmp_path / "f.txt").write_text(text, newline="")
     search.search_file("f.txt", str(tmp_path / "f.txt"))
     expected = [

@@ -10,6 +10,12 @@ Moving or deleting `link.txt` moves or deletes the link itself, never its target
 
 Every write is policy-checked (`WritePolicy`: read-only mode, protected paths such as `.git/hooks`)
 and checkpointed before it is made, grouped by turn, so `undo()` can put the last turn back.
+Reads are not refused, but `secret()` tells the tools which paths hold secrets (`SecretRules`:
+`.env`, keys, credentials), whose contents reach the model only after the user approves.
+
+A path is a string naming a place inside the root: NUL bytes, a leading `~` (never expanded
+here), a `..` written with backslashes and absurd lengths are refused before the file system is
+asked. Globs have their own check (`globs.py`); the folder a walk starts in resolves through here.
 
 Not defended: another process racing to swap a directory for a symlink between the check and the
 open. The workspace guards against a model's mistakes, not against a hostile local user.
@@ -20,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -29,9 +36,13 @@ from pathlib import Path
 from .checkpoints import Checkpoints
 from .errors import ConfigError, SandboxError
 from .protected_paths import WritePolicy
+from .secret_paths import SecretRules
 from .undo import RestoredPath
 
 PathIn = str | os.PathLike[str]
+MAX_PATH_CHARS = 4096
+"""Longer paths are refused with a sentence rather than the OS's 'File name too long'."""
+_HOME = re.compile(r"^~[\w.-]*(?:[/\\]|$)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,7 +64,12 @@ class Workspace:
     """A directory tree that tools may read and, unless read-only, write."""
 
     def __init__(
-        self, root: PathIn, *, read_only: bool = False, policy: WritePolicy | None = None
+        self,
+        root: PathIn,
+        *,
+        read_only: bool = False,
+        policy: WritePolicy | None = None,
+        secrets: SecretRules | None = None,
     ) -> None:
         given = Path(root).expanduser()
         if not given.is_dir():
@@ -61,6 +77,7 @@ class Workspace:
         self.root = Path(os.path.realpath(given))
         self.read_only = read_only
         self.policy = policy if policy is not None else WritePolicy()
+        self.secrets = secrets if secrets is not None else SecretRules()
         self.checkpoints = Checkpoints(self.root)
 
     def __repr__(self) -> str:
@@ -103,6 +120,21 @@ class Workspace:
             )
         if "\x00" in text:
             raise SandboxError(f"path {text!r} contains a NUL byte; paths cannot contain NUL")
+        if len(text) > MAX_PATH_CHARS:
+            raise SandboxError(
+                f"path {text[:80]!r}… is {len(text):,} characters long (at most "
+                f"{MAX_PATH_CHARS:,}); use a path inside the workspace, e.g. 'notes.txt'"
+            )
+        if _HOME.match(text):
+            raise SandboxError(
+                f"path {text!r} starts with '~', which is not your home folder here: paths are "
+                f"relative to the workspace {self.root}, and files outside it cannot be used"
+            )
+        if os.sep == "/" and "\\" in text and ".." in re.split(r"[/\\]", text):
+            raise SandboxError(
+                f"path {text!r} uses '\\' with '..'; write paths with '/' and keep them inside "
+                "the workspace, e.g. 'src/notes.txt'"
+            )
         return text
 
     def _check_policy(
@@ -137,6 +169,19 @@ class Workspace:
                     f"path {text!r} goes through a symlink loop at {self.relative(part)!r}; "
                     "use a path that does not pass through it"
                 )
+
+    def secret(self, path: PathIn) -> str | None:
+        """Why the contents at this path are a secret (for the approval prompt), or None.
+
+        Checked as written and after resolving symlinks; a path the workspace refuses is None,
+        since no tool can read it at all.
+        """
+        try:
+            real = self.resolve(path)
+        except SandboxError:
+            return None
+        lexical = Path(os.path.normpath(self.root / self._text(path)))
+        return self.secrets.why(self.root, lexical, real)
 
     def relative(self, path: PathIn) -> str:
         """A root-relative posix path for messages ('.' for the root itself)."""

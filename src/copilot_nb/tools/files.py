@@ -3,6 +3,10 @@
 Every file access goes through a `Workspace`, so the path policy and atomic writes hold for all of
 them. Failures are raised as ToolError with a message that says what to do next; the ToolSet turns
 them into error results for the model.
+
+A read of a secret path (`.env`, a key, `.git/config`; see `secret_paths.py`) is the approval
+category `read-secret`, so the user is asked first. An edit of one stays an `edit` (a read-only
+run must still refuse it), and its result shows no diff: only the user sees that.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from ..errors import ToolError
 from ..events import FileChanged
 from ..sandbox import DirEntry, Workspace
 from .registry import ToolOutput, ToolSet, tool
+from .secret_reads import reads_secret
 from .text_edits import clip_diff, diffstat, editor_lines, match_problem, occurrences
 from .textfile import BinaryFile, Window, read_window
 
@@ -32,13 +37,14 @@ NOTEBOOK_WHY = (
     "a notebook is JSON that Jupyter may have open, and a text edit can break it or be "
     "overwritten; use the notebook tools (edit_cell, insert_cell, …) to change its cells"
 )
+SECRET_DIFF = "(the diff is not shown: the file may hold secrets; read_file asks the user first)"
 NOTEBOOK_READ_NOTE = "raw notebook JSON; to change cells use the notebook tools, not edit_file"
 
 
 def file_tools(workspace: Workspace) -> ToolSet:
     """The file tools bound to one workspace, ready to hand to an agent."""
 
-    @tool
+    @tool(classify=reads_secret(workspace, ["path"]))
     def read_file(
         path: str, start_line: int | None = None, end_line: int | None = None
     ) -> ToolOutput:
@@ -145,11 +151,13 @@ def file_tools(workspace: Workspace) -> ToolSet:
                     match_problem("edit_file", "read_file", shown, text, old_str, starts)
                 )
             updated = text[: starts[0]] + new + text[starts[0] + len(old) :]
+            secret = workspace.secret(path)
             notes = workspace.write_text(path, bom + updated)
         diff = _diff(shown, text, updated)
         added, removed = diffstat(diff)
+        shown_diff = clip_diff(diff) if secret is None else SECRET_DIFF
         return ToolOutput(
-            content="\n".join([f"edited {shown}:", clip_diff(diff), *notes]),
+            content="\n".join([f"edited {shown}:", shown_diff, *notes]),
             summary=f"{shown} +{added} −{removed}",
             changes=(FileChanged(path=shown, diff=diff),),
         )

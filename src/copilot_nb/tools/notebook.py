@@ -5,6 +5,9 @@ list_cells shows. Every read and write goes through `notebook_io`, so the worksp
 atomic writes and the changed-on-disk check hold. The tool set also remembers the hash of what
 the model last saw of each notebook: an edit made from a view that is out of date (the user saved
 the notebook in between) is refused rather than applied over the user's work.
+
+Reading a notebook whose path may hold secrets (`secret_paths.py`, e.g. under `.ssh/`) is the
+approval category `read-secret`; editing one stays an `edit`, so a read-only run still refuses it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..errors import ToolError
+from ..errors import SandboxError, ToolError
 from ..events import CellChanged
 from ..notebook_io import (
     LoadedNotebook,
@@ -29,6 +32,7 @@ from ..notebook_io import (
 from ..sandbox import Workspace
 from .outputs import brief_output, describe_image, describe_output
 from .registry import ToolOutput, ToolSet, tool
+from .secret_reads import reads_secret
 from .text_edits import clip_diff, diffstat, editor_lines, match_problem, occurrences
 
 MAX_FIRST_LINE = 80
@@ -68,7 +72,16 @@ def notebook_tools(workspace: Workspace, *, current_notebook: Callable[[], str |
             ),
         )
 
-    @tool
+    def kernel_notebook() -> str | None:
+        """The notebook a call without `notebook=` reads, for the classifier (None if unknown)."""
+        try:
+            return resolve_notebook(workspace, None, current_notebook)
+        except (ToolError, SandboxError):
+            return None
+
+    secret_read = reads_secret(workspace, ["notebook"], default=kernel_notebook)
+
+    @tool(classify=secret_read)
     def list_cells(notebook: str | None = None) -> ToolOutput:
         """List a notebook's cells: index, id, type, execution count, first line and outputs.
 
@@ -87,7 +100,7 @@ def notebook_tools(workspace: Workspace, *, current_notebook: Callable[[], str |
             lines.append("(no cells; add one with insert_cell)")
         return ToolOutput(content="\n".join(lines), summary=header)
 
-    @tool
+    @tool(classify=secret_read)
     def read_cell(cell_id: str, notebook: str | None = None) -> ToolOutput:
         """Read one cell: its source with line numbers, and its outputs summarised.
 

@@ -1,64 +1,53 @@
 """Workspace tools beyond one file: find_files, search_text, move_path and delete_path.
 
-Searches see the project as git does (`.git` and gitignored paths are skipped, see `walk.py`) and
-run in a worker thread like every sync tool; a file is searched in 1 MB blocks so no single call
-holds the interpreter long enough to stall the kernel's event loop. Results are capped with a
-marker that says how to narrow. Moves and deletes go through the `Workspace`, so the protected
-paths hold and each change is checkpointed for undo.
+Searches see the project as git does (`.git` and gitignored paths are skipped, see `walk.py`),
+start only inside the workspace (the glob is checked and its first folder resolved through the
+`Workspace`), and run in a worker thread that Stop ends (`walk.stoppable`). search_text never
+shows the contents of a file that may hold secrets, and bounds every regex call
+(`text_search.py`). Results are capped with a marker that says how to narrow. Moves and deletes
+go through the `Workspace`, so the protected paths hold and each change is checkpointed for undo;
+a move that would take a secret to a name that is not one is refused.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import re
-from collections import Counter
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import AnyStr
 
-from ..errors import ToolError
+from ..errors import SandboxError, ToolError
 from ..events import FileChanged
 from ..sandbox import Workspace
 from .registry import ToolOutput, ToolSet, tool
-from .walk import Glob, WalkStats, compile_glob, walk_files
+from .text_search import SKIP_NOTE, TextSearch, narrower_glob
+from .walk import Glob, GlobError, WalkStats, compile_glob, stoppable, walk_glob
 
 MAX_FOUND = 500
 """Paths shown by one find_files call."""
-MAX_MATCHES = 200
-"""Matching lines shown by one search_text call; the rest are counted."""
-MAX_MATCH_CHARS = 300
-"""Characters shown of one matching line, around the match."""
-MAX_SEARCH_BYTES = 50 * 1024 * 1024
-"""Files bigger than this are not searched (read_file reads them a window at a time)."""
-BLOCK = 1 << 20
-READ_SIZE = 1 << 16
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
-SKIP_NOTE = "gitignored files, .git and symlinks are skipped"
 
 
 def search_tools(workspace: Workspace) -> ToolSet:
     """find_files, search_text, move_path and delete_path bound to one workspace."""
 
     @tool
-    def find_files(glob: str) -> ToolOutput:
+    async def find_files(glob: str) -> ToolOutput:
         """Find files by a glob relative to the workspace root; returns the sorted paths.
         `**` crosses folders (`src/**/*.py`), `*` and `?` do not, `{a,b}` gives choices, and a
         glob without a slash matches file names at any depth (`*.py`). Gitignored files and
-        .git are skipped.
+        .git are skipped. Globs stay inside the workspace: no leading '/', '~' or '..'.
 
         Args:
             glob: E.g. "**/*.py", "src/**/test_*.py", "*.{md,txt}".
         """
-        compiled = _glob("find_files", glob)
-        stats = WalkStats()
-        found = sorted(
-            rel
-            for rel, _ in walk_files(workspace.root, compiled.start, stats)
-            if compiled.matches(rel)
-        )
+        compiled = _glob("find_files", workspace, glob)
+
+        def work(stop: threading.Event) -> list[str]:
+            return sorted(rel for rel, _ in walk_glob(workspace, compiled, WalkStats(), stop))
+
+        found = await stoppable(work)
         if not found:
             return ToolOutput(
                 content=f"no files match {glob!r} ({SKIP_NOTE}; find_files lists files, "
@@ -69,7 +58,7 @@ def search_tools(workspace: Workspace) -> ToolSet:
         if len(found) > MAX_FOUND:
             lines.append(
                 f"… {len(found) - MAX_FOUND:,} more files; narrow the glob "
-                f"(e.g. {_narrower_glob(found, glob)!r}) to see them"
+                f"(e.g. {narrower_glob(found, glob)!r}) to see them"
             )
         header = f"{len(found):,} files match {glob!r}"
         return ToolOutput(
@@ -77,31 +66,25 @@ def search_tools(workspace: Workspace) -> ToolSet:
         )
 
     @tool
-    def search_text(regex: str, glob: str | None = None) -> ToolOutput:
+    async def search_text(regex: str, glob: str | None = None) -> ToolOutput:
         """Search file contents with a Python regular expression, line by line like `grep -n`.
         Prints `path:line: text` for each matching line; binary and gitignored files are
-        skipped. Start the regex with `(?i)` to ignore case.
+        skipped, and so are files that may hold secrets (.env, keys; read_file asks the user
+        for those). Start the regex with `(?i)` to ignore case.
 
         Args:
             regex: A Python `re` pattern, e.g. "def \\w+_total" or "TODO|FIXME".
             glob: Only search files matching this glob, e.g. "**/*.py" or "src/**".
         """
-        try:
-            pattern = re.compile(_per_line(regex), re.MULTILINE)
-        except re.error as exc:
-            where = f" at position {exc.pos}" if exc.pos is not None else ""
-            raise ToolError(
-                f"search_text: {regex!r} is not a valid Python regular expression "
-                f"({exc.msg}{where}); escape characters such as ( [ . * + ? with \\ to match "
-                "them literally"
-            ) from exc
-        compiled = _glob("search_text", glob) if glob else None
-        result = _Search(pattern)
-        stats = WalkStats()
-        for rel, path in walk_files(workspace.root, compiled.start if compiled else "", stats):
-            if compiled is None or compiled.matches(rel):
-                result.search_file(rel, path)
-        return result.output(regex, glob)
+        compiled = _glob("search_text", workspace, glob) if glob else None
+        is_secret = workspace.secrets.for_walk(workspace.root)
+
+        def work(stop: threading.Event) -> ToolOutput:
+            search = TextSearch(regex, stop=stop, is_secret=is_secret)
+            search.run(walk_glob(workspace, compiled, WalkStats(), stop))
+            return search.output(glob)
+
+        return await stoppable(work)
 
     @tool(category="edit")
     def move_path(source: str, destination: str) -> ToolOutput:
@@ -113,7 +96,9 @@ def search_tools(workspace: Workspace) -> ToolSet:
         """
         with _os_errors("move_path", source, destination):
             src = workspace.resolve_entry(source, action="move")
-            dst = workspace.relative(workspace.resolve_entry(destination, action="move onto"))
+            target = workspace.resolve_entry(destination, action="move onto")
+            _check_secrets_stay(workspace, src, target)
+            dst = workspace.relative(target)
             count = _count(src)
             notes = workspace.move(source, destination)
         shown = workspace.relative(src)
@@ -157,192 +142,43 @@ def search_tools(workspace: Workspace) -> ToolSet:
     return ToolSet([find_files, search_text, move_path, delete_path])
 
 
-@dataclass(frozen=True, kw_only=True)
-class Match:
-    path: str
-    line: int
-    text: str
-
-
-class _Search:
-    """Matches gathered over many files: the first MAX_MATCHES kept, the rest counted.
-
-    An ASCII file is searched as bytes with the pattern compiled for bytes (the same matches on
-    ASCII text, without decoding); any other file is decoded as UTF-8 first.
-    """
-
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern = pattern
-        try:
-            self.ascii_pattern: re.Pattern[bytes] | None = re.compile(
-                pattern.pattern.encode("ascii"), pattern.flags & ~re.UNICODE
-            )
-        except (UnicodeEncodeError, re.error):
-            self.ascii_pattern = None
-        self.shown: list[Match] = []
-        self.total = 0
-        self.files: Counter[str] = Counter()
-        self.searched = 0
-        self.binary = 0
-        self.too_big: list[str] = []
-
-    def search_file(self, rel: str, path: str) -> None:
-        data = self._read(rel, path)
-        if data is None:
-            return
-        if data.find(b"\x00", 0, 8192) != -1:
-            self.binary += 1
-            return
-        self.searched += 1
-        if len(data) <= BLOCK:
-            self._search_bytes(rel, data, 1)
-            return
-        position, line = 0, 1
-        while position < len(data):
-            end = len(data)
-            if end - position > BLOCK:
-                cut = data.find(b"\n", position + BLOCK)
-                end = len(data) if cut == -1 else cut + 1
-            self._search_bytes(rel, data[position:end], line)
-            line += data.count(b"\n", position, end)
-            position = end
-
-    def _search_bytes(self, rel: str, block: bytes, line: int) -> None:
-        if b"\r" in block:  # lines are matched as an editor shows them, so `$` works in CRLF
-            block = block.replace(b"\r\n", b"\n").removesuffix(b"\r")
-        if self.ascii_pattern is not None and block.isascii():
-            found = self.ascii_pattern.search(block)
-            if found is not None:
-                self._search_block(rel, block, line, self.ascii_pattern, b"\n", found)
-        else:
-            text = block.decode("utf-8", errors="replace")
-            hit = self.pattern.search(text)
-            if hit is not None:
-                self._search_block(rel, text, line, self.pattern, "\n", hit)
-
-    def _read(self, rel: str, path: str) -> bytes | None:
-        """The file's bytes, or None; a short first read is the end of a regular file."""
-        try:
-            fd = os.open(path, _READ_FLAGS)
-        except OSError:
-            return None
-        try:
-            first = os.read(fd, READ_SIZE)
-            if len(first) < READ_SIZE:
-                return first
-            pieces, size = [first], len(first)
-            while piece := os.read(fd, BLOCK):
-                pieces.append(piece)
-                size += len(piece)
-                if size > MAX_SEARCH_BYTES:
-                    self.too_big.append(rel)
-                    return None
-            return b"".join(pieces)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-
-    def _search_block(
-        self,
-        rel: str,
-        text: AnyStr,
-        first_line: int,
-        pattern: re.Pattern[AnyStr],
-        nl: AnyStr,
-        found: re.Match[AnyStr] | None,
-    ) -> None:
-        """Candidate lines come from one search over the whole block; each is then confirmed."""
-        number, counted = first_line, 0
-        while found is not None:
-            start = text.rfind(nl, 0, found.start()) + 1
-            end = text.find(nl, found.start())
-            end = len(text) if end == -1 else end
-            line = text[start:end]
-            hit = pattern.search(line) if nl in found.group() else found
-            number += text.count(nl, counted, start)
-            counted = start
-            if hit is not None:
-                column = hit.start() - (0 if hit is not found else start)
-                shown = line if isinstance(line, str) else line.decode("ascii")
-                self._add(rel, number, shown, column)
-            if end >= len(text):
-                break
-            found = pattern.search(text, end + 1)
-
-    def _add(self, rel: str, number: int, line: str, column: int) -> None:
-        self.total += 1
-        self.files[rel] += 1
-        if len(self.shown) < MAX_MATCHES:
-            self.shown.append(Match(path=rel, line=number, text=_clip_line(line, column)))
-
-    def output(self, regex: str, glob: str | None) -> ToolOutput:
-        where = f" in files matching {glob!r}" if glob else ""
-        skipped = [SKIP_NOTE]
-        if self.binary:
-            skipped.append(f"{self.binary:,} binary files skipped")
-        if self.too_big:
-            skipped.append(
-                f"{len(self.too_big):,} files over {MAX_SEARCH_BYTES // 2**20} MB not searched "
-                f"(e.g. {self.too_big[0]}; read_file reads them a window at a time)"
-            )
-        if not self.total:
-            return ToolOutput(
-                content=f"no matches for {regex!r}{where} in {self.searched:,} files "
-                f"({'; '.join(skipped)})",
-                summary=f"{_short(regex)} (no matches)",
-            )
-        header = f"{self.total:,} matches in {len(self.files):,} files for {regex!r}{where}"
-        lines = [f"{m.path}:{m.line}: {m.text}" for m in self.shown]
-        if self.total > len(self.shown):
-            lines.append(
-                f"… {self.total - len(self.shown):,} more matches; narrow with "
-                f"glob={_narrower_glob(list(self.files), glob or '')!r} or a more specific regex"
-            )
-        if len(skipped) > 1:
-            lines.append(f"({'; '.join(skipped[1:])})")
-        return ToolOutput(
-            content="\n".join([header, *lines]),
-            summary=f"{_short(regex)} ({self.total:,} matches in {len(self.files):,} files)",
-        )
-
-
-_STRING_ANCHOR = re.compile(r"(?<!\\)((?:\\\\)*)\\([AZ])")
-
-
-def _per_line(regex: str) -> str:
-    r"""Lines are searched one by one, so \A and \Z mean a line's start and end: ^ and $."""
-    return _STRING_ANCHOR.sub(lambda m: m.group(1) + ("^" if m.group(2) == "A" else "$"), regex)
-
-
-def _clip_line(line: str, column: int) -> str:
-    """A long line shown around its match, with … where it was cut."""
-    line = line.rstrip()
-    if len(line) <= MAX_MATCH_CHARS:
-        return line
-    start = max(0, min(column - MAX_MATCH_CHARS // 3, len(line) - MAX_MATCH_CHARS))
-    piece = line[start : start + MAX_MATCH_CHARS]
-    return ("…" if start else "") + piece + ("…" if start + MAX_MATCH_CHARS < len(line) else "")
-
-
-def _narrower_glob(paths: list[str], glob: str) -> str:
-    """A glob that covers fewer of these paths: their commonest folder, file type, or file."""
-    common = os.path.commonpath([min(paths), max(paths)]) if len(paths) > 1 else ""
-    prefix = f"{common}/" if common else ""  # the folder all share, without a list per path
-    folders = Counter(p[len(prefix) :].partition("/")[0] for p in paths if "/" in p[len(prefix) :])
-    if len(folders) > 1 or (folders and sum(folders.values()) < len(paths)):
-        return f"{prefix}{folders.most_common(1)[0][0]}/**"
-    suffixes = Counter(os.path.splitext(p)[1] for p in paths)
-    if len(suffixes) > 1 and suffixes.most_common(1)[0][0]:
-        return f"{prefix}**/*{suffixes.most_common(1)[0][0]}"
-    return paths[0]
-
-
-def _glob(name: str, text: str) -> Glob:
+def _glob(name: str, workspace: Workspace, text: str) -> Glob:
+    """The compiled glob, its first folder checked by the workspace; ToolError otherwise."""
     try:
-        return compile_glob(text)
-    except ValueError as exc:
-        raise ToolError(f"{name}: {exc}; e.g. '**/*.py' or 'src/**'") from exc
+        compiled = compile_glob(text)
+        if compiled.start:
+            workspace.resolve(compiled.start)
+    except GlobError as exc:
+        raise ToolError(f"{name}: {exc}") from exc
+    except SandboxError as exc:
+        raise ToolError(f"{name}: glob {text!r} leaves the workspace: {exc}") from exc
+    return compiled
+
+
+def _check_secrets_stay(workspace: Workspace, src: Path, dst: Path) -> None:
+    """Refuse a move that gives a file that may hold secrets a name that is not a secret one:
+    read_file would then show its contents without asking."""
+    root, rules = workspace.root, workspace.secrets
+    for path in _files_under(src):
+        real = Path(os.path.realpath(path))
+        why = rules.why(root, path, real)
+        moved = dst / path.relative_to(src)
+        if why is not None and rules.why(root, moved, moved) is None:
+            old, new = workspace.relative(path), workspace.relative(moved)
+            raise ToolError(
+                f"move_path: refusing to move {old} to {new}: {old} may hold secrets ({why}) and "
+                f"{new} would not be treated as a secret, so read_file would show it without "
+                "asking; move it yourself if you mean to"
+            )
+
+
+def _files_under(node: Path) -> Iterator[Path]:
+    """The node, and for a real folder every file under it (symlinks are not followed)."""
+    yield node
+    if node.is_dir() and not node.is_symlink():
+        for folder, _, files in os.walk(node):
+            for name in files:
+                yield Path(folder) / name
 
 
 def _count(node: Path) -> int | None:
@@ -350,10 +186,6 @@ def _count(node: Path) -> int | None:
     if not node.is_dir() or node.is_symlink():
         return None
     return sum(len(files) for _, _, files in os.walk(node))
-
-
-def _short(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @contextmanager

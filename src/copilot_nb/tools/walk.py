@@ -2,100 +2,30 @@
 
 `.gitignore` files apply at every depth (a deeper one wins, `!` re-includes), as does
 `.git/info/exclude`; an ignored folder is not entered. Symlinks are not followed (as `grep -r`
-and ripgrep do), so a walk never leaves the root and never loops.
+and ripgrep do), so a walk never leaves the root and never loops. `walk_glob` is the door the
+tools use: the glob is checked (`globs.py`) and the folder it starts in is resolved through the
+`Workspace`, so a walk cannot begin outside the root either; a stop event ends it between files.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pathspec
 
+from ..globs import Glob, GlobError, compile_glob
+from ..sandbox import Workspace
+
+T = TypeVar("T")
 ALWAYS_SKIPPED = frozenset({".git", ".ipynb_checkpoints"})
 """Folders never walked: git's store, and Jupyter's copies of every notebook."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Glob:
-    """A compiled glob: where to start walking, and the regex a root-relative path must match."""
-
-    text: str
-    regex: re.Pattern[str]
-    start: str = ""
-    """The literal folder the glob begins with ('' for the root), so the walk can start there."""
-
-    def matches(self, relative: str) -> bool:
-        return self.regex.fullmatch(relative) is not None
-
-
-def compile_glob(text: str) -> Glob:
-    """`**/*.py`, `src/**`, `*.{md,txt}`; a glob without '/' matches a file name at any depth.
-
-    Raises ValueError for an unbalanced `[` or `{`.
-    """
-    pattern = text.strip()
-    anchored = "/" in pattern.rstrip("/")
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
-    pattern = pattern.lstrip("/").rstrip("/")
-    if pattern == "":
-        pattern = "**"
-    body = _translate(pattern)
-    if not anchored:
-        body = "(?:.*/)?" + body
-    literal = []
-    for part in pattern.split("/")[:-1] if anchored else []:
-        if any(c in part for c in "*?[{"):
-            break
-        literal.append(part)
-    return Glob(text=text, regex=re.compile(body, re.DOTALL), start="/".join(literal))
-
-
-def _translate(pattern: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    depth = 0
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
-            if end == -1:
-                raise ValueError(f"glob {pattern!r} has a '[' without a closing ']'")
-            inner = pattern[i + 1 : end]
-            if inner[:1] in ("!", "^"):
-                inner = "^" + inner[1:]
-            out.append("[" + inner.replace("\\", "\\\\") + "]")
-            i = end
-        elif c == "{":
-            depth += 1
-            out.append("(?:")
-        elif c == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif c == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(c))
-        i += 1
-    if depth:
-        raise ValueError(f"glob {pattern!r} has a '{{' without a closing '}}'")
-    return "".join(out)
 
 
 @dataclass(kw_only=True)
@@ -105,6 +35,42 @@ class WalkStats:
     ignored: int = 0
     symlinks: int = 0
     folders: int = 0
+
+
+class Stopped(Exception):
+    """The run was stopped: a walk, and the work on the files it yields, end here."""
+
+
+async def stoppable(work: Callable[[threading.Event], T]) -> T:
+    """Run blocking work in a thread; cancelling the awaiting task (Stop) sets the event the
+    work checks, so it ends soon rather than running on unseen in the background."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(work, stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+def walk_glob(
+    workspace: Workspace,
+    glob: Glob | None,
+    stats: WalkStats | None = None,
+    stop: threading.Event | None = None,
+) -> Iterator[tuple[str, str]]:
+    """The files a glob matches (all files for None), walked from the glob's literal folder.
+
+    That folder goes through `Workspace.resolve` first: SandboxError if it leads out. Raises
+    Stopped between two files once `stop` is set.
+    """
+    start = glob.start if glob is not None else ""
+    if start:
+        workspace.resolve(start)
+    for relative, path in walk_files(workspace.root, start, stats):
+        if stop is not None and stop.is_set():
+            raise Stopped
+        if glob is None or glob.matches(relative):
+            yield relative, path
 
 
 def walk_files(
@@ -118,7 +84,10 @@ def walk_files(
         specs.append(("", _spec(exclude)))
     base = root
     prefix = ""
-    for part in [p for p in start.split("/") if p]:  # the gitignores above the start folder apply
+    parts = [p for p in start.split("/") if p not in ("", ".")]
+    if ".." in re.split(r"[/\\]", start) or os.path.isabs(start):
+        raise GlobError(f"walk start {start!r} leaves the workspace")
+    for part in parts:  # the gitignores above the start folder apply
         specs.extend(_folder_spec(base, prefix))
         if part in ALWAYS_SKIPPED or _ignored(specs, prefix + part + "/"):
             return
@@ -217,3 +186,16 @@ def _ignored(specs: list[tuple[str, _Rules]], relative: str) -> bool:
         if result is not None:
             decision = result
     return decision
+
+
+__all__ = [
+    "ALWAYS_SKIPPED",
+    "Glob",
+    "GlobError",
+    "Stopped",
+    "WalkStats",
+    "compile_glob",
+    "stoppable",
+    "walk_files",
+    "walk_glob",
+]

@@ -1,0 +1,348 @@
+"""The engine of search_text: a regex over many files that can neither freeze nor outlive the run.
+
+Patterns are compiled with the `regex` package (the syntax of Python's `re`) for two reasons: it
+releases the interpreter lock while it matches, so the kernel's event loop keeps running, and it
+takes a `timeout`, so a pattern that backtracks catastrophically (`(a|a)+$` on a line of `a`s) ends
+with an error the model can act on instead of holding the search for minutes. It also defuses
+the classic `(a+)+$` outright. Between files, between blocks and between matching lines the
+search checks a stop event, set when the user stops the run, so no worker goes on unseen.
+
+A file is searched in 1 MB blocks; an ASCII block as bytes with the pattern compiled for bytes
+(the same matches on ASCII text, without decoding), any other block decoded as UTF-8 first. Files
+that may hold secrets are skipped and counted: read_file shows them after the user approves.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ToolError
+from .registry import ToolOutput
+from .walk import Stopped
+
+MAX_MATCHES = 200
+"""Matching lines shown by one search_text call; the rest are counted."""
+MAX_MATCH_CHARS = 300
+"""Characters shown of one matching line, around the match."""
+MAX_SEARCH_BYTES = 50 * 1024 * 1024
+"""Files bigger than this are not searched (read_file reads them a window at a time)."""
+REGEX_TIMEOUT = 2.0
+"""Seconds one regex call may take on one block of a file (1 MB, so a sane pattern needs
+milliseconds); longer means catastrophic backtracking."""
+BLOCK = 1 << 20
+READ_SIZE = 1 << 16
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+SKIP_NOTE = "gitignored files, .git and symlinks are skipped"
+_STRING_ANCHOR = re.compile(r"(?<!\\)((?:\\\\)*)\\([AZ])")
+
+
+def compile_regex(regex: str) -> Any:
+    """The pattern for line-by-line search, or a ToolError that says how to fix it."""
+    import regex as regex_module  # 10 ms; only a search needs it
+
+    try:
+        return regex_module.compile(_per_line(regex), regex_module.MULTILINE)
+    except regex_module.error as exc:
+        where = f" at position {exc.pos}" if exc.pos is not None else ""
+        raise ToolError(
+            f"search_text: {regex!r} is not a valid Python regular expression "
+            f"({exc.msg}{where}); escape characters such as ( [ . * + ? with \\ to match "
+            "them literally"
+        ) from exc
+
+
+class _Batch:
+    """Small files waiting to be searched together, joined by newlines."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.texts: list[Any] = []
+        self.names: list[str] = []
+        self.starts: list[int] = []
+        self.size = 0
+
+    def add(self, name: str, text: Any) -> None:
+        self.starts.append(self.size)
+        self.names.append(name)
+        self.texts.append(text)
+        self.size += len(text) + 1
+
+
+def _as_lines(data: bytes, ascii_ok: bool) -> Any:
+    """Lines as an editor shows them (CRLF as LF, so `$` works): ASCII bytes or decoded text."""
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").removesuffix(b"\r")
+    if ascii_ok and data.isascii():
+        return data
+    return data.decode("utf-8", errors="replace")
+
+
+def _for_bytes(pattern: Any) -> Any:
+    """The same pattern for ASCII bytes, or None when it has characters beyond ASCII."""
+    import regex as regex_module
+
+    try:
+        return regex_module.compile(
+            pattern.pattern.encode("ascii"), pattern.flags & ~regex_module.UNICODE
+        )
+    except (UnicodeEncodeError, regex_module.error):
+        return None
+
+
+def _per_line(regex: str) -> str:
+    r"""Lines are searched one by one, so \A and \Z mean a line's start and end: ^ and $."""
+    return _STRING_ANCHOR.sub(lambda m: m.group(1) + ("^" if m.group(2) == "A" else "$"), regex)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Match:
+    path: str
+    line: int
+    text: str
+
+
+class TextSearch:
+    """Matches gathered over many files: the first MAX_MATCHES kept, the rest counted."""
+
+    def __init__(
+        self,
+        regex: str,
+        *,
+        stop: threading.Event | None = None,
+        is_secret: Callable[[str], bool] = lambda relative: False,
+    ) -> None:
+        self.regex = regex
+        self.stop = stop if stop is not None else threading.Event()
+        self.is_secret = is_secret
+        self.finished = threading.Event()
+        """Set when `run` has returned, whatever the outcome."""
+        self.pattern = compile_regex(regex)
+        self.ascii_pattern = _for_bytes(self.pattern)
+        self.shown: list[Match] = []
+        self.total = 0
+        self.files: Counter[str] = Counter()
+        self.searched = 0
+        self.binary = 0
+        self.too_big: list[str] = []
+        self.secrets: list[str] = []
+        self.current = ""
+
+    def run(self, files: Iterable[tuple[str, str]]) -> None:
+        """Search every (relative, absolute) file; Stopped when the stop event is set."""
+        batch = _Batch()
+        try:
+            for relative, path in files:
+                if self.stop.is_set():
+                    raise Stopped
+                if self.is_secret(relative):
+                    self.secrets.append(relative)
+                    continue
+                self._take(relative, path, batch)
+            self._flush(batch)
+        finally:
+            self.finished.set()
+
+    def search_file(self, rel: str, path: str) -> None:
+        """One file on its own (the search of many files batches them)."""
+        batch = _Batch()
+        self._take(rel, path, batch)
+        self._flush(batch)
+
+    def _take(self, rel: str, path: str, batch: _Batch) -> None:
+        """Read one file; a small one joins the batch, a big one is searched block by block."""
+        data = self._read(rel, path)
+        if data is None:
+            return
+        if data.find(b"\x00", 0, 8192) != -1:
+            self.binary += 1
+            return
+        self.searched += 1
+        if len(data) > BLOCK:
+            self._flush(batch)
+            self._search_big(rel, data)
+            return
+        text = _as_lines(data, self.ascii_pattern is not None)
+        if batch.size + len(text) > BLOCK or (
+            batch.texts and type(text) is not type(batch.texts[0])
+        ):
+            self._flush(batch)
+        batch.add(rel, text)
+
+    def _flush(self, batch: _Batch) -> None:
+        """One regex call rules out every file of the batch without a match (most of them)."""
+        if not batch.texts:
+            return
+        binary = isinstance(batch.texts[0], bytes)
+        nl: Any = b"\n" if binary else "\n"
+        text = nl.join(batch.texts)
+        names, starts = batch.names, batch.starts
+        batch.clear()
+        self._scan(text, names, starts, 1, nl)
+
+    def _search_big(self, rel: str, data: bytes) -> None:
+        """A file over one block, searched a block (cut at a line end) at a time."""
+        position, line = 0, 1
+        while position < len(data):
+            if self.stop.is_set():
+                raise Stopped
+            end = len(data)
+            if end - position > BLOCK:
+                cut = data.find(b"\n", position + BLOCK)
+                end = len(data) if cut == -1 else cut + 1
+            text = _as_lines(data[position:end], self.ascii_pattern is not None)
+            self._scan(text, [rel], [0], line, b"\n" if isinstance(text, bytes) else "\n")
+            line += data.count(b"\n", position, end)
+            position = end
+
+    def _scan(self, text: Any, names: list[str], starts: list[int], first: int, nl: Any) -> None:
+        """The matching lines of the files joined in `text` (file i begins at starts[i]).
+
+        A search over the whole text finds a candidate, which is then confirmed within its line
+        (a pattern may span lines, or files); the next search starts after that line.
+        """
+        pattern = self.pattern if isinstance(text, str) else self.ascii_pattern
+        self.current = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]}"
+        position, index, number, counted = 0, -1, first, 0
+        while position <= len(text):
+            if self.stop.is_set():
+                raise Stopped
+            found = self._find(pattern, text, position)
+            if found is None:
+                return
+            at = bisect.bisect_right(starts, found.start()) - 1
+            begin = starts[at]
+            stop_at = starts[at + 1] - 1 if at + 1 < len(starts) else len(text)
+            if at != index:
+                index, number, counted = at, first, begin
+                self.current = names[at]
+            if found.end() > stop_at:  # it runs into the next file: look within this one alone
+                found = self._find(pattern, text, max(position, begin), stop_at)
+                if found is None:
+                    position = stop_at + 1
+                    continue
+            start = text.rfind(nl, begin, found.start())
+            start = begin if start == -1 else start + 1
+            end = text.find(nl, found.start(), stop_at)
+            end = stop_at if end == -1 else end
+            line = text[start:end]
+            hit = self._find(pattern, line, 0) if nl in found.group() else found
+            number += text.count(nl, counted, start)
+            counted = start
+            if hit is not None:
+                column = hit.start() - (0 if hit is not found else start)
+                shown = line if isinstance(line, str) else line.decode("ascii")
+                self._add(names[at], number, shown, column)
+            position = end + 1
+
+    def _find(self, pattern: Any, text: Any, position: int, end: int | None = None) -> Any:
+        """One bounded regex call; a timeout is the pattern's fault, said so to the model."""
+        try:
+            return pattern.search(text, position, end, timeout=REGEX_TIMEOUT)
+        except TimeoutError:
+            raise ToolError(
+                f"search_text: the regex {_short(self.regex, 120)!r} took longer than "
+                f"{REGEX_TIMEOUT:g} s on {self.current}; it backtracks catastrophically, simplify "
+                "it (e.g. (a|a)+ or (a+)+ can be a+, .*.* can be .*)"
+            ) from None
+
+    def _read(self, rel: str, path: str) -> bytes | None:
+        """The file's bytes, or None; a short first read is the end of a regular file."""
+        try:
+            fd = os.open(path, _READ_FLAGS)
+        except OSError:
+            return None
+        try:
+            first = os.read(fd, READ_SIZE)
+            if len(first) < READ_SIZE:
+                return first
+            pieces, size = [first], len(first)
+            while piece := os.read(fd, BLOCK):
+                pieces.append(piece)
+                size += len(piece)
+                if size > MAX_SEARCH_BYTES:
+                    self.too_big.append(rel)
+                    return None
+            return b"".join(pieces)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _add(self, rel: str, number: int, line: str, column: int) -> None:
+        self.total += 1
+        self.files[rel] += 1
+        if len(self.shown) < MAX_MATCHES:
+            self.shown.append(Match(path=rel, line=number, text=_clip_line(line, column)))
+
+    def output(self, glob: str | None) -> ToolOutput:
+        """The result the model reads: matches, what was left out and how to narrow."""
+        regex = self.regex
+        where = f" in files matching {glob!r}" if glob else ""
+        skipped = [SKIP_NOTE]
+        if self.binary:
+            skipped.append(f"{self.binary:,} binary files skipped")
+        if self.too_big:
+            skipped.append(
+                f"{len(self.too_big):,} files over {MAX_SEARCH_BYTES // 2**20} MB not searched "
+                f"(e.g. {self.too_big[0]}; read_file reads them a window at a time)"
+            )
+        if self.secrets:
+            skipped.append(
+                f"{len(self.secrets):,} files that may hold secrets not searched (e.g. "
+                f"{self.secrets[0]}; read_file shows one after the user approves)"
+            )
+        if not self.total:
+            return ToolOutput(
+                content=f"no matches for {regex!r}{where} in {self.searched:,} files "
+                f"({'; '.join(skipped)})",
+                summary=f"{_short(regex)} (no matches)",
+            )
+        header = f"{self.total:,} matches in {len(self.files):,} files for {regex!r}{where}"
+        lines = [f"{m.path}:{m.line}: {m.text}" for m in self.shown]
+        if self.total > len(self.shown):
+            lines.append(
+                f"… {self.total - len(self.shown):,} more matches; narrow with "
+                f"glob={narrower_glob(list(self.files), glob or '')!r} or a more specific regex"
+            )
+        if len(skipped) > 1:
+            lines.append(f"({'; '.join(skipped[1:])})")
+        return ToolOutput(
+            content="\n".join([header, *lines]),
+            summary=f"{_short(regex)} ({self.total:,} matches in {len(self.files):,} files)",
+        )
+
+
+def _clip_line(line: str, column: int) -> str:
+    """A long line shown around its match, with … where it was cut."""
+    line = line.rstrip()
+    if len(line) <= MAX_MATCH_CHARS:
+        return line
+    start = max(0, min(column - MAX_MATCH_CHARS // 3, len(line) - MAX_MATCH_CHARS))
+    piece = line[start : start + MAX_MATCH_CHARS]
+    return ("…" if start else "") + piece + ("…" if start + MAX_MATCH_CHARS < len(line) else "")
+
+
+def narrower_glob(paths: list[str], glob: str) -> str:
+    """A glob that covers fewer of these paths: their commonest folder, file type, or file."""
+    common = os.path.commonpath([min(paths), max(paths)]) if len(paths) > 1 else ""
+    prefix = f"{common}/" if common else ""  # the folder all share, without a list per path
+    folders = Counter(p[len(prefix) :].partition("/")[0] for p in paths if "/" in p[len(prefix) :])
+    if len(folders) > 1 or (folders and sum(folders.values()) < len(paths)):
+        return f"{prefix}{folders.most_common(1)[0][0]}/**"
+    suffixes = Counter(os.path.splitext(p)[1] for p in paths)
+    if len(suffixes) > 1 and suffixes.most_common(1)[0][0]:
+        return f"{prefix}**/*{suffixes.most_common(1)[0][0]}"
+    return paths[0]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
