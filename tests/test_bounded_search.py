@@ -1,0 +1,211 @@
+"""A regex cannot hold the kernel: a catastrophic one ends with an error, and Stop ends a search."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from copilot_nb.sandbox import Workspace
+from copilot_nb.tools import ToolSet
+from copilot_nb.tools import text_search as engine
+from copilot_nb.tools.search import search_tools
+
+CATASTROPHIC = "(a|a)+$"
+"""Exponential in the `regex` package too (it defuses the classic `(a+)+$`)."""
+WALL_CLOCK_BOUND = 60.0
+"""Generous enough for a loaded two-core CI machine; the default timeout is 2 s."""
+
+
+class LagMeter:
+    """A ticker on the loop: the worst delay of a 5 ms wake-up while something else runs."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> LagMeter:
+        self._task = asyncio.create_task(self._tick())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._stop.set()
+        assert self._task is not None
+        await self._task
+
+    async def _tick(self) -> None:
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            await asyncio.sleep(0.005)
+            self.worst = max(self.worst, time.perf_counter() - started - 0.005)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "notes.txt").write_text("intro\n" + "a" * 28 + "!\n" + "outro\n")
+    return tmp_path
+
+
+@pytest.fixture
+def tools(root: Path) -> ToolSet:
+    return search_tools(Workspace(root))
+
+
+async def test_a_catastrophic_regex_ends_with_an_error_and_the_loop_keeps_running(
+    tools: ToolSet, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started = time.perf_counter()
+    async with LagMeter() as lag:
+        out = await tools.call_tool("search_text", {"regex": CATASTROPHIC}, timeout=None)
+    elapsed = time.perf_counter() - started
+    assert out.is_error
+    assert out.content == (
+        f"search_text: the regex '{CATASTROPHIC}' took longer than {engine.REGEX_TIMEOUT:g} s "
+        "on notes.txt; it backtracks catastrophically, simplify it (e.g. (a|a)+ or (a+)+ can be "
+        "a+, .*.* can be .*)"
+    )
+    assert elapsed < WALL_CLOCK_BOUND
+    # The regex runs without the interpreter lock: the loop is never held for the whole call.
+    assert lag.worst < engine.REGEX_TIMEOUT
+    with capsys.disabled():
+        print(f"\n  catastrophic regex: {elapsed:.2f} s, worst loop lag {lag.worst * 1000:.1f} ms")
+
+
+async def test_the_regex_of_the_report_no_longer_backtracks(tools: ToolSet) -> None:
+    started = time.perf_counter()
+    out = await tools.call_tool("search_text", {"regex": "(a+)+$"}, timeout=None)
+    assert not out.is_error and out.content.startswith("no matches for '(a+)+$' in 1 files")
+    assert time.perf_counter() - started < WALL_CLOCK_BOUND
+
+
+async def test_a_catastrophic_regex_in_a_later_block_of_a_big_file_is_caught(
+    root: Path, tools: ToolSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "BLOCK", 64)
+    monkeypatch.setattr(engine, "REGEX_TIMEOUT", 0.2)
+    (root / "big.log").write_text("fine line\n" * 50 + "a" * 40 + "!\n")
+    out = await tools.call_tool("search_text", {"regex": CATASTROPHIC, "glob": "*.log"})
+    assert out.is_error and "took longer than 0.2 s on big.log" in out.content
+
+
+class Recording(engine.TextSearch):
+    """A search that says when it has started and counts the files it took."""
+
+    made: ClassVar[list[Recording]] = []
+    created: ClassVar[threading.Event] = threading.Event()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.taken = 0
+        self.started = threading.Event()
+        Recording.made.append(self)
+        Recording.created.set()
+
+    def _take(self, rel: str, path: str, batch: Any) -> None:
+        self.taken += 1
+        self.started.set()
+        time.sleep(0.001)  # a slow disk: the search is still running when Stop comes
+        super()._take(rel, path, batch)
+
+
+@pytest.fixture
+def many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ToolSet:
+    for number in range(2000):
+        (tmp_path / f"f{number:04d}.txt").write_text(f"line {number}\n")
+    Recording.made = []
+    Recording.created = threading.Event()
+    monkeypatch.setattr("copilot_nb.tools.search.TextSearch", Recording)
+    return search_tools(Workspace(tmp_path))
+
+
+async def test_stop_ends_a_running_search_in_its_worker_thread(many: ToolSet) -> None:
+    call = asyncio.create_task(many.call_tool("search_text", {"regex": "line"}, timeout=None))
+    assert await asyncio.to_thread(Recording.created.wait, 30)  # the worker builds the search
+    search = Recording.made[0]
+    assert await asyncio.to_thread(search.started.wait, 30)
+    call.cancel()  # what Stop does to the task awaiting the tool
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert await asyncio.to_thread(search.finished.wait, 30), "the worker ran on after Stop"
+    taken = search.taken
+    assert taken < 2000
+    assert search.taken == taken  # finished: nothing runs on in the background
+
+
+async def test_a_tool_time_limit_stops_the_search_worker_too(many: ToolSet) -> None:
+    out = await many.call_tool("search_text", {"regex": "line"}, timeout=0.3)
+    assert out.is_error
+    search = Recording.made[0]
+    assert await asyncio.to_thread(search.finished.wait, 30)
+    assert search.taken < 2000
+
+
+async def test_find_files_stops_with_the_run(
+    many: ToolSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copilot_nb.tools import walk
+
+    walked = threading.Event()
+    done = threading.Event()
+    count = [0]
+    original = walk.walk_files
+
+    def slow(*args: Any, **kwargs: Any) -> Iterable[tuple[str, str]]:
+        try:
+            for item in original(*args, **kwargs):
+                walked.set()
+                count[0] += 1
+                time.sleep(0.001)
+                yield item
+        finally:
+            done.set()
+
+    monkeypatch.setattr(walk, "walk_files", slow)
+    call = asyncio.create_task(many.call_tool("find_files", {"glob": "*.txt"}, timeout=None))
+    assert await asyncio.to_thread(walked.wait, 30)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert await asyncio.to_thread(done.wait, 30)
+    assert count[0] < 2000
+
+
+FILES = st.lists(
+    st.lists(st.sampled_from(["", "a", "b", "ab", "a b", " a", "aa\r", "é", "ba a", "\t"])),
+    min_size=1,
+    max_size=6,
+)
+PATTERNS = ["a", "^a", "a$", r"a\s*b", r"\s", "b|é", "^$", r"a\b", ".", r"\Aa", r"b\Z", "a\nb"]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=FILES, pattern=st.sampled_from(PATTERNS), newline=st.booleans())
+def test_searching_many_files_at_once_finds_what_a_per_file_grep_finds(
+    tmp_path: Path, files: list[list[str]], pattern: str, newline: bool
+) -> None:
+    """Small files are searched joined together: no match may cross into, or hide, another."""
+    paths = []
+    expected = []
+    for index, lines in enumerate(files):
+        text = "\n".join(lines) + ("\n" if newline and lines else "")
+        path = tmp_path / f"f{index}.txt"
+        path.write_text(text, newline="")
+        paths.append((path.name, str(path)))
+        per_line = pattern.replace(r"\A", "^").replace(r"\Z", "$")
+        expected += [
+            (path.name, n)
+            for n, line in enumerate(text.split("\n"), 1)
+            if re.search(per_line, line.removesuffix("\r"))
+        ]
+    search = engine.TextSearch(pattern)
+    search.run(paths)
+    assert [(m.path, m.line) for m in search.shown] == expected
