@@ -19,6 +19,8 @@ MAX_GLOB_CHARS = 1000
 MAX_ALTERNATIVES = 1024
 """`{}` expansions checked for `..`; a glob with more choices than this is refused."""
 GLOB_ADVICE = "globs are relative to the workspace root, e.g. 'src/**/*.py'"
+_OUTSIDE = re.compile(r"[/\\]|~(?:[\w.-]*[/\\]|$)|[A-Za-z]:[/\\]")
+"""A glob start that names a place outside: the file system root, a home folder, a drive."""
 
 
 class GlobError(ValueError):
@@ -75,11 +77,12 @@ def check_glob(text: str) -> None:
             f"{GLOB_ADVICE}"
         )
     pattern = text.strip()
-    if pattern.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:[\\/]", pattern):
-        start = "/" if pattern.startswith(("/", "\\")) else pattern[:2]
+    outside = _OUTSIDE.match(pattern)
+    if outside is not None:
+        start = outside.group()[:2] if outside.group()[0].isalpha() else outside.group()[0]
         hint = " (write './*.py' for files at the root only)" if start == "/" else ""
         raise GlobError(
-            f"glob {shown} leaves the workspace: it starts with {start!r}{hint}; " + GLOB_ADVICE
+            f"glob {shown} leaves the workspace: it starts with {start!r}{hint}; {GLOB_ADVICE}"
         )
     for expansion in _expansions(pattern):
         if ".." in re.split(r"[/\\]", expansion):

@@ -42,7 +42,8 @@ from .undo import RestoredPath
 PathIn = str | os.PathLike[str]
 MAX_PATH_CHARS = 4096
 """Longer paths are refused with a sentence rather than the OS's 'File name too long'."""
-_HOME = re.compile(r"^~[\w.-]*(?:[/\\]|$)")
+_HOME = re.compile(r"^~(?:[\w.-]*[/\\]|$)")
+"""`~`, `~/x`, `~user/x`: a home folder, which is never expanded here."""
 
 
 @dataclass(frozen=True, kw_only=True)
