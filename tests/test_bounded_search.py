@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import threading
 import time
@@ -208,3 +209,43 @@ def test_searching_many_files_at_once_finds_what_a_per_file_grep_finds(
     search = engine.TextSearch(pattern)
     search.run(paths)
     assert [(m.path, m.line) for m in search.shown] == expected
+
+
+class SlowPattern:
+    """A glob regex that runs out of time, as one with many stars may on a long name."""
+
+    def fullmatch(self, text: str, *, timeout: float) -> None:
+        raise TimeoutError("regex timed out")
+
+
+async def test_a_glob_that_takes_too_long_to_match_is_an_error_result(
+    tools: ToolSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copilot_nb.tools import search as search_module
+
+    real = search_module.compile_glob
+
+    def slow(text: str) -> Any:
+        return dataclasses.replace(real(text), bounded=SlowPattern())
+
+    monkeypatch.setattr(search_module, "compile_glob", slow)
+    for name, arguments in (("find_files", {}), ("search_text", {"regex": "a"})):
+        out = await tools.call_tool(name, {**arguments, "glob": "**/a/**/*.txt"})
+        assert out.is_error
+        assert out.content == (
+            f"{name}: glob '**/a/**/*.txt' took longer than 1 s to match 'notes.txt'; use fewer "
+            "'*' and '**' (e.g. 'src/**/*.py')"
+        )
+
+
+def test_globs_with_many_stars_are_matched_with_a_time_limit() -> None:
+    from copilot_nb.globs import compile_glob
+
+    assert compile_glob("**/*.py").bounded is None  # the everyday globs stay on `re`
+    assert compile_glob("*.{md,txt}").bounded is None
+    assert compile_glob("*" * 30 + "x").bounded is None  # a run of stars is one `**`
+    glob = compile_glob("*a*a*a*a*a*a*a*a*a*a*x")
+    assert glob.bounded is not None
+    started = time.perf_counter()
+    assert not glob.matches("a" * 200)
+    assert time.perf_counter() - started < WALL_CLOCK_BOUND

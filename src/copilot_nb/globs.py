@@ -12,12 +12,20 @@ lead out is the literal folder a glob starts with, which the tools resolve throu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 MAX_GLOB_CHARS = 1000
 """Longer globs are refused: no project needs one, and a hijacked model may try."""
 MAX_ALTERNATIVES = 1024
 """`{}` expansions checked for `..`; a glob with more choices than this is refused."""
+MAX_NESTING = 10
+"""`{}` inside `{}` this deep at most."""
+SIMPLE_STARS = 2
+"""Globs with at most this many `*` runs (`**/*.py`) cannot backtrack for long on any path, and
+are matched by `re` at full speed; others are matched with a time limit."""
+GLOB_TIMEOUT = 1.0
+"""Seconds one path may take to match a glob with many stars."""
 GLOB_ADVICE = "globs are relative to the workspace root, e.g. 'src/**/*.py'"
 _OUTSIDE = re.compile(r"[/\\]|~(?:[\w.-]*[/\\]|$)|[A-Za-z]:[/\\]")
 """A glob start that names a place outside: the file system root, a home folder, a drive."""
@@ -35,10 +43,21 @@ class Glob:
     regex: re.Pattern[str]
     start: str = ""
     """The literal folder the glob begins with ('' for the root), so the walk can start there."""
+    bounded: Any = field(default=None, compare=False)
+    """For a glob with many stars, the same regex in the `regex` package, matched with a time
+    limit: `*a*a*a*a*x` backtracks for minutes on a long name, holding the interpreter."""
 
     def matches(self, relative: str) -> bool:
         """Whether a root-relative posix path (as a walk yields it) matches."""
-        return self.regex.fullmatch(relative) is not None
+        if self.bounded is None:
+            return self.regex.fullmatch(relative) is not None
+        try:
+            return self.bounded.fullmatch(relative, timeout=GLOB_TIMEOUT) is not None
+        except TimeoutError:
+            raise GlobError(
+                f"glob {self.text[:200]!r} took longer than {GLOB_TIMEOUT:g} s to match "
+                f"{relative!r}; use fewer '*' and '**' (e.g. 'src/**/*.py')"
+            ) from None
 
 
 def compile_glob(text: str) -> Glob:
@@ -63,7 +82,16 @@ def compile_glob(text: str) -> Glob:
             break
         if part not in ("", "."):
             literal.append(part)
-    return Glob(text=text, regex=re.compile(body, re.DOTALL), start="/".join(literal))
+    try:
+        regex = re.compile(body, re.DOTALL)
+    except (re.error, RecursionError) as exc:
+        raise GlobError(f"glob {text[:200]!r} is not valid ({exc}); {GLOB_ADVICE}") from None
+    bounded = None
+    if len(re.findall(r"\*+", pattern)) + (not anchored) > SIMPLE_STARS:
+        import regex as regex_module  # only for the rare glob that could backtrack for long
+
+        bounded = regex_module.compile(body, regex_module.DOTALL)
+    return Glob(text=text, regex=regex, start="/".join(literal), bounded=bounded)
 
 
 def check_glob(text: str) -> None:
@@ -84,6 +112,12 @@ def check_glob(text: str) -> None:
         raise GlobError(
             f"glob {shown} leaves the workspace: it starts with {start!r}{hint}; {GLOB_ADVICE}"
         )
+    depth = deepest = 0
+    for c in pattern:
+        depth += (c == "{") - (c == "}" and depth > 0)
+        deepest = max(deepest, depth)
+    if deepest > MAX_NESTING:
+        raise GlobError(f"glob {shown} nests '{{' more than {MAX_NESTING} deep; {GLOB_ADVICE}")
     for expansion in _expansions(pattern):
         if ".." in re.split(r"[/\\]", expansion):
             raise GlobError(f"glob {shown} leaves the workspace; {GLOB_ADVICE}")
@@ -146,13 +180,14 @@ def _translate(pattern: str) -> str:
     depth = 0
     while i < n:
         c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
+        if pattern.startswith("**", i):  # any run of two or more stars is `**`
+            while i < n and pattern[i] == "*":
+                i += 1
+            if pattern.startswith("/", i):
+                out.append("(?:.*/)?")
+                i += 1
+            else:
+                out.append(".*")
             continue
         if c == "*":
             out.append("[^/]*")

@@ -45,7 +45,8 @@ def search_tools(workspace: Workspace) -> ToolSet:
         compiled = _glob("find_files", workspace, glob)
 
         def work(stop: threading.Event) -> list[str]:
-            return sorted(rel for rel, _ in walk_glob(workspace, compiled, WalkStats(), stop))
+            with _glob_errors("find_files"):
+                return sorted(rel for rel, _ in walk_glob(workspace, compiled, WalkStats(), stop))
 
         found = await stoppable(work)
         if not found:
@@ -81,7 +82,8 @@ def search_tools(workspace: Workspace) -> ToolSet:
 
         def work(stop: threading.Event) -> ToolOutput:
             search = TextSearch(regex, stop=stop, is_secret=is_secret)
-            search.run(walk_glob(workspace, compiled, WalkStats(), stop))
+            with _glob_errors("search_text"):
+                search.run(walk_glob(workspace, compiled, WalkStats(), stop))
             return search.output(glob)
 
         return await stoppable(work)
@@ -153,6 +155,15 @@ def _glob(name: str, workspace: Workspace, text: str) -> Glob:
     except SandboxError as exc:
         raise ToolError(f"{name}: glob {text!r} leaves the workspace: {exc}") from exc
     return compiled
+
+
+@contextmanager
+def _glob_errors(name: str) -> Iterator[None]:
+    """A glob that fails while the walk matches it (too slow to match) is the model's to fix."""
+    try:
+        yield
+    except GlobError as exc:
+        raise ToolError(f"{name}: {exc}") from exc
 
 
 def _check_secrets_stay(workspace: Workspace, src: Path, dst: Path) -> None:
