@@ -249,3 +249,8 @@ def test_globs_with_many_stars_are_matched_with_a_time_limit() -> None:
     started = time.perf_counter()
     assert not glob.matches("a" * 200)
     assert time.perf_counter() - started < WALL_CLOCK_BOUND
+
+
+async def test_a_regex_too_nested_to_compile_is_an_error_result(tools: ToolSet) -> None:
+    out = await tools.call_tool("search_text", {"regex": "(" * 5000 + ")" * 5000})
+    assert out.is_error and "too deeply nested or too large to compile" in out.content

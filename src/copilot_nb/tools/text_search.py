@@ -56,6 +56,11 @@ def compile_regex(regex: str) -> Any:
             f"({exc.msg}{where}); escape characters such as ( [ . * + ? with \\ to match "
             "them literally"
         ) from exc
+    except (RecursionError, OverflowError, MemoryError) as exc:
+        raise ToolError(
+            f"search_text: the regex {_short(regex, 120)!r} is too deeply nested or too large to "
+            "compile; search for a simpler pattern"
+        ) from exc
 
 
 class _Batch:
