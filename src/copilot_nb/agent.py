@@ -8,9 +8,11 @@ exactly one result, also when a run is interrupted half-way.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any
 
 from .approvals import ApprovalPolicy
@@ -37,6 +39,7 @@ from .messages import (
     ToolCall,
     ToolResult,
     UserMessage,
+    arguments_problem,
     parse_arguments,
 )
 from .providers.base import Model
@@ -168,7 +171,8 @@ class Agent:
             if not reply:
                 yield Failed(error=f"{self.model.name}: the reply ended without a final message")
                 return
-            self.messages.append(reply[0])
+            kept = _kept_reply(reply[0])
+            self.messages.append(kept)
             if reply[0].usage is not None:
                 self.context.observe(reply[0].usage)
                 yield UsageReported(usage=reply[0].usage)
@@ -176,8 +180,8 @@ class Agent:
                 yield Done(text=reply[0].text)
                 return
             try:
-                for call in reply[0].tool_calls:
-                    async for tool_event in self._run_tool(call):
+                for call, sent in zip(kept.tool_calls, reply[0].tool_calls, strict=True):
+                    async for tool_event in self._run_tool(call, sent.arguments):
                         yield tool_event
             finally:
                 self._close_open_tool_calls()
@@ -225,13 +229,13 @@ class Agent:
                 self._keep_partial_text(partial)  # interrupted or failed mid-stream
                 raise
 
-    async def _run_tool(self, call: ToolCall) -> AsyncGenerator[AgentEvent, None]:
+    async def _run_tool(self, call: ToolCall, arguments: Any) -> AsyncGenerator[AgentEvent, None]:
+        """Run one call with the `arguments` the model sent (`call` is the call as kept)."""
         summary = summarize_call(call)
         yield ToolStarted(
             call_id=call.id, name=call.name, arguments=call.arguments, summary=summary
         )
         tool = self.tools.get(call.name)
-        arguments = call.arguments
         if isinstance(arguments, str):  # not parsed yet, or refused (not JSON, too deep, too big)
             arguments = parse_arguments(arguments)
         if tool is not None and isinstance(arguments, dict):
@@ -306,6 +310,25 @@ class Agent:
                         tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True
                     )
                 )
+
+
+def _kept_reply(message: AssistantMessage) -> AssistantMessage:
+    """The reply as the conversation keeps it: a call whose argument text was refused unparsed
+    (nested too deep, too big) keeps a short note instead, so every later request stays small."""
+    calls = []
+    for call in message.tool_calls:
+        problem = arguments_problem(call.arguments) if isinstance(call.arguments, str) else None
+        if problem is None:
+            calls.append(call)
+            continue
+        size = len(call.raw_arguments or call.arguments)
+        note = {"refused_arguments": f"{size:,} characters, not kept: {problem}"}
+        calls.append(
+            ToolCall(id=call.id, name=call.name, arguments=note, raw_arguments=json.dumps(note))
+        )
+    if all(a is b for a, b in zip(calls, message.tool_calls, strict=True)):
+        return message
+    return replace(message, tool_calls=tuple(calls))
 
 
 _SUMMARY_KEYS = (

@@ -21,8 +21,15 @@ from typing import Any
 from ..errors import ToolError
 from .execute import CodeRun, run_code_in
 from .lookup import lookup
-from .masking import REVEAL_HINT, MaskingRepr, is_secret_name, mask_label, redact_text
-from .outputs import strip_ansi, truncate
+from .masking import (
+    REVEAL_HINT,
+    MaskingRepr,
+    is_secret_name,
+    mask_label,
+    redact_and_cut,
+    redact_text,
+)
+from .outputs import strip_ansi
 from .registry import ToolOutput, ToolSet, tool
 from .variables import (
     describe,
@@ -128,11 +135,11 @@ def kernel_tools(
         outputs: Mapping[Any, Any] = found if isinstance(found, Mapping) else {}
         lines: list[str] = []
         for number, text in entries:
-            shown, _ = redact_text(text.rstrip())
-            lines.append(f"In [{number}]: {_indent(truncate(shown, MAX_INPUT_CHARS))}")
+            shown, _ = redact_and_cut(text.rstrip(), MAX_INPUT_CHARS)
+            lines.append(f"In [{number}]: {_indent(shown)}")
             if number in outputs:
-                shown, _ = redact_text(_output(text, outputs[number]))
-                lines.append(f"Out[{number}]: {_indent(truncate(shown, MAX_INPUT_CHARS))}")
+                shown, _ = redact_and_cut(_output(text, outputs[number]), MAX_INPUT_CHARS)
+                lines.append(f"Out[{number}]: {_indent(shown)}")
         if not lines:
             lines.append("(no inputs in this kernel's history yet)")
         lines += [redact_text(line)[0] for line in _last_error(shell)]
@@ -216,9 +223,10 @@ def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
     """What run_code tells the model: output, result or error, each cut with a marker."""
     parts = []
     if run.stdout:
-        parts.append("stdout:\n" + truncate(run.stdout.rstrip("\n"), MAX_STDOUT_CHARS))
+        parts.append("stdout:\n" + redact_and_cut(run.stdout.rstrip("\n"), MAX_STDOUT_CHARS)[0])
     if run.stderr:
-        parts.append("stderr:\n" + truncate(strip_ansi(run.stderr).rstrip("\n"), MAX_STDERR_CHARS))
+        stderr = strip_ansi(run.stderr).rstrip("\n")
+        parts.append("stderr:\n" + redact_and_cut(stderr, MAX_STDERR_CHARS)[0])
     if run.has_value:
         parts.append("result:\n" + safe_repr(run.value, MAX_VALUE_CHARS, masker=MaskingRepr()))
     if run.error:
@@ -228,8 +236,8 @@ def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
             f"timed out: stopped after {timeout:g} s; what it did until then stays done. "
             "Pass a larger timeout if it needs longer, or make it do less."
         )
-    content, masked = redact_text("\n".join(parts)) if parts else ("(no output)", 0)
-    if masked or "<masked: " in content:
+    content, _ = redact_text("\n".join(parts)) if parts else ("(no output)", 0)
+    if "<masked: " in content:
         content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")

@@ -19,6 +19,8 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from .outputs import truncate
+
 SECRET_WORDS = frozenset(
     {
         "key",
@@ -65,22 +67,27 @@ _SECRET_VALUE = re.compile(
 )
 """Well-known secret formats, found anywhere in a string."""
 _URL_PASSWORD = re.compile(
-    r"(?P<head>\b[a-zA-Z][\w+.-]*://[^\s:/@'\"]+:)(?P<secret>[^\s@/'\"]+)(?=@)"
+    r"(?P<head>(?<![\w+.-])[a-zA-Z][\w+.-]*://[^\s:/@'\"]+:)(?P<secret>[^\s@/'\"]+)(?=@)"
 )
+_STRING = r"""[rRbBuUfF]{0,2}(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+_ITEM = rf"(?:{_STRING}|[\w.+-]+)"
 _ASSIGNED = re.compile(
-    r"""(?P<name>[A-Za-z_][\w.\-]*)
-        (?P<sep>["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\], |]*?[ \t]*)?(?:==|:=|=|:)[ \t]*)
-        (?P<prefix>[rRbBuUfF]{0,2})
-        (?P<literal>\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""",
+    rf"""(?<![\w.\-])(?P<name>[A-Za-z_][\w.\-]*)
+        (?P<sep>["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\], |]{{0,60}}?[ \t]*)?(?:==|:=|=|:)[ \t]*)
+        (?P<literal>{_STRING}|[\[(]\s*(?:{_ITEM}\s*,\s*)*(?:{_ITEM}\s*)?[\])])""",
     re.VERBOSE,
 )
-"""A quoted literal given to a name: `api_key = "..."`, `"password": '...'`, `token='...'`."""
+"""A quoted literal, or a list of them, given to a name: `api_key = "..."`, `"password": '...'`,
+`token='...'`, `"password": ["...", "..."]`."""
+_STRING_LITERAL = re.compile(_STRING)
 _SHELL_ASSIGNED = re.compile(
-    r"(?m)^(?P<lead>[ \t]*(?:%set_env|%env|!?[ \t]*export|!)[ \t]*)"
+    r"(?m)^(?P<lead>[ \t]*(?:%set_env|%env|!?export|!)[ \t]*)"
     r"(?P<name>[A-Za-z_]\w*)(?P<sep>=|[ \t]+)(?P<value>[^\s'\"]\S*)"
 )
 """`%env OPENAI_API_KEY=...`, `%set_env TOKEN ...`, `!export TOKEN=...`: unquoted values."""
 
+_MARGIN = 4000
+"""Characters past a cut that are still searched for secrets (a PEM key is about 3,300)."""
 REVEAL_HINT = "inspect_variable(name=..., reveal=True) asks the user to show it"
 
 
@@ -167,14 +174,20 @@ def redact_text(text: str) -> tuple[str, int]:
         nonlocal count
         if not is_secret_name(match.group("name")):
             return match.group()
-        literal = match.group("literal")
-        quote = literal[:3] if literal[:3] in ('"""', "'''") else literal[0]
-        if literal[len(quote) :].startswith("<masked: "):
-            return match.group()
+        literal = _STRING_LITERAL.sub(masked_string, match.group("literal"))
+        return match.group("name") + match.group("sep") + literal
+
+    def masked_string(match: re.Match[str]) -> str:
+        nonlocal count
+        literal = match.group()
+        body = literal.lstrip("rRbBuUfF")
+        prefix = literal[: len(literal) - len(body)]
+        quote = body[:3] if body[:3] in ('"""', "'''") else body[0]
+        inner = body[len(quote) : len(body) - len(quote)]
+        if inner.startswith("<masked: "):
+            return literal
         count += 1
-        inner = len(literal) - 2 * len(quote)
-        masked = f"{quote}<masked: {inner} chars>{quote}"
-        return match.group("name") + match.group("sep") + match.group("prefix") + masked
+        return f"{prefix}{quote}<masked: {len(inner)} chars>{quote}"
 
     def shell(match: re.Match[str]) -> str:
         nonlocal count
@@ -188,6 +201,21 @@ def redact_text(text: str) -> tuple[str, int]:
     text = _SHELL_ASSIGNED.sub(shell, text)
     text, found = redact_value(text)
     return text, count + found
+
+
+def redact_and_cut(text: str, limit: int) -> tuple[str, int]:
+    """`redact_text`, then `truncate` to `limit`; a long text is redacted only around what is
+    kept (with a margin, so a secret that crosses the cut is still found whole)."""
+    if len(text) <= 3 * limit:
+        shown, count = redact_text(text)
+        return truncate(shown, limit), count
+    keep_tail = limit // 3
+    keep_head = limit - keep_tail
+    head, found_head = redact_text(text[: keep_head + _MARGIN])
+    tail, found_tail = redact_text(text[len(text) - keep_tail - _MARGIN :])
+    cut = len(text) - keep_head - keep_tail
+    shown = f"{head[:keep_head]}\n… [{cut:,} characters cut] …\n{tail[len(tail) - keep_tail :]}"
+    return shown, found_head + found_tail
 
 
 class MaskingRepr(reprlib.Repr):

@@ -31,8 +31,7 @@ from .masking import (
     looks_secret,
     mask_frame,
     mask_label,
-    redact_text,
-    redact_value,
+    redact_and_cut,
     reveal_hint,
 )
 from .outputs import truncate
@@ -138,7 +137,7 @@ def describe(name: str, value: Any, *, secret: str = "", reveal: bool = False) -
         body = _body(value, None)
     else:
         masker = MaskingRepr()
-        body, found = redact_text(_body(value, masker))
+        body, found = redact_and_cut(_body(value, masker), MAX_DESCRIPTION_CHARS)
         if found + masker.masked:
             count = found + masker.masked
             body += (
@@ -191,10 +190,10 @@ def safe_repr(
     containers = (list, tuple, set, frozenset, dict)
     try:
         if masker is not None and isinstance(value, str):
-            text, found = redact_value(value)
+            text, found = redact_and_cut(repr(value), limit)
             masker.masked += found
-            text = repr(text)
-        elif masker is not None and isinstance(value, (*containers, Mapping)):
+            return text
+        if masker is not None and isinstance(value, (*containers, Mapping)):
             text = masker.repr(value)
         elif isinstance(value, containers):
             text = _repr.repr(value)

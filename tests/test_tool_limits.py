@@ -1,0 +1,259 @@
+"""Every tool call is bounded: a slow tool is stopped, and arguments too deep or too big are refused.
+
+A hijacked or broken model must not be able to hang a turn or crash it: each becomes an error
+result the model reads, and the next round happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copilot_nb import Agent, tool
+from copilot_nb.approvals import ApprovalPolicy
+from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
+from copilot_nb.messages import (
+    MAX_ARGUMENT_CHARS,
+    MAX_ARGUMENT_DEPTH,
+    arguments_problem,
+    parse_arguments,
+)
+from copilot_nb.testing import call, reply
+from copilot_nb.tools import ToolSet
+from copilot_nb.tools.kernel import kernel_tools
+
+DEEP = "[" * 200_000 + "]" * 200_000
+DEEP_OBJECT = '{"path": ' + "[" * 200_000 + "]" * 200_000 + "}"
+HUGE = json.dumps({"path": "x" * 2_000_000})
+released = threading.Event()
+
+
+@tool
+async def slow_async(seconds: float) -> str:
+    """Wait, asynchronously.
+
+    Args:
+        seconds: how long.
+    """
+    await asyncio.sleep(seconds)
+    return "slept"
+
+
+@tool
+def slow_sync(seconds: float) -> str:
+    """Wait in a worker thread until released (or `seconds` pass).
+
+    Args:
+        seconds: the longest wait.
+    """
+    released.wait(seconds)
+    return "slept"
+
+
+@tool
+async def stubborn(seconds: float) -> str:
+    """Ignore cancellation and keep going.
+
+    Args:
+        seconds: how long it insists.
+    """
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            await asyncio.sleep(0.01)
+        except asyncio.CancelledError:
+            continue
+    return "done anyway"
+
+
+def tool_results(request: Any) -> dict[str, str]:
+    return {m["tool_call_id"]: m["content"] for m in request.messages if m["role"] == "tool"}
+
+
+# --- parse_arguments and the registry, directly -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        (DEEP, f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels"),
+        (DEEP_OBJECT, f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels"),
+        ("[" * 200_000, f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels"),
+        (HUGE, "arguments are 2,000,012 characters, more than the 1,000,000 allowed"),
+    ],
+    ids=["deep-array", "deep-in-object", "unclosed", "2-MB"],
+)
+def test_arguments_too_deep_or_too_big_stay_text_with_a_reason(raw: str, problem: str) -> None:
+    assert parse_arguments(raw) == raw, "refused text is kept as text, never parsed"
+    reason = arguments_problem(raw)
+    assert reason is not None and reason.startswith(problem)
+
+
+def test_nesting_is_counted_outside_strings_only() -> None:
+    brackets_in_a_string = json.dumps({"pattern": "[" * 5000 + "{" * 5000})
+    assert parse_arguments(brackets_in_a_string) == {"pattern": "[" * 5000 + "{" * 5000}
+    edge = '{"a": ' + "[" * (MAX_ARGUMENT_DEPTH - 1) + "]" * (MAX_ARGUMENT_DEPTH - 1) + "}"
+    assert isinstance(parse_arguments(edge), dict), "64 levels are fine"
+    assert arguments_problem("{" + edge[1:-1] + ', "b": [1]}') is None
+    over = '{"a": ' + "[" * MAX_ARGUMENT_DEPTH + "]" * MAX_ARGUMENT_DEPTH + "}"
+    assert parse_arguments(over) == over
+    escaped_quote = '{"a": "\\"[[[[", "b": 1}'
+    assert parse_arguments(escaped_quote) == {"a": '"[[[[', "b": 1}
+    assert arguments_problem("x" * MAX_ARGUMENT_CHARS) is None
+
+
+async def test_the_registry_explains_refused_arguments_by_tool_name(tmp_path: Path) -> None:
+    tools = ToolSet([slow_async])
+    out = await tools.call_tool("slow_async", DEEP)
+    assert out.is_error
+    assert out.content == (
+        "slow_async: arguments nested deeper than 64 levels; send flat JSON arguments"
+    )
+    out = await tools.call_tool("slow_async", HUGE)
+    assert out.content.startswith("slow_async: arguments are 2,000,012 characters")
+    deep_dict: Any = 1
+    for _ in range(100_000):
+        deep_dict = {"seconds": deep_dict}
+    out = await tools.call_tool("slow_async", deep_dict)
+    assert out.is_error and "nested too deep" in out.content, "a deep dict from Python code too"
+
+
+# --- time limits -------------------------------------------------------------------------------
+
+
+async def test_an_async_tool_past_the_limit_is_stopped_with_a_result() -> None:
+    tools = ToolSet([slow_async])
+    started = time.monotonic()
+    out = await tools.call_tool("slow_async", {"seconds": 30}, timeout=0.2)
+    assert time.monotonic() - started < 2
+    assert out.is_error and out.summary == "timed out after 0.2 s"
+    assert out.content.startswith("slow_async did not finish within 0.2 s and was stopped; ")
+    assert "CopilotMagics.tool_timeout" in out.content
+    fast = await tools.call_tool("slow_async", {"seconds": 0.01}, timeout=5)
+    assert fast.content == "slept"
+
+
+async def test_a_sync_tool_past_the_limit_returns_at_once_and_says_it_may_still_run() -> None:
+    released.clear()
+    tools = ToolSet([slow_sync])
+    started = time.monotonic()
+    out = await tools.call_tool("slow_sync", {"seconds": 30}, timeout=0.2)
+    took = time.monotonic() - started
+    released.set()  # let the worker thread end
+    assert took < 2, "the loop does not wait for the thread"
+    assert out.is_error and out.summary == "timed out after 0.2 s"
+    assert "worker thread, which cannot be stopped" in out.content
+
+
+async def test_a_tool_that_ignores_cancellation_does_not_hold_the_loop() -> None:
+    tools = ToolSet([stubborn])
+    started = time.monotonic()
+    out = await tools.call_tool("stubborn", {"seconds": 5}, timeout=0.1)
+    assert out.is_error and out.summary == "timed out after 0.1 s"
+    assert time.monotonic() - started < 3, "the wait ends after a short grace"
+
+
+async def test_run_code_keeps_its_own_longer_timeout() -> None:
+    namespace: dict[str, Any] = {}
+    tools = kernel_tools(lambda: namespace)
+    (run_code,) = [t for t in tools if t.name == "run_code"]
+    assert run_code.time_limit({"timeout": 600}, 120) == 610
+    assert run_code.time_limit({"timeout": 5}, 120) == 120
+    out = await tools.call_tool(
+        "run_code",
+        {"code": "import asyncio\nawait asyncio.sleep(0.4)\n'finished'", "timeout": 5},
+        timeout=0.1,
+    )
+    assert out.content == "result:\n'finished'", "the general limit did not cut it short"
+
+
+async def test_a_timed_out_tool_becomes_a_result_and_the_turn_goes_on(
+    serve: Any, tmp_path: Path
+) -> None:
+    released.clear()
+    server = serve(
+        [
+            reply(
+                "",
+                call("slow_async", id="a", seconds=30),
+                call("slow_sync", id="s", seconds=30),
+            ),
+            reply("Both were too slow."),
+        ]
+    )
+    agent = Agent(
+        model=server.model(),
+        workspace=tmp_path,
+        extra_tools=[slow_async, slow_sync],
+        tool_timeout=0.2,
+    )
+    started = time.monotonic()
+    events = [e async for e in agent.run("wait")]
+    released.set()
+    assert time.monotonic() - started < 5
+    assert isinstance(events[-1], Done) and events[-1].text == "Both were too slow."
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [(e.ok, e.summary) for e in finished] == [(False, "timed out after 0.2 s")] * 2
+    results = tool_results(server.requests[1])
+    assert results["a"].startswith("slow_async did not finish within 0.2 s")
+    assert results["s"].startswith("slow_sync did not finish within 0.2 s")
+    server.assert_complete()
+
+
+# --- nested and huge arguments over the wire ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            DEEP_OBJECT,
+            "read_file: arguments nested deeper than 64 levels; send flat JSON arguments",
+        ),
+        (HUGE, "read_file: arguments are 2,000,012 characters, more than the 1,000,000 allowed"),
+    ],
+    ids=["200000-deep", "2-MB"],
+)
+async def test_hostile_arguments_become_an_error_result_and_the_turn_ends_done(
+    serve: Any, tmp_path: Path, raw: str, expected: str
+) -> None:
+    server = serve(
+        [
+            reply("", call("read_file", id="bad", raw=raw)),
+            reply("", call("read_file", id="good", path="notes.txt")),
+            reply("Read it properly the second time."),
+        ]
+    )
+    (tmp_path / "notes.txt").write_text("hello\n")
+    agent = Agent(model=server.model(), workspace=tmp_path, approvals=ApprovalPolicy())
+    events = [e async for e in agent.run("read notes.txt")]
+
+    assert not any(isinstance(e, ApprovalNeeded) for e in events), (
+        "nothing to approve: it cannot run"
+    )
+    assert isinstance(events[-1], Done) and events[-1].text == "Read it properly the second time."
+    assert tool_results(server.requests[1])["bad"].startswith(expected)
+    kept = next(m for m in server.requests[1].messages if m.get("tool_calls"))["tool_calls"][0]
+    assert "refused_arguments" in kept["function"]["arguments"]
+    assert len(json.dumps(server.requests[2].body)) < 50_000, "the history keeps a note, not them"
+    assert "hello" in tool_results(server.requests[2])["good"]
+    server.assert_complete()
+
+
+def test_the_magic_syncs_tool_timeout_to_the_session() -> None:
+    from IPython.testing.globalipapp import get_ipython
+
+    from copilot_nb.magics import CopilotMagics
+
+    magics = CopilotMagics(shell=get_ipython())
+    assert magics.session.tool_timeout == 120
+    magics.tool_timeout = 7.5
+    assert magics.session.tool_timeout == 7.5
+    magics.tool_timeout = 0
+    assert magics.session.tool_timeout is None, "0 turns the limit off"
