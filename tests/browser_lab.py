@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -19,7 +20,6 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import nbformat
@@ -39,9 +39,12 @@ FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # a second guard: no host but loopback resolves, so nothing could leave even unrouted
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ]
 LONG = 60_000  # ms: JupyterLab's first load builds its page from many modules
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+OFF_LOOPBACK = re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?([/?#]|$))")
+"""URLs that leave the machine (matched in the browser's driver, so loopback costs nothing)."""
 
 
 class Replies:
@@ -81,11 +84,13 @@ def lab(
     home = tmp_path_factory.mktemp("lab")
     root = home / "root"
     root.mkdir()
-    settings = home / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False})
-    )
+    settings = home / "settings" / "@jupyterlab"
+    for extension, name, values in (
+        ("apputils-extension", "notification", {"fetchNews": "false", "checkForUpdates": False}),
+        ("notebook-extension", "tracker", {"windowingMode": "none"}),  # every cell in the DOM
+    ):
+        (settings / extension).mkdir(parents=True)
+        (settings / extension / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
     server = ScriptedServer(responder=shared_replies).start()
     port = _free_port()
     env = {
@@ -153,7 +158,7 @@ def page(lab: dict[str, Any], tmp_path: Path, outside: list[str]) -> Iterator[An
             args=FLAGS,
             viewport={"width": 1440, "height": 900},
         )
-        context.route("**/*", lambda route: _loopback_only(route, outside))
+        context.route(OFF_LOOPBACK, lambda route: _refuse(route, outside))
         try:
             tab = context.new_page()
             tab.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -165,13 +170,9 @@ def page(lab: dict[str, Any], tmp_path: Path, outside: list[str]) -> Iterator[An
             context.close()
 
 
-def _loopback_only(route: Any, outside: list[str]) -> None:
-    url = route.request.url
-    if urlsplit(url).hostname in LOOPBACK:
-        route.continue_()
-    else:
-        outside.append(url)
-        route.abort("blockedbyclient")
+def _refuse(route: Any, outside: list[str]) -> None:
+    outside.append(route.request.url)
+    route.abort("blockedbyclient")
 
 
 def open_notebook(page: Any, lab: dict[str, Any], name: str, *sources: str) -> None:
