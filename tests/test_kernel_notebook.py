@@ -172,7 +172,9 @@ def test_denied_edits_are_reported_and_undo_restores_file_and_notebook_byte_for_
 
         diff = kernel.execute("%copilot diff")
         (report,) = diff.final_displays("text/html").values()
-        assert "<li><code>utils.py</code> +1 −1</li>" in report and ">+    return 2</span>" in report
+        assert (
+            "<li><code>utils.py</code> +1 −1</li>" in report and ">+    return 2</span>" in report
+        )
         undo = kernel.execute("%copilot undo")
         assert undo.status == "ok", undo.reply["content"]
         (report,) = undo.final_displays("text/html").values()

@@ -31,7 +31,7 @@ from copilot_nb.events import (
 from copilot_nb.line_commands import render_tools
 from copilot_nb.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from copilot_nb.providers.copilot import CopilotModelInfo
-from copilot_nb.safe_html import inline_html, markdown_html, safe_url
+from copilot_nb.safe_html import inline_html, link_html, markdown_html, safe_url
 from copilot_nb.testing import ScriptedModel
 from copilot_nb.undo import RestoredPath, render_diff, render_undo
 from tests.html_safety import payloads, table_rows, violations
@@ -252,3 +252,11 @@ def test_rendering_a_long_answer_stays_cheap():
         markdown_html(answer + " " * n)  # a different text each time: no cache
     per_render = (time.perf_counter() - started) / 5
     assert per_render < 0.05, f"{per_render * 1000:.1f} ms to render 20 KB"
+
+
+def test_a_link_we_build_to_an_unsafe_target_is_only_text():
+    assert link_html("javascript:alert(1)", "<sign in>") == "&lt;sign in&gt;"
+    assert link_html("https://github.com/login/device", "go") == (
+        '<a href="https://github.com/login/device" target="_blank" '
+        'rel="noopener noreferrer nofollow">go</a>'
+    )

@@ -9,7 +9,6 @@ once) and is re-raised, so the cell ends as interrupted and nothing half-done is
 from __future__ import annotations
 
 import asyncio
-import html
 import threading
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
@@ -28,7 +27,7 @@ from .providers.github_auth import (
 )
 from .providers.http import http_error
 from .providers.openai import OpenAIChat
-from .safe_html import escape, table_html
+from .safe_html import escape, link_html, table_html
 
 T = TypeVar("T")
 
@@ -89,11 +88,10 @@ def show_device_code(code: DeviceCode) -> None:
         f"copilot: to sign in to GitHub, open {code.verification_uri} and enter the code "
         f"{code.user_code} (waiting for GitHub; interrupt the kernel to cancel)"
     )
-    uri, user_code = html.escape(code.verification_uri), html.escape(code.user_code)
+    uri = code.verification_uri
     markup = (
-        f'<p>To sign in to GitHub Copilot, open <a href="{uri}" target="_blank" '
-        f'rel="noopener noreferrer">{uri}</a> and enter the code '
-        f"<code style='font-size:1.3em;font-weight:bold'>{user_code}</code></p>"
+        f"<p>To sign in to GitHub Copilot, open {link_html(uri, uri)} and enter the code "
+        f"<code style='font-size:1.3em;font-weight:bold'>{escape(code.user_code)}</code></p>"
         "<p>Waiting for GitHub… interrupt the kernel to cancel.</p>"
     )
     _show({"text/plain": text, "text/html": markup})
