@@ -184,7 +184,8 @@ FILES = st.lists(
     min_size=1,
     max_size=6,
 )
-PATTERNS = ["a", "^a", "a$", r"a\s*b", r"\s", "b|é", "^$", r"a\b", ".", r"\Aa", r"b\Z", "a\nb"]
+PATTERNS = ["a", "^a", "a$", r"a\s*b", r"\s", "b|é", "^$", r"a\b", ".", r"\Aa", r"b\Z", "a\nb",
+            r"a\s+b|b", r"b\s*a|a", "\n", r"\s+", "a*", r"(?s)a.*b"]  # fmt: skip
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])

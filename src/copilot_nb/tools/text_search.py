@@ -37,6 +37,9 @@ REGEX_TIMEOUT = 2.0
 """Seconds one regex call may take on one block of a file (1 MB, so a sane pattern needs
 milliseconds); longer means catastrophic backtracking."""
 BLOCK = 1 << 20
+MAX_PASSED = 16
+"""Further matches in a reported line passed over before the search restarts at the next line
+(a pattern like `.` matches every character)."""
 READ_SIZE = 1 << 16
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 SKIP_NOTE = "gitignored files, .git and symlinks are skipped"
@@ -211,53 +214,71 @@ class TextSearch:
     def _scan(self, text: Any, names: list[str], starts: list[int], first: int, nl: Any) -> None:
         """The matching lines of the files joined in `text` (file i begins at starts[i]).
 
-        A search over the whole text finds a candidate, which is then confirmed within its line
-        (a pattern may span lines, or files); the next search starts after that line.
+        One iteration over the whole text finds candidates, each confirmed within its line (a
+        pattern may span lines, or files); further matches in a reported line are passed over,
+        and the iteration starts afresh after a match that ran past its line.
         """
         pattern = self.pattern if isinstance(text, str) else self.ascii_pattern
         self.current = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]}"
         position, index, number, counted = 0, -1, first, 0
         while position <= len(text):
-            if self.stop.is_set():
-                raise Stopped
-            found = self._find(pattern, text, position)
-            if found is None:
-                return
-            at = bisect.bisect_right(starts, found.start()) - 1
-            begin = starts[at]
-            stop_at = starts[at + 1] - 1 if at + 1 < len(starts) else len(text)
-            if at != index:
-                index, number, counted = at, first, begin
-                self.current = names[at]
-            if found.end() > stop_at:  # it runs into the next file: look within this one alone
-                found = self._find(pattern, text, max(position, begin), stop_at)
+            matches = pattern.finditer(text, position, timeout=REGEX_TIMEOUT)
+            passed = 0
+            while True:
+                try:
+                    found = next(matches, None)
+                except TimeoutError:
+                    raise self._timed_out() from None
                 if found is None:
-                    position = stop_at + 1
+                    return
+                if self.stop.is_set():
+                    raise Stopped
+                reach = found.end()
+                if found.start() < position:  # one more match in a line already reported
+                    passed += 1
+                    if reach > position or passed > MAX_PASSED:
+                        break
                     continue
-            start = text.rfind(nl, begin, found.start())
-            start = begin if start == -1 else start + 1
-            end = text.find(nl, found.start(), stop_at)
-            end = stop_at if end == -1 else end
-            line = text[start:end]
-            hit = self._find(pattern, line, 0) if nl in found.group() else found
-            number += text.count(nl, counted, start)
-            counted = start
-            if hit is not None:
-                column = hit.start() - (0 if hit is not found else start)
-                shown = line if isinstance(line, str) else line.decode("ascii")
-                self._add(names[at], number, shown, column)
-            position = end + 1
+                at = bisect.bisect_right(starts, found.start()) - 1
+                begin = starts[at]
+                stop_at = starts[at + 1] - 1 if at + 1 < len(starts) else len(text)
+                if at != index:
+                    index, number, counted = at, first, begin
+                    self.current = names[at]
+                if reach > stop_at:  # it runs into the next file: look within this one alone
+                    found = self._find(pattern, text, max(position, begin), stop_at)
+                    if found is None:
+                        position = stop_at + 1
+                        break
+                start = text.rfind(nl, begin, found.start())
+                start = begin if start == -1 else start + 1
+                end = text.find(nl, found.start(), stop_at)
+                end = stop_at if end == -1 else end
+                line = text[start:end]
+                hit = self._find(pattern, line, 0) if nl in found.group() else found
+                number += text.count(nl, counted, start)
+                counted = start
+                if hit is not None:
+                    column = hit.start() - (0 if hit is not found else start)
+                    shown = line if isinstance(line, str) else line.decode("ascii")
+                    self._add(names[at], number, shown, column)
+                position = end + 1
+                if reach > position:
+                    break
 
     def _find(self, pattern: Any, text: Any, position: int, end: int | None = None) -> Any:
         """One bounded regex call; a timeout is the pattern's fault, said so to the model."""
         try:
             return pattern.search(text, position, end, timeout=REGEX_TIMEOUT)
         except TimeoutError:
-            raise ToolError(
-                f"search_text: the regex {_short(self.regex, 120)!r} took longer than "
-                f"{REGEX_TIMEOUT:g} s on {self.current}; it backtracks catastrophically, simplify "
-                "it (e.g. (a|a)+ or (a+)+ can be a+, .*.* can be .*)"
-            ) from None
+            raise self._timed_out() from None
+
+    def _timed_out(self) -> ToolError:
+        return ToolError(
+            f"search_text: the regex {_short(self.regex, 120)!r} took longer than "
+            f"{REGEX_TIMEOUT:g} s on {self.current}; it backtracks catastrophically, simplify "
+            "it (e.g. (a|a)+ or (a+)+ can be a+, .*.* can be .*)"
+        )
 
     def _read(self, rel: str, path: str) -> bytes | None:
         """The file's bytes, or None; a short first read is the end of a regular file."""
