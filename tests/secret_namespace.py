@@ -41,6 +41,7 @@ api_key = "{OPENAI_KEY}"
 OPENAI_API_KEY = "plain-but-named"
 db_password = 'hunter2-pw'
 env = os.environ
+env_copy = dict(os.environ)
 cfg = {{"secret": "s3cr3t-value", "host": "db.local", "nested": {{"password": "nested-pw-123", "port": 5432}}}}
 notes = "deploy with {GITHUB_TOKEN} tomorrow"
 accounts = pd.DataFrame({{"user": ["ann", "bob"], "password": ["pw-ann-0001", "pw-bob-0002"], "visits": [3, 5]}})
@@ -94,6 +95,9 @@ TABLE = (
     Row("notes", "masked", "'deploy with <masked: 40 chars> tomorrow'"),
     Row("accounts", "masked", "<masked: str of 11 chars>"),
     Row("accounts['password']", "masked", "its name (password)"),
+    Row("accounts.iloc[0]", "masked", "password    <masked: str of 11 chars>"),
+    Row("accounts.T", "masked", "<masked: str of 11 chars>"),
+    Row("env_copy", "masked", "a copy of the process environment (os.environ)"),
     Row("settings", "masked", "github_token='<masked: 10 chars>'"),
     Row("settings.github_token", "masked", "<masked: str of 10 chars; ask to reveal>"),
     # the user's data: shown

@@ -121,10 +121,16 @@ async def test_a_variable_lookup(tools: ToolSet, row: Row) -> None:
     check(row, out.is_error, out.content, dict(os.environ))
 
 
+async def test_reveal_never_opens_a_way_through_a_module_or_a_dunder(tools: ToolSet) -> None:
+    for path in ("np.os.environ", "helper.__globals__", "In"):
+        out = await tools.call_tool("inspect_variable", {"name": path, "reveal": True})
+        assert out.is_error, path
+
+
 async def test_list_variables_masks_the_same_values(tools: ToolSet) -> None:
     out = await tools.call_tool("list_variables", {})
     rows = {line.split()[0]: line for line in out.content.splitlines()[2:]}
-    for name in ("api_key", "OPENAI_API_KEY", "db_password", "env", "notes"):
+    for name in ("api_key", "OPENAI_API_KEY", "db_password", "env", "env_copy", "notes"):
         assert rows[name].endswith("<masked>"), rows[name]
     assert "<masked>" not in rows["df"] and "<masked>" not in rows["cfg"]
     assert "reveal=True" in out.content

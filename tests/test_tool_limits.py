@@ -17,6 +17,7 @@ import pytest
 
 from copilot_nb import Agent, tool
 from copilot_nb.approvals import ApprovalPolicy
+from copilot_nb.errors import ConfigError
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.messages import (
     MAX_ARGUMENT_CHARS,
@@ -24,7 +25,7 @@ from copilot_nb.messages import (
     arguments_problem,
     parse_arguments,
 )
-from copilot_nb.testing import call, reply
+from copilot_nb.testing import ScriptedModel, call, reply
 from copilot_nb.tools import ToolSet
 from copilot_nb.tools.kernel import kernel_tools
 
@@ -244,6 +245,25 @@ async def test_hostile_arguments_become_an_error_result_and_the_turn_ends_done(
     assert len(json.dumps(server.requests[2].body)) < 50_000, "the history keeps a note, not them"
     assert "hello" in tool_results(server.requests[2])["good"]
     server.assert_complete()
+
+
+def test_a_bad_limit_or_limit_argument_fails_when_it_is_set(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="timeout_argument 'seconds' is not one of its arguments"):
+
+        @tool(timeout_argument="seconds")
+        async def wait(limit: float) -> str:
+            """Wait.
+
+            Args:
+                limit: how long.
+            """
+            return ""
+
+    with pytest.raises(ConfigError, match="tool_timeout must be more than 0 seconds"):
+        Agent(model=ScriptedModel([]), workspace=tmp_path, tool_timeout=0)
+    assert (
+        Agent(model=ScriptedModel([]), workspace=tmp_path, tool_timeout=None).tool_timeout is None
+    )
 
 
 def test_the_magic_syncs_tool_timeout_to_the_session() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .approvals import ApprovalPolicy
 from .context import ContextWindow
-from .errors import AgentError, ModelConnectionError, ModelError, StreamError
+from .errors import AgentError, ConfigError, ModelConnectionError, ModelError, StreamError
 from .events import (
     AgentEvent,
     ApprovalNeeded,
@@ -86,6 +86,10 @@ class Agent:
         context: ContextWindow | None = None,
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
+        if tool_timeout is not None and not tool_timeout > 0:
+            raise ConfigError(
+                f"tool_timeout must be more than 0 seconds, or None for no limit; not {tool_timeout!r}"
+            )
         self.model = model
         self.approvals = approvals if approvals is not None else _SCRIPT_POLICY
         self.request_options: dict[str, Any] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import os
 import re
 import sys
 import types
@@ -128,7 +129,8 @@ def lookup(
 
 def _secret_reason(name: str, value: Any) -> str:
     if is_environment(value):
-        return "it is the process environment (os.environ)"
+        copy = "" if isinstance(value, os._Environ) else "a copy of "
+        return f"it is {copy}the process environment (os.environ)"
     if name and is_secret_name(name) and not is_code(value):
         return f"its name ({name}) says it holds a secret"
     return ""

@@ -17,6 +17,7 @@ import re
 import reprlib
 import types
 from collections.abc import Mapping
+from itertools import islice
 from typing import Any
 
 from .outputs import truncate
@@ -86,6 +87,8 @@ _SHELL_ASSIGNED = re.compile(
 )
 """`%env OPENAI_API_KEY=...`, `%set_env TOKEN ...`, `!export TOKEN=...`: unquoted values."""
 
+_ENVIRONMENT_COPY_MIN = 5
+"""Environment variables a mapping must repeat (value and all) to count as a copy of it."""
 _MARGIN = 4000
 """Characters past a cut that are still searched for secrets (a PEM key is about 3,300)."""
 REVEAL_HINT = "inspect_variable(name=..., reveal=True) asks the user to show it"
@@ -109,8 +112,18 @@ def is_secret_name(name: str) -> bool:
 
 
 def is_environment(value: Any) -> bool:
-    """`os.environ` (or `os.environb`), by its type, however it was reached."""
-    return isinstance(value, os._Environ)
+    """`os.environ` (or `os.environb`), however it was reached, or a copy of it (a mapping most
+    of whose first items are the process's environment variables, values and all)."""
+    if isinstance(value, os._Environ):
+        return True
+    if not isinstance(value, Mapping) or len(value) < _ENVIRONMENT_COPY_MIN:
+        return False
+    try:
+        items = list(islice(value.items(), 50))
+        same = sum(1 for k, v in items if isinstance(k, str) and os.environ.get(k) == v)
+    except Exception:
+        return False
+    return same >= max(_ENVIRONMENT_COPY_MIN, len(items) // 2)
 
 
 def is_code(value: Any) -> bool:
@@ -131,7 +144,8 @@ def mask_label(value: Any, *, hint: bool = True) -> str:
     elif isinstance(value, (bytes, bytearray)):
         what = f"{type(value).__name__} of {len(value):,} bytes"
     elif is_environment(value):
-        what = f"os.environ of {len(value):,} variables"
+        kind = "os.environ" if isinstance(value, os._Environ) else "copy of os.environ"
+        what = f"{kind} of {len(value):,} variables"
     else:
         kind = type(value)
         module = (getattr(kind, "__module__", "") or "").split(".")[0]
@@ -268,24 +282,31 @@ class MaskingRepr(reprlib.Repr):
 
 
 def mask_frame(frame: Any) -> tuple[Any, int]:
-    """A pandas DataFrame or Series (a head, small) with secret-named columns and secret-looking
-    cells masked, and how many columns or cells were."""
+    """A pandas DataFrame or Series (a head: small) with the cells of secret-named columns and
+    rows (`accounts.iloc[0]` is labelled `password`) and secret-looking strings masked, and how
+    many cells were."""
     import pandas as pd
 
-    count = 0
     if isinstance(frame, pd.Series):
         shown, count = mask_frame(frame.to_frame())
         return shown.iloc[:, 0], count
+    count = 0
+    secret_rows = {i for i, label in enumerate(frame.index) if is_secret_name(str(label))}
     masked = frame.copy()
     for position, column in enumerate(frame.columns):
-        cells = frame.iloc[:, position]
-        if is_secret_name(str(column)):
-            masked.isetitem(position, [mask_label(v, hint=False) for v in cells])
-            count += 1
-        elif cells.dtype == object or pd.api.types.is_string_dtype(cells.dtype):
-            redacted = [redact_value(v) if isinstance(v, str) else (v, 0) for v in cells]
-            found = sum(n for _, n in redacted)
-            if found:
-                masked.isetitem(position, [v for v, _ in redacted])
+        secret_column = is_secret_name(str(column))
+        cells = list(frame.iloc[:, position])
+        shown = []
+        for row, cell in enumerate(cells):
+            if secret_column or row in secret_rows:
+                shown.append(mask_label(cell, hint=False))
+                count += 1
+            elif isinstance(cell, str):
+                text, found = redact_value(cell)
+                shown.append(text)
                 count += found
+            else:
+                shown.append(cell)
+        if any(a is not b for a, b in zip(shown, cells, strict=True)):
+            masked.isetitem(position, shown)
     return masked, count
