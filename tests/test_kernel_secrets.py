@@ -55,7 +55,7 @@ def test_the_lookup_table_in_a_real_kernel(tmp_path: Path) -> None:
     names = [line.split()[0] for line in listing.splitlines()[2:] if line.strip()]
     assert "In" not in names and "os" not in names and "np" not in names
     assert {"api_key", "cfg", "df", "env", "model"} <= set(names)
-    assert "api_key = \"<masked: 56 chars>\"" in history
+    assert 'api_key = "<masked: 56 chars>"' in history
     for secret in SECRETS:
         assert secret not in listing and secret not in history
 

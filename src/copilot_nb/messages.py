@@ -86,9 +86,7 @@ def arguments_problem(raw: str) -> str | None:
             "allowed; send smaller arguments (split long content over several calls)"
         )
     if _nested_deeper_than(raw, MAX_ARGUMENT_DEPTH):
-        return (
-            f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels; send flat JSON arguments"
-        )
+        return f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels; send flat JSON arguments"
     return None
 
 

@@ -144,8 +144,8 @@ def mask_label(value: Any, *, hint: bool = True) -> str:
     elif isinstance(value, (bytes, bytearray)):
         what = f"{type(value).__name__} of {len(value):,} bytes"
     elif is_environment(value):
-        kind = "os.environ" if isinstance(value, os._Environ) else "copy of os.environ"
-        what = f"{kind} of {len(value):,} variables"
+        which = "os.environ" if isinstance(value, os._Environ) else "copy of os.environ"
+        what = f"{which} of {len(value):,} variables"
     else:
         kind = type(value)
         module = (getattr(kind, "__module__", "") or "").split(".")[0]
