@@ -260,3 +260,27 @@ def test_a_link_we_build_to_an_unsafe_target_is_only_text():
         '<a href="https://github.com/login/device" target="_blank" '
         'rel="noopener noreferrer nofollow">go</a>'
     )
+
+
+async def test_without_widgets_the_prompt_prints_everything_then_asks():
+    from copilot_nb.approval_prompt import CellApprover
+
+    body = "".join(f"line {n}\n" for n in range(500))
+    shown: list[str] = []
+    asked: list[str] = []
+    approver = CellApprover(
+        SimpleNamespace(), mode="input", ask=lambda q: asked.append(q) or "y", show=shown.append
+    )
+    event = ApprovalNeeded(
+        call_id="c1",
+        name="write_file",
+        arguments={"path": "setup.py", "content": body},
+        summary="setup.py",
+        category="edit",
+        decision=asyncio.get_running_loop().create_future(),
+    )
+    approver.answer(event)
+    (text,) = shown
+    assert text.startswith("copilot: write_file wants to change files: setup.py\n⚠ setup.py runs")
+    assert text.endswith("line 499") and asked == ["Allow? [y/N] "]
+    assert await event.decision == (True, "")
