@@ -277,3 +277,44 @@ def test_the_magic_syncs_tool_timeout_to_the_session() -> None:
     assert magics.session.tool_timeout == 7.5
     magics.tool_timeout = 0
     assert magics.session.tool_timeout is None, "0 turns the limit off"
+
+
+@pytest.fixture
+def deep_stream_server() -> Any:
+    """A loopback server whose one SSE event is JSON nested 200,000 deep (a broken provider)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    body = (
+        "data: " + '{"choices": [{"index": 0, "delta": {"content": ' + DEEP + "}}]}\n\n"
+    ).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+async def test_a_reply_too_deep_to_decode_ends_the_run_with_failed(
+    deep_stream_server: str, tmp_path: Path
+) -> None:
+    from copilot_nb import OpenAIChat
+    from copilot_nb.events import Failed
+
+    model = OpenAIChat("gpt-4o", base_url=deep_stream_server, api_key="k")
+    events = [e async for e in Agent(model=model, workspace=tmp_path).run("hi")]
+    assert isinstance(events[-1], Failed), events[-1]
+    assert events[-1].error.startswith("gpt-4o: its reply could not be read (RecursionError)")
