@@ -120,7 +120,9 @@ class Recording(engine.TextSearch):
 @pytest.fixture
 def many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ToolSet:
     for number in range(2000):
-        (tmp_path / f"f{number:04d}.txt").write_text(f"line {number}\n")
+        folder = tmp_path / f"d{number // 20:03d}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"f{number:04d}.txt").write_text(f"line {number}\n")
     Recording.made = []
     Recording.created = threading.Event()
     monkeypatch.setattr("copilot_nb.tools.search.TextSearch", Recording)
@@ -170,7 +172,7 @@ async def test_find_files_stops_with_the_run(
             done.set()
 
     monkeypatch.setattr(walk, "walk_files", slow)
-    call = asyncio.create_task(many.call_tool("find_files", {"glob": "*.txt"}, timeout=None))
+    call = asyncio.create_task(many.call_tool("find_files", {"glob": "**/*.txt"}, timeout=None))
     assert await asyncio.to_thread(walked.wait, 30)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):

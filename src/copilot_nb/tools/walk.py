@@ -61,22 +61,25 @@ def walk_glob(
     """The files a glob matches (all files for None), walked from the glob's literal folder.
 
     That folder goes through `Workspace.resolve` first: SandboxError if it leads out. Raises
-    Stopped between two files once `stop` is set.
+    Stopped before the next folder once `stop` is set.
     """
     start = glob.start if glob is not None else ""
     if start:
         workspace.resolve(start)
-    for relative, path in walk_files(workspace.root, start, stats):
-        if stop is not None and stop.is_set():
-            raise Stopped
-        if glob is None or glob.matches(relative):
-            yield relative, path
+    keep = glob.matches if glob is not None else None
+    yield from walk_files(workspace.root, start, stats, keep=keep, stop=stop)
 
 
 def walk_files(
-    root: Path, start: str = "", stats: WalkStats | None = None
+    root: Path,
+    start: str = "",
+    stats: WalkStats | None = None,
+    *,
+    keep: Callable[[str], bool] | None = None,
+    stop: threading.Event | None = None,
 ) -> Iterator[tuple[str, str]]:
-    """(root-relative posix path, absolute path) of every file git would see, in sorted order."""
+    """(root-relative posix path, absolute path) of every file git would see, in sorted order;
+    only those `keep` accepts, and Stopped before the next folder once `stop` is set."""
     stats = stats if stats is not None else WalkStats()
     specs: list[tuple[str, _Rules]] = []
     exclude = root / ".git" / "info" / "exclude"
@@ -94,11 +97,16 @@ def walk_files(
         base, prefix = base / part, prefix + part + "/"
         if base.is_symlink() or not base.is_dir():
             return
-    yield from _walk(base, prefix, specs, stats)
+    yield from _walk(base, prefix, specs, stats, keep, stop)
 
 
 def _walk(
-    top: Path, top_prefix: str, top_specs: list[tuple[str, _Rules]], stats: WalkStats
+    top: Path,
+    top_prefix: str,
+    top_specs: list[tuple[str, _Rules]],
+    stats: WalkStats,
+    keep: Callable[[str], bool] | None,
+    stop: threading.Event | None,
 ) -> Iterator[tuple[str, str]]:
     """Depth-first in sorted order, with an explicit stack rather than a generator per folder."""
     stack: list[tuple[str, str, list[tuple[str, _Rules]] | None]] = [
@@ -109,6 +117,8 @@ def _walk(
         if specs is None:  # a file
             yield relative, path
             continue
+        if stop is not None and stop.is_set():
+            raise Stopped
         try:
             with os.scandir(path) as it:
                 entries = sorted(it, key=lambda e: e.name, reverse=True)
@@ -135,7 +145,7 @@ def _walk(
                 stack.append((entry.path, inner + "/", specs))
             elif specs and _ignored(specs, inner):
                 stats.ignored += 1
-            else:
+            elif keep is None or keep(inner):
                 stack.append((entry.path, inner, None))
 
 
