@@ -78,12 +78,6 @@ class _Batch:
         self.starts: list[int] = []
         self.size = 0
 
-    def add(self, name: str, text: Any) -> None:
-        self.starts.append(self.size)
-        self.names.append(name)
-        self.texts.append(text)
-        self.size += len(text) + 1
-
 
 def _as_lines(data: bytes, ascii_ok: bool) -> Any:
     """Lines as an editor shows them (CRLF as LF, so `$` works): ASCII bytes or decoded text."""
@@ -178,12 +172,19 @@ class TextSearch:
             self._flush(batch)
             self._search_big(rel, data)
             return
-        text = _as_lines(data, self.ascii_pattern is not None)
-        if batch.size + len(text) > BLOCK or (
-            batch.texts and type(text) is not type(batch.texts[0])
+        if b"\r" in data:  # lines as an editor shows them, so `$` works in CRLF files
+            data = data.replace(b"\r\n", b"\n").removesuffix(b"\r")
+        text: Any = data
+        if not data.isascii() or self.ascii_pattern is None:
+            text = data.decode("utf-8", errors="replace")
+        if batch.texts and (
+            batch.size + len(text) > BLOCK or type(text) is not type(batch.texts[0])
         ):
             self._flush(batch)
-        batch.add(rel, text)
+        batch.starts.append(batch.size)
+        batch.names.append(rel)
+        batch.texts.append(text)
+        batch.size += len(text) + 1
 
     def _flush(self, batch: _Batch) -> None:
         """One regex call rules out every file of the batch without a match (most of them)."""
