@@ -214,6 +214,14 @@ def test_secret_rules_are_configurable_like_the_write_policy(root: Path) -> None
     assert allowed.secret(".env.local") is None and allowed.secret(".env") is not None
     with pytest.raises(ConfigError, match="not a valid glob"):
         SecretRules(globs=("[abc",))
+    anchored = SecretRules(globs=("/top.txt", "sub/x.txt", "deep/", "!deep/ok.txt"), settings=())
+    assert [anchored.match(p) for p in ("top.txt", "a/top.txt", "sub/x.txt", "a/sub/x.txt")] == [
+        "/top.txt",
+        None,
+        "sub/x.txt",
+        None,
+    ]
+    assert anchored.match("a/deep/y") == "deep/" and anchored.match("deep/ok.txt") is None
 
 
 async def test_search_text_never_prints_a_secret_and_says_what_it_skipped(

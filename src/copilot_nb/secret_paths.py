@@ -6,9 +6,9 @@ read of one of these paths as the approval category `read-secret` (asked by defa
 `search_text` skips them. Their names stay visible: `find_files` and `list_directory` show them.
 
 Rules are globs as `find_files` reads them, matched case-insensitively against the root-relative
-path: a glob without '/' matches a name at any depth (`*.pem`), `**` crosses folders, a trailing
-'/' covers everything under a folder of that name, and `!` makes an exception (the last rule that
-matches decides). The settings folders of copilot_nb itself (`protected_paths.settings_dirs`) are
+path: a glob without '/' matches a name at any depth (`*.pem`), one with a '/' is anchored at the
+root unless it starts with `**/`, `**` crosses folders, a trailing '/' covers everything under a
+folder of that name, and `!` makes an exception (the last rule that matches decides). The settings folders of copilot_nb itself (`protected_paths.settings_dirs`) are
 secret wherever the workspace is. A path is checked as written and after resolving symlinks:
 `notes.txt` that points at `.env` is a secret.
 """
@@ -80,8 +80,10 @@ def _compile(glob: str) -> _Rule:
     if body.endswith("/"):  # a folder: everything under it, at any depth unless anchored
         body = body.rstrip("/")
         body = (body if "/" in body else "**/" + body) + "/**"
+    if body.startswith("/"):  # anchored at the root, as in a .gitignore
+        body = "./" + body.lstrip("/")
     try:
-        compiled = compile_glob(body.lstrip("/") or "**")
+        compiled = compile_glob(body or "**")
     except GlobError as exc:
         raise ConfigError(f"secret path rule {glob!r} is not a valid glob: {exc}") from exc
     return _Rule(glob=glob, regex=compiled.regex, exception=exception)
