@@ -29,7 +29,7 @@ NOBODY = (
 )
 VERBS = {
     "read": "read",
-    "read-secret": "read a secret file",
+    "read-secret": "read a secret (a credential file or a masked variable)",
     "edit": "change files",
     "execute": "run code",
 }
