@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from copilot_nb import Agent, Tool, ToolSet
 from copilot_nb.testing import call, reply
 from copilot_nb.tools.wrappers import DeferredToolSet, FilteredToolSet
@@ -68,6 +70,20 @@ async def test_many_tools_are_deferred_behind_tool_search():
     assert bad.is_error and "not a valid regex" in bad.content
     none = await deferred.call_tool("tool_search", {"pattern": "zebra"})
     assert "no tool matches" in none.content
+
+
+async def test_a_backtracking_tool_search_pattern_ends_with_an_error():
+    slow = Tool(
+        name="slow_tool",
+        description="a" * 40 + "!",
+        parameters={"type": "object", "properties": {}},
+        function=lambda: "",
+    )
+    deferred = DeferredToolSet(CORE, [*many(60), slow])
+    started = time.monotonic()
+    result = await deferred.call_tool("tool_search", {"pattern": "(a|a)+$"})
+    assert result.is_error and "backtracks catastrophically" in result.content
+    assert time.monotonic() - started < 30  # bounded by SEARCH_SECONDS, generous for a busy CI
 
 
 async def test_the_model_searches_then_calls_what_it_found(serve, tmp_path):

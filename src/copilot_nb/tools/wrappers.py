@@ -9,7 +9,7 @@ from its next request on. Both offer what the agent uses of a ToolSet: iteration
 
 from __future__ import annotations
 
-import re
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -19,6 +19,9 @@ from .source import ToolSource
 
 DEFER_THRESHOLD = 40
 """With more tools than this, the extra ones are found through `tool_search`, not all listed."""
+SEARCH_SECONDS = 1.0
+"""Longest a tool_search pattern may run over the whole catalogue: a backtracking pattern from
+the model must not hold the kernel's loop."""
 
 
 class FilteredToolSet:
@@ -112,19 +115,38 @@ class DeferredToolSet:
         return await ToolSet(self).call_tool(name, arguments)
 
     def search(self, pattern: str, limit: int = 10) -> list[Tool]:
-        """Extra tools whose name or description matches `pattern` (a case-insensitive regex)."""
-        regex = re.compile(pattern, re.IGNORECASE)
-        hits = [t for t in self.extra if regex.search(t.name) or regex.search(t.description)]
+        """Extra tools whose name or description matches `pattern` (a case-insensitive regex).
+
+        Raises `regex.error` for a bad pattern and TimeoutError past SEARCH_SECONDS in all."""
+        import regex as regex_module  # the `regex` engine, for its timeout
+
+        compiled = regex_module.compile(pattern, regex_module.IGNORECASE)
+        deadline = time.monotonic() + SEARCH_SECONDS
+        hits = []
+        for item in self.extra:
+            left = max(deadline - time.monotonic(), 0.001)
+            if compiled.search(item.name, timeout=left) or compiled.search(
+                item.description, timeout=left
+            ):
+                hits.append(item)
         return hits[:limit]
 
 
 def _search_tool(owner: DeferredToolSet) -> Tool:
     def tool_search(pattern: str, limit: int = 10) -> ToolOutput:
+        import regex as regex_module
+
         try:
             hits = owner.search(pattern, limit)
-        except re.error as exc:
+        except regex_module.error as exc:
             return ToolOutput(
                 content=f"tool_search: {pattern!r} is not a valid regex ({exc}); try a plain word",
+                is_error=True,
+            )
+        except TimeoutError:
+            return ToolOutput(
+                content=f"tool_search: {pattern!r} took longer than {SEARCH_SECONDS:g} s; "
+                "it backtracks catastrophically, try a plain word",
                 is_error=True,
             )
         if not hits:
