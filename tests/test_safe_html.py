@@ -235,7 +235,10 @@ def test_the_approval_prompt_names_the_action_and_files_that_run_code_later():
     plain = asking("write_file", "a.py", {"path": "a.py", "content": "x = 1\n"})
     assert "runs code later" not in approval_html(plain)
     secret = asking("read_file", ".env", {"path": ".env"}, category="read-secret")
-    assert "read_file wants to read a secret (a credential file or a masked variable): .env" in approval_html(secret)
+    assert (
+        "read_file wants to read a secret (a credential file or a masked variable): .env"
+        in approval_html(secret)
+    )
     code = asking("run_code", "print(1)", {"code": "print(1)"}, category="execute")
     assert "wants to run code" in approval_text(code)
 
