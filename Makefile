@@ -20,8 +20,8 @@ demo: $(STAMP)
 test: lint typecheck unit
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks scripts
-	$(VENV)/bin/ruff format --check src tests benchmarks scripts
+	$(VENV)/bin/ruff check copilot_nb tests benchmarks scripts
+	$(VENV)/bin/ruff format --check copilot_nb tests benchmarks scripts
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 import httpx
 
 from benchmarks.streams import BodyServer, anthropic_body, big_turn, openai_body, request_json
-from copilot_nb.providers.anthropic import AnthropicChat
-from copilot_nb.providers.base import collect
-from copilot_nb.providers.openai import OpenAIChat
+from copilot_nb.models.anthropic import AnthropicChat
+from copilot_nb.models.base import collect
+from copilot_nb.models.openai import OpenAIChat
 
 REPEATS = 7
 HI = [{"role": "user", "content": "go"}]

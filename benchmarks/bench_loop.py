@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from copilot_nb.sandbox import Workspace
 from copilot_nb.tools import ToolSet, file_tools
 from copilot_nb.tools.search import search_tools
+from copilot_nb.workspace.workspace import Workspace
 
 REPEATS = 5
 TICK = 0.005

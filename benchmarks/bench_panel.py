@@ -21,8 +21,8 @@ from comm.base_comm import BaseComm
 from jupyter_client.session import Session, json_packer
 
 from copilot_nb.events import Done, TextDelta
-from copilot_nb.panel import ChatPanel
-from copilot_nb.panel_feed import MAX_WAIT, UPDATE_INTERVAL, Outbox
+from copilot_nb.jupyter.panel.feed import MAX_WAIT, UPDATE_INTERVAL, Outbox
+from copilot_nb.jupyter.panel.widget import ChatPanel
 
 DELTAS = 5_000
 ANSWER = ("The **answer** streams in small pieces, `code` and all. " * 400)[: DELTAS * 4]

@@ -37,8 +37,8 @@ from copilot_nb.messages import (
     ToolSpec,
     UserMessage,
 )
-from copilot_nb.providers.anthropic import AnthropicChat, messages_request
-from copilot_nb.providers.http import RetryPolicy
+from copilot_nb.models.anthropic import AnthropicChat, messages_request
+from copilot_nb.models.transport import RetryPolicy
 from copilot_nb.testing.anthropic_wire import (
     anthropic_error_body,
     anthropic_sse_event,

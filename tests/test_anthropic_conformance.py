@@ -11,7 +11,7 @@ import pytest
 
 from copilot_nb.errors import StreamError
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
-from copilot_nb.providers.anthropic_stream import MessagesStreamDecoder
+from copilot_nb.models.anthropic_stream import MessagesStreamDecoder
 
 CORPUS = Path(__file__).parent / "data" / "conformance"
 

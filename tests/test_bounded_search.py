@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from copilot_nb.sandbox import Workspace
 from copilot_nb.tools import ToolSet
 from copilot_nb.tools import text_search as engine
 from copilot_nb.tools.search import search_tools
+from copilot_nb.workspace.workspace import Workspace
 
 CATASTROPHIC = "(a|a)+$"
 """Exponential in the `regex` package too (it defuses the classic `(a+)+$`)."""
@@ -242,7 +242,7 @@ async def test_a_glob_that_takes_too_long_to_match_is_an_error_result(
 
 
 def test_globs_with_many_stars_are_matched_with_a_time_limit() -> None:
-    from copilot_nb.globs import compile_glob
+    from copilot_nb.workspace.globs import compile_glob
 
     assert compile_glob("**/*.py").bounded is None  # the everyday globs stay on `re`
     assert compile_glob("*.{md,txt}").bounded is None

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from copilot_nb import Agent
-from copilot_nb.checkpoints import Checkpoints, render_diff, render_undo
 from copilot_nb.errors import SandboxError
 from copilot_nb.events import FileChanged
-from copilot_nb.sandbox import Workspace
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet, file_tools
 from copilot_nb.tools.search import search_tools
-from copilot_nb.undo import RestoredPath
+from copilot_nb.workspace.checkpoints import Checkpoints, render_diff, render_undo
+from copilot_nb.workspace.undo import RestoredPath
+from copilot_nb.workspace.workspace import Workspace
 
 
 def snapshot(root: Path) -> dict[str, tuple[str, object, int]]:

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_nb import Agent
-from copilot_nb.compaction import SUMMARY_INSTRUCTIONS, SummaryMessage, cut_to_tokens, elide
-from copilot_nb.context import (
+from copilot_nb.agent.compaction import SUMMARY_INSTRUCTIONS, SummaryMessage, cut_to_tokens, elide
+from copilot_nb.agent.context_window import (
     DEFAULT_WINDOW,
     ContextBudget,
     ContextWindow,
@@ -21,6 +21,7 @@ from copilot_nb.context import (
     model_budget,
     render_history,
 )
+from copilot_nb.agent.tokens import estimate_tokens, message_tokens, request_tokens
 from copilot_nb.errors import ConfigError, ContextBudgetError, ModelConnectionError
 from copilot_nb.events import Done, Failed, Notice
 from copilot_nb.messages import (
@@ -34,11 +35,6 @@ from copilot_nb.messages import (
     as_tool_spec,
 )
 from copilot_nb.testing import ScriptedRequest, call, reply
-from copilot_nb.tokens import (
-    estimate_tokens,
-    message_tokens,
-    request_tokens,
-)
 from tests.html_safety import table_rows
 from tests.text_samples import PROSE, PYTHON
 

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from copilot_nb import Agent, AuthError, ConfigError, ModelHTTPError
-from copilot_nb.copilot_commands import show_models
-from copilot_nb.providers import resolve_model
-from copilot_nb.providers.copilot import CopilotChat, initiator, parse_models
+from copilot_nb.agent.model_strings import resolve_model
+from copilot_nb.jupyter.github_login import show_models
+from copilot_nb.models.copilot import CopilotChat, initiator, parse_models
 from copilot_nb.testing import call, reply
 from copilot_nb.testing.github_fake import COPILOT_MODELS, FakeGitHub
 
@@ -298,7 +298,7 @@ def test_models_command_lists_an_openai_compatible_server(serve, monkeypatch, ca
 
 
 async def test_the_context_window_is_learnt_from_the_model_list(github):
-    from copilot_nb.context import model_budget
+    from copilot_nb.agent.context_window import model_budget
 
     fake = github([reply("one")])
     model = fake.model()

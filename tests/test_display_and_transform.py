@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 
 import copilot_nb
-from copilot_nb.display import CellRenderer
 from copilot_nb.events import (
     Done,
     Failed,
@@ -16,9 +15,10 @@ from copilot_nb.events import (
     ToolStarted,
     UsageReported,
 )
-from copilot_nb.magics import transform_copilot_cell
+from copilot_nb.jupyter.cell_view import CellRenderer
+from copilot_nb.jupyter.magics import transform_copilot_cell
+from copilot_nb.jupyter.safe_html import DIFF_STYLES
 from copilot_nb.messages import Usage
-from copilot_nb.safe_html import DIFF_STYLES
 
 
 class FakeHandle:
@@ -159,7 +159,7 @@ def test_load_ext_imports_nothing_heavy():
     import subprocess
     import sys
 
-    probe = "import sys, copilot_nb.magics; print(' '.join(sorted(sys.modules)))"
+    probe = "import sys, copilot_nb.jupyter.magics; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.check_output([sys.executable, "-c", probe], text=True).split())
     heavy = {"openai", "anthropic", "pandas", "numpy", "jsonschema", "nbformat", "ipywidgets"}
     heavy |= {"markdown_it"}  # the safe renderer parses Markdown on first render

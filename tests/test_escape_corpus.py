@@ -16,10 +16,10 @@ from typing import Any
 import nbformat
 import pytest
 
-from copilot_nb.globs import check_glob, compile_glob
-from copilot_nb.sandbox import Workspace
-from copilot_nb.session import CopilotSession
+from copilot_nb.agent.session import CopilotSession
 from copilot_nb.tools import ToolOutput, tool
+from copilot_nb.workspace.globs import check_glob, compile_glob
+from copilot_nb.workspace.workspace import Workspace
 
 MARKER = "OUTSIDE-MARKER-7f3a"
 LEAKED_NAME = "LEAKED_NAME_b91c"

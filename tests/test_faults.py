@@ -11,7 +11,7 @@ import pytest
 from copilot_nb import Agent, AuthError, ModelConnectionError, ModelHTTPError, OpenAIChat
 from copilot_nb.errors import ContextLengthError
 from copilot_nb.events import Done, Failed, ModelResponse, Notice
-from copilot_nb.providers.http import RetryPolicy, server_retry_after
+from copilot_nb.models.transport import RetryPolicy, server_retry_after
 from copilot_nb.testing import call, fail, reply
 
 FAST = RetryPolicy(max_retries=2, initial_delay=0.01, max_delay=0.05)

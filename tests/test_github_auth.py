@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from copilot_nb import AuthError, ConfigError, ModelConnectionError
-from copilot_nb.providers import github_auth
-from copilot_nb.providers.github_auth import (
+from copilot_nb.models import github_auth
+from copilot_nb.models.github_auth import (
     DEFAULT_CLIENT_ID,
     DeviceFlow,
     GitHubHosts,

@@ -201,7 +201,7 @@ async def test_history_shows_inputs_outputs_and_the_last_error(
         "total = 75",
         "total * 2",
         "1/0",
-        "await __import__('copilot_nb.magics').magics._run_cell('', 'why?')",
+        "await __import__('copilot_nb.jupyter.magics').magics._run_cell('', 'why?')",
     ]
     namespace["Out"] = {3: 150}
     try:

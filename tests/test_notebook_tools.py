@@ -13,11 +13,11 @@ import nbformat
 import pytest
 
 from copilot_nb.events import CellChanged
-from copilot_nb.notebook_io import current_notebook_path, read_notebook
-from copilot_nb.sandbox import Workspace
 from copilot_nb.tools import ToolOutput, ToolSet
 from copilot_nb.tools.notebook import notebook_tools
 from copilot_nb.tools.outputs import image_size
+from copilot_nb.workspace.notebook_file import current_notebook_path, read_notebook
+from copilot_nb.workspace.workspace import Workspace
 
 
 def png(width: int, height: int) -> bytes:

@@ -18,7 +18,7 @@ import pytest
 from copilot_nb.errors import StreamError
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.messages import AssistantMessage
-from copilot_nb.providers.openai_stream import ChatCompletionsDecoder
+from copilot_nb.models.openai_stream import ChatCompletionsDecoder
 
 CORPUS = Path(__file__).parent / "data" / "conformance"
 CASES = [

@@ -15,8 +15,8 @@ import pytest
 from comm.base_comm import BaseComm
 
 from copilot_nb import Agent
-from copilot_nb.panel import ChatPanel
-from copilot_nb.panel_feed import Outbox, arguments_preview, event_ops
+from copilot_nb.jupyter.panel.feed import Outbox, arguments_preview, event_ops
+from copilot_nb.jupyter.panel.widget import ChatPanel
 from copilot_nb.testing import call, fail, reply
 
 
@@ -570,7 +570,7 @@ def _kernel_ops(kernel: Any, model_id: str, until: list[Any], timeout: float = 3
 
 def test_a_cell_edit_shows_as_a_diff_in_the_panel():
     from copilot_nb.events import CellChanged
-    from copilot_nb.panel_feed import event_ops
+    from copilot_nb.jupyter.panel.feed import event_ops
 
     ops = event_ops(CellChanged(notebook="a.ipynb", cell_id="c1", change="edited", diff="-x\n+y\n"))
     assert ops == [["diff", "a.ipynb cell c1", "-x\n+y\n"]]
@@ -587,7 +587,7 @@ async def test_the_model_picker_is_filled_from_the_providers_model_list(serve, o
 
 
 async def test_a_provider_without_a_model_list_leaves_the_picker_as_it_was(open_panel, serve):
-    from copilot_nb.providers.openai import OpenAIChat
+    from copilot_nb.models.openai import OpenAIChat
 
     server = serve([])
     panel, _, _ = open_panel(

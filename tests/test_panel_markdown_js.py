@@ -1,4 +1,4 @@
-"""The chat panel's own renderer (panel_markdown.js) under Node, against the same XSS corpus.
+"""The chat panel's own renderer (jupyter/panel/markdown.js) under Node, against the same XSS corpus.
 
 The panel builds its transcript from strings: `markdown()` for answers and notes, `diffHtml()`
 for edits, each assigned to `innerHTML`; everything else is set as `textContent`. So these two
@@ -20,7 +20,7 @@ import pytest
 import copilot_nb
 from tests.html_safety import payloads, violations
 
-RENDERER = Path(copilot_nb.__file__).parent / "panel_markdown.js"
+RENDERER = Path(copilot_nb.__file__).parent / "jupyter" / "panel" / "markdown.js"
 RUN = r"""
 const fs = require("fs");
 const vm = require("vm");

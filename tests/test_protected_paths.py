@@ -11,10 +11,10 @@ import nbformat
 import pytest
 
 from copilot_nb.errors import SandboxError
-from copilot_nb.protected_paths import DEFAULT_DENY, DenyRule, WritePolicy, settings_dirs
-from copilot_nb.sandbox import Workspace
 from copilot_nb.tools import ToolSet, file_tools
 from copilot_nb.tools.search import search_tools
+from copilot_nb.workspace.workspace import Workspace
+from copilot_nb.workspace.write_policy import DEFAULT_DENY, DenyRule, WritePolicy, settings_dirs
 
 
 @pytest.fixture

@@ -12,11 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from copilot_nb.agent import Agent
-from copilot_nb.approval_prompt import approval_html, approval_text, split_preview
-from copilot_nb.context import render_history
-from copilot_nb.copilot_commands import copilot_table, model_list
-from copilot_nb.display import CellRenderer
+from copilot_nb.agent.context_window import render_history
+from copilot_nb.agent.loop import Agent
 from copilot_nb.events import (
     ApprovalNeeded,
     CellChanged,
@@ -28,12 +25,15 @@ from copilot_nb.events import (
     ToolFinished,
     ToolStarted,
 )
-from copilot_nb.line_commands import render_tools
+from copilot_nb.jupyter.approval_prompt import approval_html, approval_text, split_preview
+from copilot_nb.jupyter.cell_view import CellRenderer
+from copilot_nb.jupyter.commands import render_tools
+from copilot_nb.jupyter.github_login import copilot_table, model_list
+from copilot_nb.jupyter.safe_html import inline_html, link_html, markdown_html, safe_url
 from copilot_nb.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
-from copilot_nb.providers.copilot import CopilotModelInfo
-from copilot_nb.safe_html import inline_html, link_html, markdown_html, safe_url
+from copilot_nb.models.copilot import CopilotModelInfo
 from copilot_nb.testing import ScriptedModel
-from copilot_nb.undo import RestoredPath, render_diff, render_undo
+from copilot_nb.workspace.undo import RestoredPath, render_diff, render_undo
 from tests.html_safety import payloads, table_rows, violations
 
 PAYLOADS = payloads()
@@ -266,7 +266,7 @@ def test_a_link_we_build_to_an_unsafe_target_is_only_text():
 
 
 async def test_without_widgets_the_prompt_prints_everything_then_asks():
-    from copilot_nb.approval_prompt import CellApprover
+    from copilot_nb.jupyter.approval_prompt import CellApprover
 
     body = "".join(f"line {n}\n" for n in range(500))
     shown: list[str] = []

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_nb.errors import ConfigError, SandboxError
-from copilot_nb.sandbox import Workspace
+from copilot_nb.workspace.workspace import Workspace
 
 
 @pytest.fixture

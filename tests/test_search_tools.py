@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from copilot_nb.sandbox import Workspace
 from copilot_nb.tools import ToolOutput, ToolSet
 from copilot_nb.tools import search as search_tools_module
 from copilot_nb.tools import text_search as engine
 from copilot_nb.tools.search import search_tools
 from copilot_nb.tools.walk import compile_glob
+from copilot_nb.workspace.workspace import Workspace
 
 
 @pytest.fixture

@@ -10,15 +10,15 @@ import nbformat
 import pytest
 
 from copilot_nb import Agent
-from copilot_nb.approvals import ApprovalPolicy
+from copilot_nb.agent.approvals import ApprovalPolicy
 from copilot_nb.errors import ConfigError
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.messages import ToolResult
-from copilot_nb.sandbox import Workspace
-from copilot_nb.secret_paths import DEFAULT_SECRETS, SecretRules
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet, workspace_tools
 from copilot_nb.tools.notebook import notebook_tools
+from copilot_nb.workspace.secret_paths import DEFAULT_SECRETS, SecretRules
+from copilot_nb.workspace.workspace import Workspace
 
 TOKEN = "ghp_0123456789abcdefSECRET"
 

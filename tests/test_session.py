@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from copilot_nb import ConfigError, tool
-from copilot_nb.session import CopilotSession
+from copilot_nb.agent.session import CopilotSession
 from copilot_nb.testing import call, reply
 
 
@@ -36,7 +36,7 @@ def session_with(namespace: dict) -> CopilotSession:
 
 
 def names(session: CopilotSession, tmp_path) -> list[str]:
-    from copilot_nb.sandbox import Workspace
+    from copilot_nb.workspace.workspace import Workspace
 
     return [spec.name for spec in session.tools_for(Workspace(tmp_path)).list_tools()]
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copilot_nb.sse import ServerSentEvent, SSEDecoder
+from copilot_nb.models.sse import ServerSentEvent, SSEDecoder
 
 
 def decode(pieces: list[bytes], *, strict: bool = False) -> list[ServerSentEvent]:

@@ -8,15 +8,7 @@ import json
 
 import pytest
 
-from copilot_nb.messages import (
-    AssistantMessage,
-    ToolResult,
-    ToolSpec,
-    Usage,
-    UserMessage,
-)
-from copilot_nb.testing import call
-from copilot_nb.tokens import (
+from copilot_nb.agent.tokens import (
     TOOLS_OVERHEAD,
     Calibration,
     estimate_tokens,
@@ -25,6 +17,8 @@ from copilot_nb.tokens import (
     request_tokens,
     tools_tokens,
 )
+from copilot_nb.messages import AssistantMessage, ToolResult, ToolSpec, Usage, UserMessage
+from copilot_nb.testing import call
 from tests.text_samples import PROSE, PYTHON, digests, numbered
 
 # --- the estimate against real tokenizers ------------------------------------------------------

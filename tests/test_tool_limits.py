@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from copilot_nb import Agent, tool
-from copilot_nb.approvals import ApprovalPolicy
+from copilot_nb.agent.approvals import ApprovalPolicy
 from copilot_nb.errors import ConfigError
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.messages import (
@@ -269,7 +269,7 @@ def test_a_bad_limit_or_limit_argument_fails_when_it_is_set(tmp_path: Path) -> N
 def test_the_magic_syncs_tool_timeout_to_the_session() -> None:
     from IPython.testing.globalipapp import get_ipython
 
-    from copilot_nb.magics import CopilotMagics
+    from copilot_nb.jupyter.magics import CopilotMagics
 
     magics = CopilotMagics(shell=get_ipython())
     assert magics.session.tool_timeout == 120

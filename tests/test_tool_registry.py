@@ -11,8 +11,8 @@ import pytest
 
 from copilot_nb.errors import ConfigError, SandboxError, ToolError
 from copilot_nb.messages import ToolSpec
-from copilot_nb.sandbox import Workspace
 from copilot_nb.tools import Tool, ToolOutput, ToolSet, file_tools, tool
+from copilot_nb.workspace.workspace import Workspace
 
 SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "file_tools_schema.json"
 

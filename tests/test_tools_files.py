@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from copilot_nb.events import FileChanged
-from copilot_nb.sandbox import Workspace
 from copilot_nb.tools import ToolOutput, ToolSet, file_tools
 from copilot_nb.tools import files as files_module
+from copilot_nb.workspace.workspace import Workspace
 
 SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "file_tools_schema.json"
 

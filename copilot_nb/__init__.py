@@ -1,0 +1,95 @@
+"""copilot_nb: an agent that lives in the Jupyter kernel.
+
+`%load_ext copilot_nb`, then a `%%copilot` cell with a request; or, from Python,
+`async for event in Agent(model=...).run("...")`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .agent.approvals import ApprovalPolicy
+from .agent.loop import Agent
+from .agent.model_strings import resolve_model
+from .errors import (
+    AgentError,
+    AuthError,
+    ConfigError,
+    ContextBudgetError,
+    ContextLengthError,
+    CopilotError,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    SandboxError,
+    ScriptError,
+    StreamError,
+    ToolError,
+)
+from .messages import AssistantMessage, ToolCall, ToolResult, ToolSpec, Usage
+from .models.anthropic import AnthropicChat
+from .models.copilot import CopilotChat
+from .models.openai import OpenAIChat
+from .tools import Tool, ToolOutput, ToolSet, tool
+from .workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from .jupyter.panel.widget import ChatPanel
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "AnthropicChat",
+    "ApprovalPolicy",
+    "AssistantMessage",
+    "AuthError",
+    "ConfigError",
+    "ContextBudgetError",
+    "ContextLengthError",
+    "CopilotChat",
+    "CopilotError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelHTTPError",
+    "OpenAIChat",
+    "SandboxError",
+    "ScriptError",
+    "StreamError",
+    "Tool",
+    "ToolCall",
+    "ToolError",
+    "ToolOutput",
+    "ToolResult",
+    "ToolSet",
+    "ToolSpec",
+    "Usage",
+    "Workspace",
+    "chat",
+    "load_ipython_extension",
+    "resolve_model",
+    "tool",
+    "unload_ipython_extension",
+]
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """`%load_ext copilot_nb`."""
+    from .jupyter.magics import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    """`%unload_ext copilot_nb`."""
+    from .jupyter.magics import unload_ipython_extension as unload
+
+    unload(shell)
+
+
+def chat(**options: Any) -> ChatPanel:
+    """Open the chat panel (JupyterLab sidebar via `sidecar`, else inline); widgets load only now."""
+    from .jupyter.panel.widget import chat as open_chat
+
+    return open_chat(**options)

@@ -1,0 +1,79 @@
+"""Who decides whether a tool call may run: a policy per tool category, and per tool.
+
+Reads are harmless and run at once, except reads of secrets (`.env`, keys, credentials, masked
+kernel variables), which ask: a hijacked model must not be able to read a token and put it in its
+next request unseen. Edits and code execution change the user's world, so the surfaces (magic,
+panel) ask by default. A denial is not an error of ours: it becomes a result the
+model reads ("the user denied ..."), and it can try another way or ask the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ..errors import ConfigError
+
+Decision = Literal["allow", "ask", "deny"]
+DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalPolicy:
+    """`allow`, `ask` or `deny` per category (read, read-secret, edit, execute), with per-tool
+    overrides."""
+
+    read: Decision = "allow"
+    read_secret: Decision = "ask"
+    edit: Decision = "ask"
+    execute: Decision = "ask"
+    tools: Mapping[str, Decision] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("read", self.read),
+            ("read_secret", self.read_secret),
+            ("edit", self.edit),
+            ("execute", self.execute),
+            *self.tools.items(),
+        ):
+            if value not in DECISIONS:
+                raise ConfigError(
+                    f"approval for {name!r} must be one of {DECISIONS}, not {value!r}"
+                )
+
+    def decide(self, tool_name: str, category: str) -> Decision:
+        """The decision for one call: a per-tool override wins over its category."""
+        if tool_name in self.tools:
+            return self.tools[tool_name]
+        if category == "read":
+            return self.read
+        if category == "read-secret":
+            return self.read_secret
+        if category == "execute":
+            return self.execute
+        return self.edit  # "edit" and any category we do not know: changes ask
+
+    @classmethod
+    def allow_all(cls) -> ApprovalPolicy:
+        """Everything runs without asking (`--yes`, scripts that own their loop)."""
+        return cls(read="allow", read_secret="allow", edit="allow", execute="allow")
+
+    def approve_changes(self) -> ApprovalPolicy:
+        """The same policy with every edit and execution allowed (`--yes`); secrets still ask."""
+        return replace(
+            self,
+            edit="allow",
+            execute="allow",
+            tools={k: v for k, v in self.tools.items() if v != "ask"},
+        )
+
+    def read_only(self) -> ApprovalPolicy:
+        """The same policy with every change refused (`--read-only`)."""
+        return replace(
+            self,
+            edit="deny",
+            execute="deny",
+            tools={k: v for k, v in self.tools.items() if v != "allow"},
+        )

@@ -1,0 +1,345 @@
+"""The context budget: each model has a window; before every request the conversation is measured
+and, when it is over budget, compacted (see `compaction.py` for how).
+
+The measure is the provider's own count of the last request plus an estimate of what was added
+since (`tokens.py`); a request that does not fit even after compaction is never sent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ..jupyter.safe_html import Rendered, escape, table_html
+from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, ToolSpec, Usage
+from .compaction import Compaction, Compactor, SummaryMessage, is_elided
+from .tokens import REQUEST_OVERHEAD, Calibration, message_tokens, prompt_tokens, tools_tokens
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+DEFAULT_WINDOW = 32_768
+"""The window assumed for a model nobody told us about: small enough for most local servers."""
+
+KNOWN_WINDOWS: dict[str, int] = {
+    "gpt-5": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "chatgpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-4-32k": 32_768,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "o1-mini": 128_000,
+    "o1-preview": 128_000,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4": 200_000,
+    "claude": 200_000,
+    "gemini": 1_048_576,
+    "llama3.": 32_768,
+    "llama3": 8_192,
+    "qwen": 32_768,
+    "mistral": 32_768,
+    "mixtral": 32_768,
+    "codestral": 32_768,
+    "deepseek": 65_536,
+    "gemma3": 32_768,
+    "gemma": 8_192,
+    "phi4": 16_384,
+}
+"""Context windows by model-name prefix (the longest match wins). Local servers (Ollama, vLLM)
+are listed at what they commonly run with, not what the weights allow; configure the rest."""
+
+
+@dataclass(frozen=True)
+class ContextBudget:
+    """How many tokens a request may use: the window less room for the reply and for estimation error."""
+
+    window: int
+    _: KW_ONLY
+    reserve_output: int | None = None
+    """Tokens kept free for the reply; by default an eighth of the window, at most 16,384."""
+    max_prompt: int | None = None
+    """A provider's own cap on the prompt (GitHub Copilot's `max_prompt_tokens`)."""
+    margin: float = 0.05
+    """The share of the budget held back for estimation error."""
+    compact_to: float = 0.6
+    """When compacting, aim this far below the limit, so the next requests fit without it."""
+
+    def __post_init__(self) -> None:
+        if self.window <= 0 or self.input_limit <= 0:
+            raise ConfigError(
+                f"a context window of {self.window} tokens (reserving {self.reserved} for the "
+                "reply) leaves no room for the request; give the model's real window"
+            )
+
+    @property
+    def reserved(self) -> int:
+        if self.reserve_output is not None:
+            return self.reserve_output
+        return min(self.window // 8, 16_384)
+
+    @property
+    def input_limit(self) -> int:
+        """The most tokens a request may take."""
+        room = self.window - self.reserved
+        if self.max_prompt is not None:
+            room = min(room, self.max_prompt)
+        return math.floor(room * (1 - self.margin))
+
+    @property
+    def target(self) -> int:
+        return math.floor(self.input_limit * self.compact_to)
+
+
+def known_window(name: str) -> int:
+    """The window of a model by its name (`gpt-4o`, `openai/gpt-4o`, `qwen3:8b`), else the default."""
+    key = name.rsplit("/", 1)[-1].lower()
+    for prefix in sorted(KNOWN_WINDOWS, key=len, reverse=True):
+        if key.startswith(prefix):
+            return KNOWN_WINDOWS[prefix]
+    return DEFAULT_WINDOW
+
+
+def model_budget(model: Any) -> ContextBudget:
+    """The budget a model object implies: its own `context_window` (and `max_prompt_tokens`,
+    `max_output_tokens`, as GitHub Copilot's model list gives them), else the known defaults."""
+    window = _count(getattr(model, "context_window", None))
+    window = window or known_window(str(getattr(model, "name", "")))
+    output = _count(getattr(model, "max_output_tokens", None))
+    return ContextBudget(
+        window,
+        reserve_output=min(output, window // 4) if output else None,
+        max_prompt=_count(getattr(model, "max_prompt_tokens", None)),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextReport:
+    """Where the conversation stands against the window: what `%copilot history` shows."""
+
+    model: str
+    window: int
+    input_limit: int
+    used: int
+    system: int
+    tools: int
+    history: int
+    messages: int
+    compactions: int
+    elided: int
+    summarized: int
+    ratio: float
+    reports: int
+
+
+class ContextWindow:
+    """Keeps a conversation within a model's context window, request after request.
+
+    With no `budget` it follows the model it is given (so a model switch, or a window learnt from
+    the provider's model list, takes effect at the next request).
+    """
+
+    def __init__(
+        self,
+        budget: ContextBudget | int | None = None,
+        *,
+        keep_rounds: int = 2,
+        max_result_share: float = 0.4,
+        summarize: bool = True,
+    ) -> None:
+        self.budget = ContextBudget(budget) if isinstance(budget, int) else budget
+        self.keep_rounds = keep_rounds
+        self.max_result_share = max_result_share
+        self.summarize = summarize
+        self.calibration = Calibration()
+        self.compactions: list[Compaction] = []
+        self.last_compaction: Compaction | None = None
+        """What the last `fit()` did; None when the conversation fitted as it was."""
+        self._sent: list[Message] = []
+        self._sent_estimate = 0
+        self._sent_tools = 0
+        self._reported: int | None = None
+        self._costs: dict[int, tuple[Message, int]] = {}
+
+    def fresh(self) -> ContextWindow:
+        """The same settings for a new conversation: no compactions, no measurements yet."""
+        return ContextWindow(
+            self.budget,
+            keep_rounds=self.keep_rounds,
+            max_result_share=self.max_result_share,
+            summarize=self.summarize,
+        )
+
+    def budget_for(self, model: Any) -> ContextBudget:
+        return self.budget if self.budget is not None else model_budget(model)
+
+    def cost(self, message: Message) -> int:
+        """A message's estimated tokens, remembered while it stays in the conversation."""
+        known = self._costs.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        tokens = message_tokens(message)
+        self._costs[id(message)] = (message, tokens)
+        return tokens
+
+    def measure(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()) -> int:
+        """The tokens a request will take: the provider's count of the last request plus an
+        estimate of what was added since, or the calibrated estimate of the whole."""
+        tools_cost = tools_tokens(tools)
+        if self._reported is not None and _starts_with(messages, self._sent):
+            added = sum(self.cost(m) for m in messages[len(self._sent) :])
+            return max(
+                0, self._reported + self.calibration.scale(added + tools_cost - self._sent_tools)
+            )
+        return self.calibration.scale(self.estimate(messages, tools_cost))
+
+    def estimate(self, messages: Sequence[Message], tools_cost: int) -> int:
+        return REQUEST_OVERHEAD + tools_cost + sum(self.cost(m) for m in messages)
+
+    def observe(self, usage: Usage) -> None:
+        """Learn from the provider's usage report for the request `fit()` last returned."""
+        actual = prompt_tokens(usage)
+        trusted = self.calibration.observe(self._sent_estimate, actual)
+        self._reported = actual if trusted else None
+
+    async def fit(
+        self, messages: list[Message], model: Any, tools: Sequence[ToolSpec] = ()
+    ) -> list[Message]:
+        """The conversation to send: `messages` itself when it fits, else a compacted copy."""
+        budget = self.budget_for(model)
+        self.last_compaction = None
+        live = {id(m) for m in messages}
+        self._costs = {key: value for key, value in self._costs.items() if key in live}
+        before = self.measure(messages, tools)
+        if before > budget.input_limit:
+            tools_cost = tools_tokens(tools)
+            offset = max(0, before - self.calibration.scale(self.estimate(messages, tools_cost)))
+            compactor = Compactor(
+                cost=self.cost,
+                calibration=self.calibration,
+                limit=budget.input_limit,
+                target=budget.target,
+                window=budget.window,
+                model=model,
+                tools_cost=tools_cost,
+                offset=offset,
+                keep_rounds=self.keep_rounds,
+                max_result_share=self.max_result_share,
+                summarize=self.summarize,
+            )
+            messages, compaction = await compactor.run(messages, before)
+            self.last_compaction = compaction
+            self.compactions.append(compaction)
+        self._sent = list(messages)
+        self._sent_tools = tools_tokens(tools)
+        self._sent_estimate = self.estimate(messages, self._sent_tools)
+        self._reported = None
+        return messages
+
+    def report(
+        self, messages: Sequence[Message], model: Any, tools: Sequence[ToolSpec] = ()
+    ) -> ContextReport:
+        budget = self.budget_for(model)
+        system = sum(self.cost(m) for m in messages if isinstance(m, SystemMessage))
+        tools_cost = self.calibration.scale(tools_tokens(tools))
+        used = self.measure(messages, tools)
+        return ContextReport(
+            model=str(getattr(model, "name", model)),
+            window=budget.window,
+            input_limit=budget.input_limit,
+            used=used,
+            system=self.calibration.scale(system),
+            tools=tools_cost,
+            history=max(0, used - self.calibration.scale(system) - tools_cost),
+            messages=len(messages),
+            compactions=len(self.compactions),
+            elided=sum(c.elided for c in self.compactions),
+            summarized=sum(c.summarized for c in self.compactions),
+            ratio=self.calibration.ratio,
+            reports=self.calibration.reports,
+        )
+
+
+def _starts_with(messages: Sequence[Message], prefix: Sequence[Message]) -> bool:
+    if not prefix or len(prefix) > len(messages):
+        return False
+    return all(a is b for a, b in zip(messages, prefix, strict=False))
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+def render_history(agent: Agent) -> Rendered:
+    """`%copilot history`: the token meter and every message with what it costs, as safe HTML."""
+    context: ContextWindow = getattr(agent, "context", None) or ContextWindow()
+    tools = agent.tools.list_tools()
+    report = context.report(agent.messages, agent.model, tools)
+    share = report.used / report.input_limit if report.input_limit else 0
+    meter = (
+        f"{report.used:,} of {report.input_limit:,} input tokens ({share:.0%}) · "
+        f"window {report.window:,}"
+    )
+    notes = [
+        f"system prompt {report.system:,} · tools {report.tools:,} · "
+        f"conversation {report.history:,} tokens in {report.messages} messages"
+    ]
+    if report.compactions:
+        notes.append(
+            f"{report.compactions} compaction{'s' * (report.compactions != 1)}: "
+            f"{report.elided} tool results shortened, {report.summarized} messages summarised"
+        )
+    if report.reports:
+        notes.append(f"estimates × {report.ratio:.2f}, from {report.reports} usage reports")
+    rows = [
+        (
+            number,
+            _role(message),
+            f"{context.calibration.scale(context.cost(message)):,}",
+            _gist(message),
+        )
+        for number, message in enumerate(agent.messages, 1)
+    ]
+    header = ("#", "role", "tokens", "message")
+    markup = (
+        f"<p><strong>{escape(report.model)}</strong> · {escape(meter)}</p>"
+        + "".join(f"<p>{escape(note)}</p>" for note in notes)
+        + table_html(header, rows, align="rlrl")
+    )
+    plain = [f"{report.model} · {meter}", *notes, ""]
+    plain += [f"{n:>3}  {role:<16} {tokens:>8}  {gist}" for n, role, tokens, gist in rows]
+    return Rendered(markup, "\n".join(plain))
+
+
+def _role(message: Message) -> str:
+    if isinstance(message, SummaryMessage):
+        return "summary"
+    if isinstance(message, ToolResult):
+        return "tool (shortened)" if is_elided(message.content) else "tool"
+    return message.role
+
+
+def _gist(message: Message, limit: int = 80) -> str:
+    if isinstance(message, AssistantMessage):
+        calls = ", ".join(f"{c.name}({_args(c.arguments)})" for c in message.tool_calls)
+        text = " ".join(part for part in (message.text, f"→ {calls}" if calls else "") if part)
+    elif isinstance(message, ToolResult):
+        text = f"{message.name}: {message.content}"
+    else:
+        text = message.content
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _args(arguments: Any) -> str:
+    if not isinstance(arguments, dict):
+        return "…"
+    first = next(iter(arguments.items()), None)
+    return "" if first is None else f"{first[0]}={str(first[1])[:40]!r}"

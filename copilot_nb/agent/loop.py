@@ -1,0 +1,365 @@
+"""The agentic loop: ask the model, run the tools it calls, feed back the results, until it answers.
+
+`Agent.run()` only yields events (see `events.py`); it never prints and never touches a widget.
+The conversation it keeps is always one a provider accepts: every tool call the model made has
+exactly one result, also when a run is interrupted half-way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncGenerator, Iterable
+from contextlib import aclosing
+from dataclasses import replace
+from typing import Any
+
+from ..errors import AgentError, ConfigError, ModelConnectionError, ModelError, StreamError
+from ..events import (
+    AgentEvent,
+    ApprovalNeeded,
+    Done,
+    Failed,
+    ModelResponse,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolFinished,
+    ToolStarted,
+    UsageReported,
+)
+from ..messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    arguments_problem,
+    parse_arguments,
+)
+from ..models.base import Model
+from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
+from ..tools.registry import DEFAULT_TOOL_TIMEOUT
+from ..tools.toolset import ToolSource
+from ..workspace.workspace import Workspace
+from .approvals import ApprovalPolicy
+from .context_window import ContextWindow
+
+DEFAULT_MAX_ROUNDS = 20
+STREAM_RETRIES = 1
+"""How often a round whose stream broke off is asked again before the run fails."""
+_SCRIPT_POLICY = ApprovalPolicy(read="allow", edit="allow", execute="allow")
+"""An Agent built in a script runs every change unasked (its author owns the loop); reading a
+secret still asks, and `ask()` denies what asks, so a hijacked model cannot read a key unseen."""
+
+SYSTEM_PROMPT = """\
+You are copilot_nb, a coding agent that lives inside the user's Jupyter kernel.
+You work in the project directory {root} through the tools you are given: read files before you
+change them, make the smallest edit that does the job, and check your work when you can.
+When a tool returns an error, read it and try again differently; do not repeat the same call.
+When you are done, answer briefly in Markdown: what you found or changed, and anything left to do.
+"""
+
+INTERRUPTED = "cancelled: the user interrupted the run before this tool call finished"
+
+
+class Agent:
+    """A conversation with a model that can use tools on a workspace.
+
+    `async for event in agent.run(prompt)` streams one turn; `await agent.ask(prompt)` returns
+    just the final answer. Consecutive runs continue the same conversation; `reset()` starts anew.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        workspace: Workspace | str | os.PathLike[str] | None = None,
+        tools: ToolSource | None = None,
+        extra_tools: Iterable[Tool] = (),
+        system_prompt: str | None = None,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        approvals: ApprovalPolicy | None = None,
+        context: ContextWindow | None = None,
+        tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+    ) -> None:
+        if tool_timeout is not None and not tool_timeout > 0:
+            raise ConfigError(
+                f"tool_timeout must be more than 0 seconds, or None for no limit; not {tool_timeout!r}"
+            )
+        self.model = model
+        self.approvals = approvals if approvals is not None else _SCRIPT_POLICY
+        self.request_options: dict[str, Any] = {}
+        """Extra request fields for every model call (temperature, tool_choice, ...)."""
+        if not isinstance(workspace, Workspace):
+            workspace = Workspace(workspace if workspace is not None else os.getcwd())
+        self.workspace = workspace
+        self.tools: ToolSource = tools if tools is not None else workspace_tools(workspace)
+        if extra_tools:
+            self.tools = ToolSet([*self.tools, *extra_tools])
+        self.system_prompt = system_prompt or SYSTEM_PROMPT.format(root=workspace.root)
+        self.max_rounds = max_rounds
+        self.tool_timeout = tool_timeout
+        """Seconds one tool call may run before it is stopped (None: no limit); a tool with its
+        own limit (run_code's timeout) may run that long plus a grace."""
+        self.context = context if context is not None else ContextWindow()
+        """Measures each request against the model's window and compacts the conversation."""
+        self.messages: list[Message] = [SystemMessage(content=self.system_prompt)]
+        self.running = False
+        """True while a turn is under way."""
+
+    def reset(self) -> None:
+        """Forget the conversation; keep the model, tools, workspace and context settings."""
+        self.messages = [SystemMessage(content=self.system_prompt)]
+        self.context = self.context.fresh()
+
+    async def ask(self, prompt: str, **options: Any) -> str:
+        """Run one turn and return the final answer; raise AgentError if it fails.
+
+        Nobody is there to answer an approval request, so calls that would ask are denied.
+        """
+        async with aclosing(self.run(prompt, **options)) as events:
+            async for event in events:
+                if isinstance(event, ApprovalNeeded):
+                    event.deny("no one was asked: Agent.ask() runs without a user to approve")
+                elif isinstance(event, Done):
+                    return event.text
+                if isinstance(event, Failed):
+                    raise AgentError(event.error)
+        raise AgentError("the run ended without an answer")
+
+    async def run(
+        self, prompt: str, *, max_rounds: int | None = None
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """Stream one turn: text as it arrives, each tool call and its outcome, then Done or Failed.
+
+        One turn at a time: a second run while one is under way (the chat panel and a cell on the
+        same conversation) ends at once with a `Failed` that says so.
+        """
+        if self.running:
+            yield Failed(
+                error="The agent is already working on another request in this conversation "
+                "(a cell or the chat panel); wait for it, or stop it, then ask again."
+            )
+            return
+        self.running = True
+        try:
+            async with aclosing(self._turn(prompt, max_rounds)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            self.running = False
+
+    async def _turn(self, prompt: str, max_rounds: int | None) -> AsyncGenerator[AgentEvent, None]:
+        self.workspace.begin_turn(prompt)
+        self._close_open_tool_calls()
+        self.messages.append(UserMessage(content=prompt))
+        rounds = max_rounds if max_rounds is not None else self.max_rounds
+        for _ in range(rounds):
+            reply: list[AssistantMessage] = []
+            try:
+                async for event in self._ask_model(reply):
+                    yield event
+            except ModelError as exc:
+                yield Failed(error=str(exc))
+                return
+            except (RecursionError, MemoryError) as exc:  # a reply too deep or too big to decode
+                yield Failed(
+                    error=f"{self.model.name}: its reply could not be read "
+                    f"({type(exc).__name__}); ask again, or start a new conversation."
+                )
+                return
+            if not reply:
+                yield Failed(error=f"{self.model.name}: the reply ended without a final message")
+                return
+            kept = _kept_reply(reply[0])
+            self.messages.append(kept)
+            if reply[0].usage is not None:
+                self.context.observe(reply[0].usage)
+                yield UsageReported(usage=reply[0].usage)
+            if not reply[0].tool_calls:
+                yield Done(text=reply[0].text)
+                return
+            try:
+                for call, sent in zip(kept.tool_calls, reply[0].tool_calls, strict=True):
+                    async for tool_event in self._run_tool(call, sent.arguments):
+                        yield tool_event
+            finally:
+                self._close_open_tool_calls()
+        yield Failed(
+            error=(
+                f"The agent stopped after {rounds} rounds of tool calls without a final answer. "
+                "Run the cell again to let it continue, or raise --max-rounds."
+            )
+        )
+
+    async def _ask_model(self, reply: list[AssistantMessage]) -> AsyncGenerator[AgentEvent, None]:
+        """One model request, streamed; the complete reply is appended to `reply`.
+
+        A stream that breaks mid-reply, or reports a passing failure (Anthropic's
+        `overloaded_error`), is asked again once: no tool of this round has run yet, so repeating
+        the request is safe. What the user saw of a reply that never completed
+        stays in the conversation, marked as interrupted.
+        """
+        tools = self.tools.list_tools()
+        self.messages = await self.context.fit(self.messages, self.model, tools)
+        if self.context.last_compaction is not None:
+            yield Notice(text=self.context.last_compaction.describe())
+        for attempt in range(1 + STREAM_RETRIES):
+            partial: list[str] = []
+            try:
+                async for event in self.model.stream(
+                    self.messages, tools=tools, **self.request_options
+                ):
+                    if isinstance(event, TextDelta):
+                        partial.append(event.text)
+                        yield event
+                    elif isinstance(event, (ReasoningDelta, Notice)):
+                        yield event
+                    elif isinstance(event, ModelResponse):
+                        reply.append(event.message)
+                    elif not isinstance(event, ToolCallDelta):
+                        raise TypeError(f"unexpected model event {event!r}")
+                return
+            except (ModelConnectionError, StreamError) as exc:
+                if attempt == STREAM_RETRIES or not exc.retryable:
+                    self._keep_partial_text(partial)
+                    raise
+                yield Notice(text=f"{exc} — asking again")
+            except BaseException:
+                self._keep_partial_text(partial)  # interrupted or failed mid-stream
+                raise
+
+    async def _run_tool(self, call: ToolCall, arguments: Any) -> AsyncGenerator[AgentEvent, None]:
+        """Run one call with the `arguments` the model sent (`call` is the call as kept)."""
+        summary = summarize_call(call)
+        yield ToolStarted(
+            call_id=call.id, name=call.name, arguments=call.arguments, summary=summary
+        )
+        tool = self.tools.get(call.name)
+        if isinstance(arguments, str):  # not parsed yet, or refused (not JSON, too deep, too big)
+            arguments = parse_arguments(arguments)
+        if tool is not None and isinstance(arguments, dict):
+            category = tool.category_for(arguments)
+            decision = self.approvals.decide(call.name, category)
+        else:  # the call cannot run: its error result needs nobody's approval
+            category, decision = "read", "allow"
+        refusal = ""
+        if decision == "deny":
+            refusal = f"{call.name}: denied by the approval policy ({category} tools are not allowed here)"
+        elif decision == "ask":
+            request = ApprovalNeeded(
+                call_id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                summary=summary,
+                category=category,
+                decision=asyncio.get_running_loop().create_future(),
+            )
+            yield request
+            approved, reason = await request.decision
+            if not approved:
+                refusal = f"{call.name}: the user denied this call" + (
+                    f": {reason}" if reason else ""
+                )
+        if refusal:
+            output = ToolOutput(
+                content=refusal + ". Do not retry it; ask the user or try another way.",
+                is_error=True,
+                summary="denied",
+            )
+        else:
+            output = await self.tools.call_tool(call.name, arguments, timeout=self.tool_timeout)
+        self.messages.append(
+            ToolResult(
+                tool_call_id=call.id,
+                name=call.name,
+                content=output.content,
+                is_error=output.is_error,
+            )
+        )
+        for change in output.changes:
+            yield change
+        yield ToolFinished(
+            call_id=call.id,
+            name=call.name,
+            ok=not output.is_error,
+            summary=output.summary or first_line(output.content),
+            content=output.content,
+        )
+
+    def _keep_partial_text(self, partial: list[str]) -> None:
+        if partial:
+            text = "".join(partial)
+            self.messages.append(AssistantMessage(text=f"{text}\n\n[interrupted]"))
+
+    def _close_open_tool_calls(self) -> None:
+        """Give every tool call of the last reply a result, so the provider accepts the history."""
+        for position in range(len(self.messages) - 1, -1, -1):
+            message = self.messages[position]
+            if isinstance(message, AssistantMessage):
+                break
+        else:
+            return
+        answered = {
+            m.tool_call_id for m in self.messages[position + 1 :] if isinstance(m, ToolResult)
+        }
+        for call in message.tool_calls:
+            if call.id not in answered:
+                self.messages.append(
+                    ToolResult(
+                        tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True
+                    )
+                )
+
+
+def _kept_reply(message: AssistantMessage) -> AssistantMessage:
+    """The reply as the conversation keeps it: a call whose argument text was refused unparsed
+    (nested too deep, too big) keeps a short note instead, so every later request stays small."""
+    calls = []
+    for call in message.tool_calls:
+        problem = arguments_problem(call.arguments) if isinstance(call.arguments, str) else None
+        if problem is None:
+            calls.append(call)
+            continue
+        size = len(call.raw_arguments or call.arguments)
+        note = {"refused_arguments": f"{size:,} characters, not kept: {problem}"}
+        calls.append(
+            ToolCall(id=call.id, name=call.name, arguments=note, raw_arguments=json.dumps(note))
+        )
+    if all(a is b for a, b in zip(calls, message.tool_calls, strict=True)):
+        return message
+    return replace(message, tool_calls=tuple(calls))
+
+
+_SUMMARY_KEYS = (
+    "path",
+    "cell_id",
+    "after_cell_id",
+    "notebook",
+    "source",
+    "glob",
+    "regex",
+    "pattern",
+    "name",
+    "code",
+)
+
+
+def summarize_call(call: ToolCall) -> str:
+    """The few words that identify what a call works on, e.g. the path it reads."""
+    if not isinstance(call.arguments, dict):
+        return "(arguments are not valid JSON)"
+    for key in _SUMMARY_KEYS:
+        value = call.arguments.get(key)
+        if isinstance(value, str) and value:
+            return first_line(value)
+    return ""
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

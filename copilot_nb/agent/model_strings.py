@@ -1,0 +1,63 @@
+"""Model classes, and `resolve_model("provider:model")` which turns a model string into one."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from ..errors import ConfigError
+from ..models.base import Model, collect
+
+DEFAULT_OPENAI_MODEL = "gpt-4o"
+OLLAMA_BASE_URL = "http://localhost:11434/v1"
+PROVIDERS = ("openai", "ollama", "anthropic", "copilot", "offline")
+
+
+def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
+    """`COPILOT_NB_MODEL`, else OpenAI when `OPENAI_API_KEY` is set, else the offline demo."""
+    env = os.environ if environ is None else environ
+    if env.get("COPILOT_NB_MODEL"):
+        return env["COPILOT_NB_MODEL"]
+    if env.get("OPENAI_API_KEY"):
+        return f"openai:{DEFAULT_OPENAI_MODEL}"
+    return "offline"
+
+
+def resolve_model(spec: str | None = None) -> Model:
+    """Build the model named by `provider:model` (`openai:gpt-4o`, `copilot:gpt-4o`, `offline`)."""
+    spec = (spec or default_model_spec()).strip()
+    provider, _, name = spec.partition(":")
+    if not name and provider not in ("offline", "demo"):
+        provider, name = "openai", spec
+    provider = provider.lower()
+    if provider in ("offline", "demo"):
+        from ..testing.offline import OfflineModel
+
+        return OfflineModel()
+    if not name:
+        raise ConfigError(
+            f"model {spec!r} names no model; write it as provider:model, e.g. openai:gpt-4o"
+        )
+    if provider == "openai":
+        from ..models.openai import OpenAIChat
+
+        return OpenAIChat(name)
+    if provider == "ollama":
+        from ..models.openai import OpenAIChat
+
+        base = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
+        return OpenAIChat(name, base_url=base, api_key="ollama", provider="ollama")
+    if provider == "anthropic":
+        from ..models.anthropic import AnthropicChat
+
+        return AnthropicChat(name)
+    if provider == "copilot":
+        from ..models.copilot import CopilotChat
+
+        return CopilotChat(name)
+    raise ConfigError(
+        f"unknown provider {provider!r} in model {spec!r}; use one of: {', '.join(PROVIDERS)}"
+    )
+
+
+__all__ = ["Model", "collect", "default_model_spec", "resolve_model"]

@@ -1,0 +1,155 @@
+"""`%copilot <command>`: the line magic's subcommands, one small function each.
+
+Each takes the session and its words and prints or displays its answer; user mistakes raise
+IPython's UsageError, so they show without a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..agent.session import CopilotSession
+from ..errors import CopilotError
+from ..tools import Tool, tool
+from .safe_html import Rendered, table_html
+
+
+@contextmanager
+def as_usage_error(what: str) -> Iterator[None]:
+    """A sign-in or provider problem is the user's to fix: show it without a traceback."""
+    try:
+        yield
+    except CopilotError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+
+
+def status(session: CopilotSession, words: list[str]) -> None:
+    agent = session.agent
+    requests = sum(1 for m in agent.messages if m.role == "user") if agent else 0
+    print(
+        f"copilot: model {session.current_model_spec()}; workspace {os.getcwd()}; "
+        f"{requests} request(s) in this conversation"
+    )
+
+
+def reset(session: CopilotSession, words: list[str]) -> None:
+    session.reset()
+    print("copilot: conversation cleared")
+
+
+def model(session: CopilotSession, words: list[str]) -> None:
+    if words:
+        with as_usage_error("%copilot model"):
+            session.model(words[0])  # fail now, not at the next cell
+        session.model_spec = words[0]
+    print(f"copilot: model {session.current_model_spec()}")
+
+
+def login(session: CopilotSession, words: list[str]) -> None:
+    from .github_login import login as run_login
+
+    with as_usage_error("%copilot login"):
+        run_login()
+    session.forget_models("copilot:")  # they may hold a token of another account
+
+
+def models(session: CopilotSession, words: list[str]) -> None:
+    from .github_login import show_models
+
+    with as_usage_error("%copilot models"):
+        show_models(words[0] if words else session.current_model_spec())
+
+
+def tools(session: CopilotSession, words: list[str]) -> None:
+    """`%copilot tools` lists; `tools add NAME [NAME...]` registers kernel functions; `tools remove`."""
+    action, names = (words[0], words[1:]) if words else ("list", [])
+    if action == "list":
+        from IPython.display import display
+
+        from ..workspace.workspace import Workspace
+
+        display(render_tools(session.tools_for(Workspace(os.getcwd()))))
+    elif action == "add" and names:
+        namespace = getattr(session.shell, "user_ns", {})
+        for name in names:
+            if name not in namespace:
+                raise UsageError(f"%copilot tools add: no variable {name!r} in this kernel")
+            value = namespace[name]
+            with as_usage_error(f"%copilot tools add {name}"):
+                session.add_tool(value if isinstance(value, Tool) else tool(value))
+            print(f"copilot: tool {name!r} added")
+    elif action == "remove" and names:
+        for name in names:
+            if not session.remove_tool(name):
+                raise UsageError(f"%copilot tools remove: {name!r} was not added")
+        print(f"copilot: removed {', '.join(names)}")
+    else:
+        raise UsageError("use %copilot tools, %copilot tools add NAME, %copilot tools remove NAME")
+
+
+def render_tools(toolset: Iterable[Tool]) -> Rendered:
+    """`%copilot tools`: name, approval category and first line of each tool, as a safe table."""
+    rows = [
+        (item.name, item.category, (item.description or "").strip().split("\n")[0].strip())
+        for item in toolset
+    ]
+    plain = "\n".join(f"{name:<18} {category:<11} {first}" for name, category, first in rows)
+    return Rendered(table_html(("tool", "approval", "what it does"), rows), plain)
+
+
+def undo(session: CopilotSession, words: list[str]) -> None:
+    from IPython.display import display
+
+    from ..workspace.undo import render_undo
+
+    workspace = session.workspace()
+    with as_usage_error("%copilot undo"):
+        restored = workspace.undo(force="--force" in words)
+    display(render_undo(restored))
+
+
+def diff(session: CopilotSession, words: list[str]) -> None:
+    from IPython.display import display
+
+    from ..workspace.undo import render_diff
+
+    label, changes = session.workspace().checkpoints.last_diff()
+    display(render_diff(changes, label=label))
+
+
+def history(session: CopilotSession, words: list[str]) -> None:
+    from IPython.display import display
+
+    from ..agent.context_window import render_history
+
+    if session.agent is None:
+        print("copilot: no conversation yet")
+        return
+    display(render_history(session.agent))
+
+
+COMMANDS: dict[str, Callable[[CopilotSession, list[str]], Any]] = {
+    "status": status,
+    "reset": reset,
+    "model": model,
+    "models": models,
+    "login": login,
+    "tools": tools,
+    "undo": undo,
+    "diff": diff,
+    "history": history,
+}
+
+
+def run(session: CopilotSession, words: list[str]) -> None:
+    """Dispatch `%copilot WORDS`."""
+    command, rest = (words[0], words[1:]) if words else ("status", [])
+    handler = COMMANDS.get(command)
+    if handler is None:
+        raise UsageError(f"%copilot {command}: unknown command; use one of {', '.join(COMMANDS)}")
+    handler(session, rest)

@@ -1,0 +1,250 @@
+"""`%%copilot` and `%copilot`: the agent as IPython magics.
+
+A `%%copilot` cell is rewritten by a cleanup input transformer into `await <coroutine>`, so it
+runs natively on the kernel's event loop (DESIGN.md facts 3-4): the cell stays busy until the
+agent is done, yet the kernel still handles widget messages (Approve/Deny) and an interrupt
+cancels the run. The same magic is registered as an ordinary cell magic too (for `%%copilot?`
+help and `run_cell_magic` from code); that synchronous path runs the same coroutine through
+`nest_asyncio`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from contextlib import aclosing
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from traitlets import Enum, Float, Integer, List, Unicode, observe
+
+from ..agent.approvals import DECISIONS, ApprovalPolicy
+from ..agent.loop import DEFAULT_MAX_ROUNDS
+from ..agent.session import CopilotSession
+from ..errors import ConfigError
+from ..events import ApprovalNeeded, Failed
+from ..testing.offline import OFFLINE_NOTE
+from ..tools.registry import DEFAULT_TOOL_TIMEOUT, schema_library
+from . import commands as line_commands
+from .approval_prompt import CellApprover
+from .cell_view import CellRenderer
+
+CELL_PREFIX = "%%copilot"
+
+
+@magics_class
+class CopilotMagics(Magics):
+    """The `copilot` magics; settings are traits, so `%config CopilotMagics.model = ...` works."""
+
+    model = Unicode(
+        "", help="Default model as provider:model (e.g. openai:gpt-4o); empty: COPILOT_NB_MODEL."
+    ).tag(config=True)
+    max_rounds = Integer(DEFAULT_MAX_ROUNDS, help="Most model rounds in one request.").tag(
+        config=True
+    )
+    tool_timeout = Float(
+        DEFAULT_TOOL_TIMEOUT,
+        min=0.0,
+        help="Seconds one tool call may run before it is stopped; 0: no limit. run_code keeps "
+        "its own timeout when that is longer.",
+    ).tag(config=True)
+    approve_read = Enum(DECISIONS, "allow", help="Reading files, cells, variables.").tag(
+        config=True
+    )
+    approve_read_secret = Enum(
+        DECISIONS, "ask", help="Reading secrets: .env, keys, credentials, masked variables."
+    ).tag(config=True)
+    approve_edit = Enum(DECISIONS, "ask", help="Changing files and cells.").tag(config=True)
+    approve_execute = Enum(DECISIONS, "ask", help="Running code in the kernel.").tag(config=True)
+    approval_prompt = Enum(
+        ("auto", "widget", "input"), "auto", help="How to ask: buttons, input(), or auto."
+    ).tag(config=True)
+    available_tools = List(
+        Unicode(), default_value=None, allow_none=True, help="If set, only these tools."
+    ).tag(config=True)
+    excluded_tools = List(Unicode(), help="Tools the agent may not use.").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.session = CopilotSession(shell)
+        self._sync_settings()
+
+    @observe(
+        "model",
+        "max_rounds",
+        "tool_timeout",
+        "approve_read",
+        "approve_read_secret",
+        "approve_edit",
+        "approve_execute",
+        "available_tools",
+        "excluded_tools",
+    )
+    def _settings_changed(self, change: Any) -> None:
+        self._sync_settings()
+
+    def _sync_settings(self) -> None:
+        session = self.session
+        session.model_spec = self.model
+        session.max_rounds = self.max_rounds
+        session.tool_timeout = self.tool_timeout or None
+        session.approvals = ApprovalPolicy(
+            read=self.approve_read,
+            read_secret=self.approve_read_secret,
+            edit=self.approve_edit,
+            execute=self.approve_execute,
+        )
+        session.available = self.available_tools
+        session.excluded = list(self.excluded_tools)
+
+    # --- the magic as IPython sees it ---------------------------------------------------------
+
+    @magic_arguments()
+    @argument(
+        "--model", "-m", default=None, help="provider:model for this cell, e.g. openai:gpt-4o"
+    )
+    @argument("--new", action="store_true", help="start a new conversation")
+    @argument("--max-rounds", type=int, default=None, help="most model rounds for this request")
+    @argument("--yes", "-y", action="store_true", help="approve every change in this cell")
+    @argument("--read-only", action="store_true", help="refuse every change in this cell")
+    @argument(
+        "command",
+        nargs="*",
+        help=(
+            "line magic: status (default), reset, model [NAME], models [PROVIDER], login, "
+            "tools [add|remove NAME], undo [--force], diff, history"
+        ),
+    )
+    @line_cell_magic
+    def copilot(self, line: str = "", cell: str | None = None) -> None:
+        """Ask the agent: `%%copilot [--model M] [--new] [--yes|--read-only]` then the request.
+
+        As a line magic: `%copilot` shows the model and workspace; `reset` forgets the
+        conversation; `model NAME` sets the default model; `models [PROVIDER]` lists a provider's
+        models; `login` signs in to GitHub Copilot; `tools` lists the agent's tools and
+        `tools add NAME` makes a kernel function one; `undo` restores the files and cells the
+        last request changed (repeat for earlier ones); `diff` shows those changes; `history`
+        shows the conversation and its token budget.
+        """
+        if cell is None:
+            words = line.split()
+            line_commands.run(self.session, words)
+            if words and words[0] == "model" and len(words) > 1:
+                self.model = words[1]
+            return
+        _run_blocking(self.run_cell(line, cell))
+
+    # --- one request ------------------------------------------------------------------------
+
+    async def run_cell(self, line: str, cell: str) -> None:
+        """Run one `%%copilot` cell: parse options, stream the agent's turn into the output."""
+        args = parse_argstring(self.copilot, line)
+        if args.command:
+            raise UsageError(
+                f"%%copilot takes options only on its first line, not {' '.join(args.command)!r}; "
+                "write the request in the cell body"
+            )
+        if args.yes and args.read_only:
+            raise UsageError("%%copilot: --yes and --read-only contradict each other; pick one")
+        prompt = cell.strip()
+        if not prompt:
+            raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
+        try:
+            model = self.session.model(args.model)
+            agent = self.session.agent_for(model, new=args.new)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        policy = self.session.approvals.approve_changes() if args.yes else self.session.approvals
+        agent.approvals = policy.read_only() if args.read_only else policy
+        approver = CellApprover(self.shell, mode=self.approval_prompt)  # type: ignore[arg-type]
+        renderer = CellRenderer()
+        if getattr(model, "offline", False):
+            renderer.notice(OFFLINE_NOTE)
+        try:
+            async with aclosing(
+                agent.run(prompt, max_rounds=args.max_rounds or self.max_rounds)
+            ) as events:
+                async for event in events:
+                    renderer.handle(event)
+                    if isinstance(event, ApprovalNeeded):
+                        renderer.flush()
+                        approver.answer(event)
+                    elif isinstance(event, Failed):
+                        break
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            renderer.notice("_⏹ interrupted_")
+            raise
+        finally:
+            renderer.flush()
+
+
+def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:
+    """Run a coroutine to the end from synchronous code, even inside the kernel's running loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None:
+        asyncio.new_event_loop().run_until_complete(coro)
+        return
+    import nest_asyncio
+
+    nest_asyncio.apply(loop)
+    loop.run_until_complete(coro)
+
+
+def transform_copilot_cell(lines: list[str]) -> list[str]:
+    """Rewrite a `%%copilot` cell as `await` of its coroutine, so it runs on the kernel's loop."""
+    if not lines or not lines[0].startswith(CELL_PREFIX):
+        return lines
+    first = lines[0][len(CELL_PREFIX) :]
+    if first[:1] not in ("", " ", "\t", "\n") or first.strip().endswith("?"):
+        return lines  # `%%copilotx`, or `%%copilot?` help: leave it to IPython
+    body = "".join(lines[1:])
+    return [
+        f"await __import__('copilot_nb.jupyter.magics').jupyter.magics._run_cell({first.strip()!r}, {body!r})\n"
+    ]
+
+
+def copilot_magics(shell: Any = None) -> CopilotMagics:
+    """The loaded `CopilotMagics` of this kernel (loading the extension if needed)."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None:
+        raise UsageError("copilot_nb needs an IPython kernel or shell")
+    magics = shell.magics_manager.registry.get("CopilotMagics")
+    if magics is None:
+        load_ipython_extension(shell)
+        magics = shell.magics_manager.registry["CopilotMagics"]
+    return magics
+
+
+def session(shell: Any = None) -> CopilotSession:
+    """The kernel's shared conversation (the chat panel and `%%copilot` cells use the same one)."""
+    return copilot_magics(shell).session
+
+
+async def _run_cell(line: str, cell: str) -> None:
+    """What a transformed `%%copilot` cell awaits."""
+    await copilot_magics().run_cell(line, cell)
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """`%load_ext copilot_nb`: register the magics and the cell transformer."""
+    if "CopilotMagics" not in shell.magics_manager.registry:
+        shell.register_magics(CopilotMagics)
+        # Import the slow schema library while the user types the first request.
+        threading.Thread(target=schema_library, name="copilot_nb-warm-up", daemon=True).start()
+    if transform_copilot_cell not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(transform_copilot_cell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    """`%unload_ext copilot_nb`: remove the cell transformer (IPython keeps magics registered)."""
+    if transform_copilot_cell in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(transform_copilot_cell)

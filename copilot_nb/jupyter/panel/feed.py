@@ -1,0 +1,184 @@
+"""What the chat panel sends its front end: agent events as small ops, batched, never re-sent.
+
+The front end keeps the transcript; the kernel only appends to it. An op is a short JSON list,
+`[kind, *args]`; ops go out in batches (`{"ops": [...]}`) at most every `interval` seconds, with
+consecutive text deltas joined; a batch of a few characters waits up to `max_wait`, so a slow
+stream does not pay a message envelope per word. A long answer costs little more than its own
+bytes. Every op
+is also kept, joined the same way, so a view that opens later (a reload, a second view) gets the
+whole transcript once (`{"replay": view_id, "ops": [...]}`). Pure: no widget, no event loop.
+
+Ops: `u` user prompt · `t` answer text · `r` reasoning text · `tool` card started · `ask`
+approval wanted · `asked` approval answered · `diff` a file changed · `done` card finished ·
+`note` notice · `err` error · `end` turn over (done / failed / stopped) · `clear` new chat.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # pragma: no cover
+    from typing_extensions import assert_never
+
+from ...events import (
+    AgentEvent,
+    ApprovalNeeded,
+    CellChanged,
+    Done,
+    Failed,
+    FileChanged,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    UsageReported,
+)
+from ..approval_prompt import warning
+
+Op = list[Any]
+UPDATE_INTERVAL = 0.1
+"""Seconds between batches while streaming: smooth to the eye, few messages for the browser."""
+MAX_WAIT = 0.3
+"""Longest a small batch waits for more text: the latency of a slow stream."""
+MIN_BATCH = 48
+"""Characters of text worth a message of their own once `UPDATE_INTERVAL` has passed."""
+CLIP = 4000
+"""Characters of a tool's result or diff shown in its card; the model still gets all of it.
+Arguments are never clipped: an approval shows everything it approves (the card folds them)."""
+JOINABLE = frozenset({"t", "r"})
+URGENT = frozenset({"u", "ask", "asked", "err", "end", "clear"})
+"""Ops the user waits for: they go out at once, with whatever is pending before them."""
+
+
+def event_ops(event: AgentEvent) -> list[Op]:
+    """The ops that show one agent event (usage goes to the meter, not the transcript)."""
+    match event:
+        case TextDelta(text=text):
+            return [["t", text]] if text else []
+        case ReasoningDelta(text=text):
+            return [["r", text]] if text else []
+        case ToolStarted(call_id=call_id, name=name, summary=summary, arguments=arguments):
+            kind, preview = arguments_preview(arguments)
+            return [["tool", call_id, name, summary, kind, preview]]
+        case ApprovalNeeded(call_id=call_id, category=category):
+            note = warning(event)
+            return [["ask", call_id, category, note] if note else ["ask", call_id, category]]
+        case FileChanged(path=path, diff=diff):
+            return [["diff", path, clip(diff)]]
+        case CellChanged(notebook=notebook, cell_id=cell_id, diff=diff):
+            return [["diff", f"{notebook} cell {cell_id}", clip(diff)]]
+        case ToolFinished(call_id=call_id, ok=ok, summary=summary, content=content):
+            return [["done", call_id, ok, summary, clip(content)]]
+        case Notice(text=text):
+            return [["note", text]]
+        case Failed(error=error):
+            return [["err", error, ""]]
+        case Done() | UsageReported():
+            return []
+    assert_never(event)
+
+
+def arguments_preview(arguments: Any) -> tuple[str, str]:
+    """What a tool card shows before the call runs, in full: an edit as a diff, content as code."""
+    if isinstance(arguments, dict):
+        old, new = arguments.get("old_str"), arguments.get("new_str")
+        if isinstance(old, str) and isinstance(new, str):
+            lines = [f"-{line}" for line in old.splitlines()]
+            lines += [f"+{line}" for line in new.splitlines()]
+            return "diff", "\n".join(lines)
+        for key in ("content", "source", "code"):
+            if isinstance(arguments.get(key), str):
+                return "code", arguments[key]
+        if not arguments:
+            return "", ""
+    try:
+        text = json.dumps(arguments, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(arguments)
+    return "json", text
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+
+
+class Outbox:
+    """Batches ops for the front end and keeps the transcript so far for views that open later."""
+
+    def __init__(
+        self,
+        send: Callable[[dict[str, Any]], None],
+        *,
+        interval: float = UPDATE_INTERVAL,
+        max_wait: float = MAX_WAIT,
+        clock: Callable[[], float] = time.monotonic,
+        call_later: Callable[[float, Callable[[], None]], Any] | None = None,
+    ) -> None:
+        self._send = send
+        self._interval = interval
+        self._max_wait = max(max_wait, interval)
+        self._clock = clock
+        self._call_later = call_later
+        self._pending: list[Op] = []
+        self._size = 0
+        self._timer: Any = None
+        self._last = -math.inf
+        self.history: list[Op] = []
+        self.batches = 0
+
+    def put(self, op: Op) -> None:
+        """Queue one op; send the batch now if the op is urgent or the batch is due."""
+        _append(self._pending, op)
+        _append(self.history, op)
+        self._size += len(op[1]) if op[0] in JOINABLE else MIN_BATCH
+        elapsed = self._clock() - self._last
+        due = elapsed >= self._max_wait or (elapsed >= self._interval and self._size >= MIN_BATCH)
+        if op[0] in URGENT or due:
+            self.flush()
+        elif self._timer is None and self._call_later is not None:
+            delay = (self._interval if self._size >= MIN_BATCH else self._max_wait) - elapsed
+            self._timer = self._call_later(delay, self.flush)
+
+    def flush(self) -> None:
+        """Send what is pending, if anything."""
+        if self._timer is not None:
+            cancel = getattr(self._timer, "cancel", None)
+            if cancel is not None:
+                cancel()
+            self._timer = None
+        if self._pending:
+            batch, self._pending, self._size = self._pending, [], 0
+            self._send({"ops": batch})
+            self.batches += 1
+            self._last = self._clock()
+
+    def clear(self) -> None:
+        """Forget the transcript (new chat) and tell the views to empty theirs."""
+        self._pending.clear()
+        self._size = 0
+        self.history.clear()
+        self.put(["clear"])
+        self.history.clear()
+
+    def replay(self, view: str) -> None:
+        """Send the whole transcript to one view that just opened."""
+        self.flush()
+        self._send({"replay": view, "ops": [list(op) for op in self.history]})
+
+
+def _append(ops: list[Op], op: Op) -> None:
+    """Append a copy of `op`, joining text onto a text op of the same kind just before it."""
+    if op[0] in JOINABLE and ops and ops[-1][0] == op[0]:
+        ops[-1][1] += op[1]
+    else:
+        ops.append(list(op))

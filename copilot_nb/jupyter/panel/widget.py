@@ -1,0 +1,356 @@
+"""`copilot_nb.chat()`: the agent as a chat panel, in JupyterLab's sidebar or inline.
+
+Each turn runs as a task on the kernel's event loop, so the kernel stays usable while the agent
+works and Stop/Approve messages are handled at once (DESIGN.md facts 2-5). JupyterLab 4.4+ sends
+comm messages to kernel subshells (ipykernel 7): their handlers run on another thread with its
+own loop, so every message from the front end is handed to the panel's home loop (the kernel's
+main loop) before it touches the turn. The task catches everything and shows it in the panel: a
+task started from a comm handler would otherwise print into whichever cell happens to be
+running. The front end (`front.js`) keeps the transcript; the kernel sends it only small
+ops (`feed.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import traceback
+from collections.abc import Callable
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import httpx
+import traitlets
+from IPython.core.error import UsageError
+
+from ...agent.approvals import ApprovalPolicy
+from ...agent.loop import Agent
+from ...agent.model_strings import default_model_spec, resolve_model
+from ...errors import CopilotError
+from ...events import ApprovalNeeded, Failed, UsageReported
+from ...models.base import Model
+from .feed import UPDATE_INTERVAL, Outbox, event_ops
+
+_HERE = Path(__file__).parent
+_USER_ERRORS = (CopilotError, UsageError)
+"""Problems the user can fix (a bad model name, a missing key): shown without a traceback."""
+
+
+class ChatWidget(anywidget.AnyWidget):
+    """The panel's front end: state that views share is in traits; the transcript goes by ops."""
+
+    _esm = "\n".join(
+        (_HERE / name).read_text(encoding="utf-8")
+        for name in ("markdown.js", "front.js")
+    )
+    _css = (_HERE / "panel.css").read_text(encoding="utf-8")
+
+    title = traitlets.Unicode("Copilot").tag(sync=True)
+    models = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    model = traitlets.Unicode("").tag(sync=True)
+    busy = traitlets.Bool(False).tag(sync=True)
+    tokens_in = traitlets.Int(0).tag(sync=True)
+    tokens_out = traitlets.Int(0).tag(sync=True)
+    context = traitlets.Int(0).tag(sync=True)
+    budget = traitlets.Int(0).tag(sync=True)
+
+
+class ChatPanel:
+    """A chat with an agent: prompts from the widget become turns, events become transcript ops.
+
+    `agent_provider` returns the conversation to continue (the one `%%copilot` cells use, in a
+    kernel); `model_provider` turns the picker's model string into a model.
+    """
+
+    def __init__(
+        self,
+        agent_provider: Callable[[], Agent],
+        *,
+        models: list[str] | None = None,
+        model: str | None = None,
+        model_provider: Callable[[str], Model] = resolve_model,
+        approvals: ApprovalPolicy | Callable[[], ApprovalPolicy] | None = None,
+        budget: int = 0,
+        max_rounds: int | None = None,
+        title: str = "Copilot",
+        interval: float = UPDATE_INTERVAL,
+    ) -> None:
+        spec = model or default_model_spec()
+        choices = list(dict.fromkeys([spec, *(models or []), "offline"]))
+        self.widget = ChatWidget(title=title, models=choices, model=spec, budget=budget)
+        self.outbox = Outbox(self.widget.send, interval=interval, call_later=_call_later)
+        self.approvals = approvals if approvals is not None else ApprovalPolicy()
+        """Who decides during the panel's turns; a callable is asked at the start of each turn."""
+        self.max_rounds = max_rounds
+        self.task: asyncio.Task[None] | None = None
+        self._agent_provider = agent_provider
+        self._model_provider = model_provider
+        self._asking: dict[str, ApprovalNeeded] = {}
+        self._shown_at: int | None = None
+        self._loop = _running_loop()
+        """The loop turns run on: the kernel's main loop when made in a cell, else the first one."""
+        self.widget.on_msg(self._on_msg)
+
+    # --- what the user (or a test) does -----------------------------------------------------
+
+    def send(self, prompt: str) -> asyncio.Task[None] | None:
+        """Start a turn for this prompt on the running loop; None if it was not started."""
+        prompt = prompt.strip()
+        if not prompt:
+            return None
+        if self.busy:
+            self.outbox.put(["note", "Still working on the last request: press Stop first."])
+            return None
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        self.outbox.put(["u", prompt])
+        self.widget.busy = True
+        self.task = self._loop.create_task(self._turn(prompt))
+        return self.task
+
+    def stop(self) -> None:
+        """Cancel the running turn; the agent keeps a conversation the provider accepts."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def new_chat(self) -> None:
+        """Stop what runs, forget the conversation (shared with `%%copilot` cells) and the meter."""
+        task = self.task
+        if task is not None and not task.done():
+            task.cancel()
+            task.add_done_callback(lambda _: self._reset())
+        else:
+            self._reset()
+
+    def discover_models(self) -> asyncio.Task[None] | None:
+        """Fill the model picker from the provider's model list, in the background."""
+        if self._loop is None:
+            return None
+        return self._loop.create_task(self._discover_models(self.widget.model))
+
+    async def _discover_models(self, spec: str) -> None:
+        from ..github_login import model_choices
+
+        try:
+            found = await model_choices(spec, self._model_provider(spec))
+        except (CopilotError, httpx.HTTPError, ValueError):
+            return  # not signed in, no /models, unreachable: the picker keeps what it has
+        self.widget.models = list(dict.fromkeys([*self.widget.models, *found]))
+
+    async def wait(self) -> None:
+        """Wait for the running turn, if any, to end."""
+        if self.task is not None:
+            await asyncio.wait([self.task])
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    # --- the turn ---------------------------------------------------------------------------
+
+    async def _turn(self, prompt: str) -> None:
+        status = "failed"
+        try:
+            status = await self._run(prompt)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            status = "stopped"
+        except _USER_ERRORS as exc:
+            self.outbox.put(["err", str(exc), ""])
+        except BaseException as exc:  # a bug of ours or a tool's: show it here, not in a cell
+            detail = "".join(traceback.format_exception(exc))
+            self.outbox.put(["err", f"{type(exc).__name__}: {exc}", detail])
+        finally:
+            self._end(status)
+
+    async def _run(self, prompt: str) -> str:
+        agent = self._agent_provider()
+        model = self._model_provider(self.widget.model)
+        agent.model = model
+        if getattr(model, "offline", False):
+            from ...testing.offline import OFFLINE_NOTE
+
+            self.outbox.put(["note", OFFLINE_NOTE])
+        policy = self.approvals() if callable(self.approvals) else self.approvals
+        saved, agent.approvals = agent.approvals, policy
+        try:
+            async with aclosing(agent.run(prompt, max_rounds=self.max_rounds)) as events:
+                async for event in events:
+                    self._show(event)
+                    if isinstance(event, Failed):
+                        return "failed"
+        finally:
+            agent.approvals = saved
+        return "done"
+
+    def _show(self, event: Any) -> None:
+        if isinstance(event, ApprovalNeeded):
+            self._asking[event.call_id] = event
+        elif isinstance(event, UsageReported):
+            with self.widget.hold_sync():
+                self.widget.tokens_in += event.usage.input_tokens
+                self.widget.tokens_out += event.usage.output_tokens
+                self.widget.context = event.usage.input_tokens
+        for op in event_ops(event):
+            self.outbox.put(op)
+
+    def _end(self, status: str) -> None:
+        for request in self._asking.values():
+            request.deny("the run ended before the user answered")
+        self._asking.clear()
+        self.outbox.put(["end", status])
+        self.widget.busy = False
+
+    def _answer(self, call_id: str, approved: bool) -> None:
+        request = self._asking.pop(call_id, None)
+        if request is None or request.answered:
+            return
+        if approved:
+            request.approve()
+        else:
+            request.deny()
+        self.outbox.put(["asked", call_id, approved])
+
+    def _reset(self) -> None:
+        try:
+            self._agent_provider().reset()
+        except Exception as exc:
+            self.outbox.put(["err", f"new chat: {exc}", ""])
+            return
+        with self.widget.hold_sync():
+            self.widget.tokens_in = self.widget.tokens_out = self.widget.context = 0
+        self.outbox.clear()
+
+    # --- messages from the front end --------------------------------------------------------
+
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """Take a message from a view, on whichever thread the kernel handles comms."""
+        here = _running_loop()
+        if self._loop is None:
+            self._loop = here
+        if self._loop is not None and self._loop is not here and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._dispatch, content)
+        else:
+            self._dispatch(content)
+
+    def _dispatch(self, content: Any) -> None:
+        """Act on one message from a view, on the home loop; never raise into the kernel."""
+        try:
+            kind = content.get("kind") if isinstance(content, dict) else None
+            if kind == "prompt":
+                self.send(str(content.get("text", "")))
+            elif kind == "stop":
+                self.stop()
+            elif kind in ("approve", "deny"):
+                self._answer(str(content.get("id", "")), kind == "approve")
+            elif kind == "new":
+                self.new_chat()
+            elif kind == "ready":
+                self.outbox.replay(str(content.get("view", "")))
+        except Exception as exc:
+            self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
+
+    # --- display ----------------------------------------------------------------------------
+
+    def _ipython_display_(self) -> None:
+        """Show the panel inline, unless `chat()` already showed it for this same cell."""
+        from IPython.display import display
+
+        if self._shown_at is not None and self._shown_at == _execution_count():
+            self._shown_at = None
+            return
+        display(self.widget)
+
+    def __repr__(self) -> str:
+        return f"<ChatPanel model={self.widget.model!r} busy={self.busy}>"
+
+
+def chat(**options: Any) -> ChatPanel:
+    """Open the chat panel: in JupyterLab's right sidebar when `sidecar` is installed, else inline.
+
+    In a kernel it continues the conversation of the `%%copilot` cells. Options go to
+    `ChatPanel` (`models`, `model`, `approvals`, `budget`, `max_rounds`, `title`); `sidebar=False`
+    shows it inline even where `sidecar` is installed.
+    """
+    sidebar = options.pop("sidebar", True)
+    if "agent_provider" not in options:
+        options = {**_shared_conversation(), **options}
+    agent_provider = options.pop("agent_provider")
+    panel = ChatPanel(agent_provider, **options)
+    panel._shown_at = _execution_count()
+    panel.discover_models()
+    from IPython.display import Markdown, display
+
+    if sidebar and _open_in_sidecar(panel):
+        display(
+            Markdown(
+                "_Copilot chat is open in JupyterLab's right-hand sidebar "
+                "(none there? `copilot_nb.chat(sidebar=False)` shows it here)._"
+            )
+        )
+    else:
+        display(panel.widget)
+    return panel
+
+
+def _shared_conversation() -> dict[str, Any]:
+    """The kernel's `%%copilot` conversation, models and approval settings (loading the extension)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        from ..magics import session as kernel_session
+
+        session = kernel_session(shell)
+    else:
+        from ...agent.session import CopilotSession
+
+        session = CopilotSession()
+    return {
+        "agent_provider": lambda: session.agent_for(session.model()),
+        "model_provider": session.model,
+        "model": session.current_model_spec(),
+        "approvals": lambda: session.approvals,
+    }
+
+
+def _open_in_sidecar(panel: ChatPanel) -> bool:
+    """Show the panel in a `sidecar` (JupyterLab's right-hand area); False where there is none."""
+    if os.environ.get("VSCODE_PID") or os.environ.get("VSCODE_CWD"):
+        return False  # VS Code renders widgets but has no sidecar
+    try:
+        from sidecar import Sidecar
+    except ImportError:
+        return False
+    for sidecar, previous in _IN_SIDECAR:  # running the cell again replaces the panel
+        previous.stop()
+        sidecar.close()
+    sidecar = Sidecar(title=panel.widget.title, anchor="right")
+    sidecar.append_display_data(panel.widget)
+    _IN_SIDECAR[:] = [(sidecar, panel)]
+    return True
+
+
+_IN_SIDECAR: list[tuple[Any, ChatPanel]] = []
+
+
+def _call_later(delay: float, callback: Callable[[], None]) -> Any:
+    loop = _running_loop()
+    if loop is None:
+        return None  # no loop (plain script): the next op or the end of the turn flushes
+    return loop.call_later(delay, callback)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _execution_count() -> int | None:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell.execution_count if shell is not None else None

@@ -1,0 +1,110 @@
+"""`OpenAIChat`: any OpenAI-compatible Chat Completions server, streamed over httpx.
+
+OpenAI, Azure, GitHub Copilot, Ollama, vLLM, llama.cpp, LM Studio and OpenRouter all speak this
+protocol; the differences between them live in the pure decoder (`openai_stream.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+
+from ..errors import ModelHTTPError
+from ..events import ModelEvent, Notice
+from .base import ChatModel, MessagesIn, ToolChoice, ToolsIn
+from .openai_request import chat_request
+from .openai_stream import ChatCompletionsDecoder
+from .transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, rejects_tools, stream_reply
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIChat(ChatModel):
+    """A Chat Completions model, configured like the official SDK (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+
+    sign_in_hint = "Check OPENAI_API_KEY (or the key for this server)."
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        max_retries: int = 2,
+        http_client: httpx.AsyncClient | None = None,
+        provider: str = "openai",
+    ) -> None:
+        self.name = model
+        self.provider = provider
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip(
+            "/"
+        )
+        self.headers = dict(headers or {})
+        self.retry = RetryPolicy(max_retries=max_retries)
+        self._http = LoopBoundClient(timeout=timeout, client=http_client)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
+
+    can_refresh = False
+    """True where `prepare_request(refresh=True)` can renew refused credentials."""
+
+    async def prepare_request(self, *, refresh: bool = False) -> tuple[str, dict[str, str]]:
+        """The base URL and headers for the next request.
+
+        Subclasses whose credentials expire (GitHub Copilot) override this; `refresh=True` is
+        passed once after a 401, to renew them before the request is repeated.
+        """
+        headers = {"Accept": "text/event-stream", **self.headers}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return self.base_url, headers
+
+    async def stream(
+        self,
+        messages: MessagesIn,
+        *,
+        tools: ToolsIn | None = None,
+        tool_choice: ToolChoice = None,
+        **options: Any,
+    ) -> AsyncIterator[ModelEvent]:
+        """Stream one reply: deltas as they arrive, then the complete message.
+
+        A model that refuses tools (some local models) is asked once more without them.
+        """
+        body = chat_request(self.name, messages, tools=tools, tool_choice=tool_choice, **options)
+
+        async def send(refresh: bool) -> httpx.Response:
+            base_url, headers = await self.prepare_request(refresh=refresh)
+            client = self._http.get()
+            request = client.build_request(
+                "POST", f"{base_url}/chat/completions", json=body, headers=headers
+            )
+            return await client.send(request, stream=True)
+
+        try:
+            async for event in stream_reply(
+                send,
+                ChatCompletionsDecoder(),
+                provider=self.provider,
+                where=self.base_url,
+                sign_in_hint=self.sign_in_hint,
+                policy=self.retry,
+                can_refresh=self.can_refresh,
+            ):
+                yield event
+        except ModelHTTPError as error:
+            if not tools or not rejects_tools(error):
+                raise
+            yield Notice(text=f"{self.name} does not accept tools; asking again without them")
+            async for event in self.stream(messages, **options):
+                yield event
+
+    async def aclose(self) -> None:
+        await self._http.aclose()

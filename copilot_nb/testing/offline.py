@@ -1,0 +1,135 @@
+"""The built-in offline model: a small rule-based "brain" served over real HTTP on loopback.
+
+With no provider configured, `%%copilot` still works end to end: this model reads the request,
+calls the same tools a real model would (list, read, edit), and answers, all through `OpenAIChat`
+talking to a `ScriptedServer`, so the demo exercises the exact path a real provider takes.
+It understands one kind of request well: "read FILE and change X to "Y"".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from ..events import ModelEvent
+from ..models.base import ChatModel, MessagesIn, ToolChoice, ToolsIn
+from .script import ScriptedRequest, ScriptedTurn, call, reply
+from .server import ScriptedServer
+
+OFFLINE_NOTE = (
+    "_Offline demo model: no provider is configured. Set `COPILOT_NB_MODEL` "
+    "(e.g. `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, `ollama:qwen3`) or use `--model`._"
+)
+
+_FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,8})\b")
+_TARGET = re.compile(r"""\bto\s+["“'`]([^"”'`]+)["”'`]""")
+_LITERAL = re.compile(r"""(["'])((?:(?!\1).)*)\1""")
+_NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
+
+
+def offline_reply(request: ScriptedRequest) -> ScriptedTurn:
+    """Decide the next step of the demo from the conversation so far, like a (very small) model."""
+    messages = request.messages
+    start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+    prompt = str(messages[start].get("content") or "") if messages else ""
+    calls = {
+        c["id"]: c
+        for m in messages[start:]
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or []
+    }
+    results = [
+        (calls.get(m.get("tool_call_id"), {}), str(m.get("content", "")))
+        for m in messages[start:]
+        if m.get("role") == "tool"
+    ]
+    if not results:
+        return _first_step(prompt)
+    last_call, last_output = results[-1]
+    name = last_call.get("function", {}).get("name", "")
+    arguments = _arguments(last_call)
+    if last_output.startswith(("Error", "error")) or "error" in last_output[:40].lower():
+        return reply(f"The `{name}` tool reported a problem:\n\n> {last_output}")
+    if name == "read_file":
+        return _after_read(prompt, arguments.get("path", ""), last_output)
+    if name == "edit_file":
+        return reply(
+            f"Done: in `{arguments.get('path')}` I replaced `{arguments.get('old_str')}` with "
+            f"`{arguments.get('new_str')}`."
+        )
+    if name == "list_directory":
+        entries = [line for line in last_output.splitlines() if line.strip()]
+        shown = "\n".join(f"- `{line.strip()}`" for line in entries[:20])
+        return reply(f"The workspace holds:\n\n{shown}")
+    return reply(f"`{name}` returned:\n\n```\n{last_output[:2000]}\n```")
+
+
+def _first_step(prompt: str) -> ScriptedTurn:
+    match = _FILE.search(prompt)
+    if match:
+        return reply(f"Let me read `{match.group(1)}`.\n\n", call("read_file", path=match.group(1)))
+    return reply("Let me look at the workspace first.\n\n", call("list_directory", path="."))
+
+
+def _after_read(prompt: str, path: str, output: str) -> ScriptedTurn:
+    content = _NUMBERED.sub("", output)
+    target = _TARGET.search(prompt)
+    literal = _LITERAL.search(content)
+    if target and literal:
+        quote, old = literal.group(1), literal.group(0)
+        new = f"{quote}{target.group(1)}{quote}"
+        if old != new:
+            return reply(
+                f"`{path}` contains {old}; changing it to {new}.\n\n",
+                call("edit_file", path=path, old_str=old, new_str=new),
+            )
+    lines = [line for line in content.splitlines() if line.strip()]
+    names = re.findall(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", content, re.MULTILINE)
+    defines = f" It defines {', '.join(f'`{n}`' for n in names)}." if names else ""
+    return reply(f"`{path}` has {len(lines)} non-empty lines.{defines}")
+
+
+def _arguments(tool_call: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        parsed = json.loads(tool_call.get("function", {}).get("arguments") or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+class OfflineModel(ChatModel):
+    """The offline demo as a Model: an `OpenAIChat` talking to a loopback server it owns."""
+
+    offline = True
+
+    def __init__(self) -> None:
+        self.name = "offline-demo"
+        self.server = ScriptedServer(responder=offline_reply, model_name=self.name)
+        self._chat: Any = None
+
+    def _model(self) -> Any:
+        if self._chat is None:
+            self.server.start()
+            self._chat = self.server.model()
+        return self._chat
+
+    async def stream(
+        self,
+        messages: MessagesIn,
+        *,
+        tools: ToolsIn | None = None,
+        tool_choice: ToolChoice = None,
+        **options: Any,
+    ) -> AsyncIterator[ModelEvent]:
+        async for event in self._model().stream(
+            messages, tools=tools, tool_choice=tool_choice, **options
+        ):
+            yield event
+
+    async def aclose(self) -> None:
+        if self._chat is not None:
+            await self._chat.aclose()
+            self.server.stop()
+            self._chat = None

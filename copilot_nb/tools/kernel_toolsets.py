@@ -1,0 +1,31 @@
+"""The tools an agent gets inside a kernel: the notebook it serves and the kernel's namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..workspace.notebook_file import current_notebook_path
+from ..workspace.workspace import Workspace
+from .kernel import kernel_tools
+from .notebook import notebook_tools
+from .registry import ToolSet
+
+
+def kernel_toolsets(shell: Any, workspace: Workspace) -> list[ToolSet]:
+    """Notebook and kernel tools bound to an IPython shell, for the magic and the chat panel.
+
+    The current notebook is looked up at each call (`__session__`, `JPY_SESSION_NAME`,
+    `__vsc_ipynb_file__`), since a front end may set it after the tools are made.
+    """
+
+    def namespace() -> dict[str, Any]:
+        user_ns: dict[str, Any] = shell.user_ns
+        return user_ns
+
+    def current_notebook() -> str | None:
+        return current_notebook_path(shell.user_ns)
+
+    return [
+        notebook_tools(workspace, current_notebook=current_notebook),
+        kernel_tools(namespace, shell=shell),
+    ]

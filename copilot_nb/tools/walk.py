@@ -1,0 +1,211 @@
+"""Walking the workspace as git sees it: `.git` and gitignored paths skipped, globs matched.
+
+`.gitignore` files apply at every depth (a deeper one wins, `!` re-includes), as does
+`.git/info/exclude`; an ignored folder is not entered. Symlinks are not followed (as `grep -r`
+and ripgrep do), so a walk never leaves the root and never loops. `walk_glob` is the door the
+tools use: the glob is checked (`globs.py`) and the folder it starts in is resolved through the
+`Workspace`, so a walk cannot begin outside the root either; a stop event ends it between files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import pathspec
+
+from ..workspace.globs import Glob, GlobError, compile_glob
+from ..workspace.workspace import Workspace
+
+T = TypeVar("T")
+ALWAYS_SKIPPED = frozenset({".git", ".ipynb_checkpoints"})
+"""Folders never walked: git's store, and Jupyter's copies of every notebook."""
+
+
+@dataclass(kw_only=True)
+class WalkStats:
+    """What a walk left out, so a result can say why something is missing."""
+
+    ignored: int = 0
+    symlinks: int = 0
+    folders: int = 0
+
+
+class Stopped(Exception):
+    """The run was stopped: a walk, and the work on the files it yields, end here."""
+
+
+async def stoppable(work: Callable[[threading.Event], T]) -> T:
+    """Run blocking work in a thread; cancelling the awaiting task (Stop) sets the event the
+    work checks, so it ends soon rather than running on unseen in the background."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(work, stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+def walk_glob(
+    workspace: Workspace,
+    glob: Glob | None,
+    stats: WalkStats | None = None,
+    stop: threading.Event | None = None,
+) -> Iterator[tuple[str, str]]:
+    """The files a glob matches (all files for None), walked from the glob's literal folder.
+
+    That folder goes through `Workspace.resolve` first: SandboxError if it leads out. Raises
+    Stopped before the next folder once `stop` is set.
+    """
+    start = glob.start if glob is not None else ""
+    if start:
+        workspace.resolve(start)
+    keep = glob.matches if glob is not None else None
+    yield from walk_files(workspace.root, start, stats, keep=keep, stop=stop)
+
+
+def walk_files(
+    root: Path,
+    start: str = "",
+    stats: WalkStats | None = None,
+    *,
+    keep: Callable[[str], bool] | None = None,
+    stop: threading.Event | None = None,
+) -> Iterator[tuple[str, str]]:
+    """(root-relative posix path, absolute path) of every file git would see, in sorted order;
+    only those `keep` accepts, and Stopped before the next folder once `stop` is set."""
+    stats = stats if stats is not None else WalkStats()
+    specs: list[tuple[str, _Rules]] = []
+    exclude = root / ".git" / "info" / "exclude"
+    if exclude.is_file():
+        specs.append(("", _spec(exclude)))
+    base = root
+    prefix = ""
+    parts = [p for p in start.split("/") if p not in ("", ".")]
+    if ".." in re.split(r"[/\\]", start) or os.path.isabs(start):
+        raise GlobError(f"walk start {start!r} leaves the workspace")
+    for part in parts:  # the gitignores above the start folder apply
+        specs.extend(_folder_spec(base, prefix))
+        if part in ALWAYS_SKIPPED or _ignored(specs, prefix + part + "/"):
+            return
+        base, prefix = base / part, prefix + part + "/"
+        if base.is_symlink() or not base.is_dir():
+            return
+    yield from _walk(base, prefix, specs, stats, keep, stop)
+
+
+def _walk(
+    top: Path,
+    top_prefix: str,
+    top_specs: list[tuple[str, _Rules]],
+    stats: WalkStats,
+    keep: Callable[[str], bool] | None,
+    stop: threading.Event | None,
+) -> Iterator[tuple[str, str]]:
+    """Depth-first in sorted order, with an explicit stack rather than a generator per folder."""
+    stack: list[tuple[str, str, list[tuple[str, _Rules]] | None]] = [
+        (str(top), top_prefix, top_specs)
+    ]
+    while stack:
+        path, relative, specs = stack.pop()
+        if specs is None:  # a file
+            yield relative, path
+            continue
+        if stop is not None and stop.is_set():
+            raise Stopped
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        stats.folders += 1
+        if any(e.name == ".gitignore" for e in entries):
+            specs = [*specs, *_folder_spec(Path(path), relative)]
+        for entry in entries:
+            inner = relative + entry.name
+            if entry.is_symlink():
+                stats.symlinks += 1
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name in ALWAYS_SKIPPED:
+                    continue
+                if specs and _ignored(specs, inner + "/"):
+                    stats.ignored += 1
+                    continue
+                stack.append((entry.path, inner + "/", specs))
+            elif specs and _ignored(specs, inner):
+                stats.ignored += 1
+            elif keep is None or keep(inner):
+                stack.append((entry.path, inner, None))
+
+
+def _folder_spec(folder: Path, prefix: str) -> list[tuple[str, _Rules]]:
+    path = folder / ".gitignore"
+    return [(prefix, _spec(path))] if path.is_file() else []
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+class _Rules:
+    """One ignore file's patterns, with a combined regex that rules most paths out at once."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        parts = [
+            "(?:" + _NAMED_GROUP.sub("(?:", p.regex.pattern) + ")"
+            for p in self.spec.patterns
+            if p.include is not None and isinstance(p.regex, re.Pattern)
+        ]
+        try:
+            self.any: re.Pattern[str] | None = re.compile("|".join(parts)) if parts else None
+        except re.error:
+            self.any = None
+
+    def decide(self, relative: str) -> bool | None:
+        if self.any is not None and self.any.search(relative) is None:
+            return None
+        return self.spec.check_file(relative).include
+
+
+def _spec(path: Path) -> _Rules:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    return _Rules(lines)
+
+
+def _ignored(specs: list[tuple[str, _Rules]], relative: str) -> bool:
+    """The last .gitignore with an opinion decides, as git's deeper files override higher ones."""
+    decision = False
+    for base, rules in specs:
+        if not relative.startswith(base):
+            continue
+        result = rules.decide(relative[len(base) :])
+        if result is not None:
+            decision = result
+    return decision
+
+
+__all__ = [
+    "ALWAYS_SKIPPED",
+    "Glob",
+    "GlobError",
+    "Stopped",
+    "WalkStats",
+    "compile_glob",
+    "stoppable",
+    "walk_files",
+    "walk_glob",
+]

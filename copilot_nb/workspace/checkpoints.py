@@ -1,0 +1,316 @@
+"""Checkpoints: what every path looked like before the agent changed it, so a turn can be undone.
+
+The workspace records a path's state (bytes and permission bits, a symlink's target, a folder,
+or "did not exist") the first time a turn changes it, and a fingerprint of what the agent left
+there. `undo()` puts the last turn that changed something back byte for byte, turn by turn; it
+refuses when a file was changed on disk after the agent's write (unless forced), so a user's own
+later edit is never lost. Everything is kept in memory and bounded: the last `max_turns` turns,
+and files up to `max_file_bytes` (a bigger file's change is noted as one undo cannot restore).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import difflib
+import hashlib
+import os
+import stat
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..errors import SandboxError
+from .undo import RestoredPath, render_diff, render_undo, restore_turn
+
+__all__ = ["Checkpoints", "PathState", "RestoredPath", "Seen", "Turn", "render_diff", "render_undo"]
+
+MAX_TURNS = 20
+MAX_FILE_BYTES = 20 * 1024 * 1024
+"""A file bigger than this is not kept: undo cannot restore a change to it (and says so)."""
+MAX_TURN_BYTES = 100 * 1024 * 1024
+MAX_TOTAL_BYTES = 250 * 1024 * 1024
+"""Older turns are forgotten when all turns together keep more than this."""
+Kind = Literal["missing", "file", "dir", "link"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PathState:
+    """A path as it was: its kind, and for a file its bytes (None when too big to keep)."""
+
+    kind: Kind
+    data: bytes | None = None
+    mode: int | None = None
+    target: str | None = None
+    key: tuple[int, int, int] | None = None
+    """(size, mtime_ns, inode) when captured: an unchanged file keeps all three."""
+    moved_to: Path | None = None
+    """For a file too big to keep that a move took elsewhere: undo moves it back."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Seen:
+    """What the agent left at a path: kind, stat key, and the sha256 of a file's bytes if known."""
+
+    kind: Kind
+    key: tuple[int, int, int] | None = None
+    digest: str | None = None
+    target: str | None = None
+
+
+@dataclass(kw_only=True, eq=False)
+class Turn:
+    """The paths one turn changed: their state before the turn, and what the agent left."""
+
+    label: str
+    before: dict[Path, PathState] = field(default_factory=dict)
+    after: dict[Path, Seen] = field(default_factory=dict)
+    kept_bytes: int = 0
+
+
+def capture(path: Path, *, keep_data: bool = True) -> PathState:
+    """The state of one path, not following a final symlink."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return PathState(kind="missing")
+    mode = stat.S_IMODE(st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        return PathState(kind="link", target=os.readlink(path))
+    if stat.S_ISDIR(st.st_mode):
+        return PathState(kind="dir", mode=mode)
+    key = (st.st_size, st.st_mtime_ns, st.st_ino)
+    data = path.read_bytes() if keep_data else None
+    return PathState(kind="file", data=data, mode=mode, key=key)
+
+
+def seen(path: Path, data: bytes | None = None) -> Seen:
+    """A fingerprint of what is at a path now; `data` is what the agent wrote there, if known."""
+    state = capture(path, keep_data=False)
+    digest = hashlib.sha256(data).hexdigest() if data is not None and state.kind == "file" else None
+    return Seen(kind=state.kind, key=state.key, digest=digest, target=state.target)
+
+
+class Change:
+    """One workspace operation in progress: what it wrote, and notes for the tool's result."""
+
+    def __init__(self) -> None:
+        self.written: dict[Path, bytes] = {}
+        self.notes: list[str] = []
+
+
+class Checkpoints:
+    """The turns of one workspace, newest last; safe to use from worker threads."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_turns: int = MAX_TURNS,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        max_turn_bytes: int = MAX_TURN_BYTES,
+        max_total_bytes: int = MAX_TOTAL_BYTES,
+    ) -> None:
+        self.root = root
+        self.max_file_bytes = max_file_bytes
+        self.max_turn_bytes = max_turn_bytes
+        self.max_total_bytes = max_total_bytes
+        self.turns: collections.deque[Turn] = collections.deque(maxlen=max_turns)
+        self._lock = threading.RLock()
+
+    def begin_turn(self, label: str) -> None:
+        """Start a turn; an empty current turn is reused, so only turns with changes are kept."""
+        with self._lock:
+            if self.turns and not self.turns[-1].before:
+                self.turns[-1].label = label
+            else:
+                self.turns.append(Turn(label=label))
+            while len(self.turns) > 1 and sum(t.kept_bytes for t in self.turns) > (
+                self.max_total_bytes
+            ):
+                self.turns.popleft()
+
+    @contextlib.contextmanager
+    def record(
+        self, paths: Iterable[Path], *, moves: Mapping[Path, Path] | None = None
+    ) -> Iterator[Change]:
+        """Capture `paths` before the operation inside the block, and what it left after it.
+
+        `moves` maps a source to where the operation moves it, so a file too big to keep can be
+        moved back. What is on disk afterwards is recorded even when the block fails half-way.
+        """
+        change = Change()
+        with self._lock:
+            if not self.turns:
+                self.turns.append(Turn(label="(changes made outside a turn)"))
+            turn = self.turns[-1]
+            touched = list(dict.fromkeys(paths))
+            fresh = {p for p in touched if p not in turn.before}
+            for path in touched:
+                if path in fresh:
+                    turn.before[path] = self._capture(turn, path, (moves or {}).get(path), change)
+            try:
+                yield change
+            finally:
+                self._settle(turn, touched, fresh, change, moves or {})
+
+    def _capture(self, turn: Turn, path: Path, moved_to: Path | None, change: Change) -> PathState:
+        state = capture(path, keep_data=False)
+        if state.kind != "file" or state.key is None:
+            return state
+        size = state.key[0]
+        why = ""
+        if size > self.max_file_bytes:
+            why = f"over the {_size(self.max_file_bytes)} checkpoint limit"
+        elif turn.kept_bytes + size > self.max_turn_bytes:
+            why = f"more than this turn's checkpoints can hold ({_size(self.max_turn_bytes)})"
+        else:
+            try:
+                kept = capture(path)
+            except OSError as exc:  # e.g. a file we may write but not read
+                why = f"not readable ({exc.strerror}), so it could not be checkpointed"
+            else:
+                turn.kept_bytes += len(kept.data or b"")
+                return kept
+        if moved_to is None:
+            change.notes.append(
+                f"{self._rel(path)} ({_size(size)}) is {why}; undo cannot restore this change"
+            )
+        return PathState(kind="file", mode=state.mode, key=state.key, moved_to=moved_to)
+
+    def _settle(
+        self,
+        turn: Turn,
+        touched: list[Path],
+        fresh: set[Path],
+        change: Change,
+        moves: Mapping[Path, Path],
+    ) -> None:
+        """Fingerprint what the operation left; forget paths it did not change after all."""
+        sources = {dst: src for src, dst in moves.items()}
+        for path in touched:
+            data = change.written.get(path)
+            if data is None and path in sources and sources[path] in fresh:
+                data = turn.before[sources[path]].data  # a move keeps the bytes it found
+            now = seen(path, data)
+            before = turn.before[path]
+            if path in fresh and _same(before, now):
+                turn.kept_bytes -= len(before.data or b"")
+                del turn.before[path]
+            else:
+                turn.after[path] = now
+
+    # --- undo ----------------------------------------------------------------------------------
+
+    def undo(self, *, force: bool = False) -> list[RestoredPath]:
+        """Put back the last turn that changed something; [] when there is none."""
+        with self._lock:
+            changed_turns = [t for t in self.turns if t.before]
+            if not changed_turns:
+                return []
+            turn = changed_turns[-1]
+            if not force:
+                changed = [p for p in sorted(turn.before) if self._changed_since(turn, p)]
+                if changed:
+                    names = ", ".join(self._rel(p) for p in changed[:5])
+                    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+                    raise SandboxError(
+                        f"cannot undo {turn.label!r}: {names}{more} changed on disk after the "
+                        "agent's write; undoing would lose that change. Undo with force "
+                        "(`%copilot undo --force`, `undo(force=True)`) to restore the agent's "
+                        "starting point anyway"
+                    )
+            restored = restore_turn(turn, self._rel)
+            self.turns.remove(turn)
+            return restored
+
+    def _changed_since(self, turn: Turn, path: Path) -> bool:
+        after = turn.after.get(path)
+        if after is None:
+            return False
+        now = seen(path)
+        if now.kind != after.kind or now.target != after.target:
+            return True
+        if now.kind != "file" or now.key == after.key:
+            return False
+        if after.digest is None:
+            return True
+        try:
+            return hashlib.sha256(path.read_bytes()).hexdigest() != after.digest
+        except OSError:
+            return True
+
+    # --- diff ----------------------------------------------------------------------------------
+
+    def last_diff(self) -> tuple[str, str]:
+        """(label, unified diff) of the last turn that changed something, against the disk now."""
+        with self._lock:
+            turns = [t for t in self.turns if t.before]
+            if not turns:
+                return "", ""
+            turn = turns[-1]
+            parts = [self._diff_one(path, turn.before[path]) for path in sorted(turn.before)]
+        return turn.label, "".join(parts)
+
+    def _diff_one(self, path: Path, before: PathState) -> str:
+        name = self._rel(path)
+        now = capture(path, keep_data=_is_small_file(path, self.max_file_bytes))
+        if before.kind == "dir" or now.kind == "dir":
+            return ""
+        old, new = _text(before), _text(now)
+        if old is None or new is None:
+            if before.kind == now.kind and before.data == now.data and before.data is not None:
+                return ""
+            return f"Binary or large file {name} changed (no text diff)\n"
+        if old == new and before.kind == now.kind:
+            return ""
+        lines = difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile="/dev/null" if before.kind == "missing" else f"a/{name}",
+            tofile="/dev/null" if now.kind == "missing" else f"b/{name}",
+        )
+        marker = "\n\\ No newline at end of file\n"
+        return "".join(line if line.endswith("\n") else line + marker for line in lines)
+
+    def _rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix() or "."
+        except ValueError:
+            return str(path)
+
+
+def _same(before: PathState, now: Seen) -> bool:
+    """Whether a path is provably as it was (an unchanged stat key for files)."""
+    if before.kind != now.kind:
+        return False
+    if before.kind == "file":
+        return before.key is not None and before.key == now.key
+    return before.kind != "link" or before.target == now.target
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} B"
+
+
+def _is_small_file(path: Path, limit: int) -> bool:
+    try:
+        return os.lstat(path).st_size <= limit
+    except OSError:
+        return False
+
+
+def _text(state: PathState) -> str | None:
+    """A state as diffable text; None for binary files and files whose bytes were not kept."""
+    if state.kind == "missing":
+        return ""
+    if state.kind == "link":
+        return f"symlink -> {state.target}\n"
+    if state.data is None or b"\x00" in state.data[:8192]:
+        return None
+    return state.data.decode("utf-8", errors="replace")

@@ -1,0 +1,181 @@
+"""Which paths an agent may never change, and why: the write policy of a `Workspace`.
+
+Some files are not data but programs that run later, or settings that decide what runs: git hooks,
+`.git/config`, `sitecustomize.py`, `*.pth` files, IPython startup files, `.vscode/`, `.envrc`. A
+model that writes one of them gets code run outside any approval, so writes there are refused,
+also when the file does not exist yet. So are git's and Jupyter's own stores and copilot_nb's own
+settings (an agent must not change what it is allowed to do).
+
+Rules are gitignore-style globs (a pattern without a slash matches at any depth, a directory
+pattern covers everything under it) matched case-insensitively against the root-relative path,
+both as written and after resolving symlinks: `ok.txt` that points at `.git/config` is refused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import pathspec
+
+from ..errors import SandboxError
+
+
+@dataclass(frozen=True, kw_only=True)
+class DenyRule:
+    """A glob no write may touch, with the reason told to whoever tried."""
+
+    pattern: str
+    reason: str
+
+    @cached_property
+    def _spec(self) -> pathspec.GitIgnoreSpec:
+        return pathspec.GitIgnoreSpec.from_lines([self.pattern.lower()])
+
+    def matches(self, relative: str) -> bool:
+        """Whether a root-relative posix path (any case) falls under this rule."""
+        return relative != "." and self._spec.match_file(relative.lower())
+
+
+RUNS_LATER = "run later as programs"
+DEFAULT_DENY: tuple[DenyRule, ...] = (
+    DenyRule(pattern="**/.git/hooks", reason=f"files under .git/hooks {RUNS_LATER}"),
+    DenyRule(
+        pattern="**/.git/config",
+        reason="git runs the programs .git/config names (hooksPath, filters, fsmonitor, aliases)",
+    ),
+    DenyRule(pattern=".git", reason="files under .git are git's own; a wrong write corrupts it"),
+    DenyRule(
+        pattern=".ipynb_checkpoints",
+        reason="Jupyter keeps its checkpoints there (what File > Revert restores)",
+    ),
+    DenyRule(pattern="sitecustomize.py", reason="Python runs it at every start-up"),
+    DenyRule(pattern="usercustomize.py", reason="Python runs it at every start-up"),
+    DenyRule(pattern="*.pth", reason="Python runs the import lines of .pth files at start-up"),
+    DenyRule(
+        pattern="**/profile_*/startup",
+        reason="IPython runs the files in a profile's startup folder whenever it starts",
+    ),
+    DenyRule(
+        pattern=".vscode",
+        reason="VS Code runs the tasks, launch and interpreter settings kept there",
+    ),
+    DenyRule(
+        pattern=".env", reason="tools load it into the environment later (and it holds secrets)"
+    ),
+    DenyRule(
+        pattern=".env.*", reason="tools load it into the environment later (and it holds secrets)"
+    ),
+    DenyRule(pattern=".envrc", reason="direnv runs it as a shell script when you enter the folder"),
+)
+SETTINGS_REASON = "it holds copilot_nb's own settings; an agent must not change what it may do"
+
+
+def settings_dirs(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """Every place copilot_nb's settings may live (the rule of `github_auth.config_dir`)."""
+    env = os.environ if environ is None else environ
+    home = os.path.expanduser("~")
+    candidates = [
+        env.get("COPILOT_NB_CONFIG_DIR", ""),
+        os.path.join(env["XDG_CONFIG_HOME"], "copilot_nb") if env.get("XDG_CONFIG_HOME") else "",
+        os.path.join(home, ".config", "copilot_nb"),
+    ]
+    found: list[Path] = []
+    for text in candidates:
+        if text:
+            real = Path(os.path.realpath(os.path.expanduser(text)))
+            if real not in found:
+                found.append(real)
+    return tuple(found)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WritePolicy:
+    """What a workspace refuses to write: deny globs, plus copilot_nb's settings directories.
+
+    `WritePolicy()` is the default list; `WritePolicy(deny=(*DEFAULT_DENY, DenyRule(...)))` adds
+    rules, `WritePolicy(deny=())` removes them all. The settings directories are read from the
+    environment when the policy is made.
+    """
+
+    deny: tuple[DenyRule, ...] = DEFAULT_DENY
+    protected_dirs: tuple[Path, ...] = field(default_factory=settings_dirs)
+
+    @classmethod
+    def with_globs(
+        cls, globs: Iterable[str], reason: str = "the workspace's policy forbids it"
+    ) -> WritePolicy:
+        """The default policy plus extra deny globs (e.g. from a setting)."""
+        extra = tuple(DenyRule(pattern=g, reason=reason) for g in globs)
+        return cls(deny=(*DEFAULT_DENY, *extra))
+
+    def check(
+        self, root: Path, real: Path, *, lexical: Path | None = None, action: str = "write"
+    ) -> None:
+        """Raise SandboxError saying why, if writing `real` (reached as `lexical`) is refused."""
+        for directory in self.protected_dirs:
+            if _inside_folded(real, directory) or (
+                lexical is not None and _inside_folded(lexical, directory)
+            ):
+                raise SandboxError(
+                    f"refusing to {action} {_shown(root, lexical or real)}: {SETTINGS_REASON}; "
+                    "change it yourself if you mean to"
+                )
+        seen = [real] if lexical is None or lexical == real else [lexical, real]
+        for rule in self.deny:
+            for candidate in seen:
+                relative = _relative(root, candidate)
+                if relative is not None and rule.matches(relative):
+                    via = ""
+                    if candidate is real and lexical is not None and lexical != real:
+                        via = f" (it leads to {relative})"
+                    raise SandboxError(
+                        f"refusing to {action} {_shown(root, lexical or real)}{via}: "
+                        f"{rule.reason}; edit it yourself if you mean to"
+                    )
+
+
+def _relative(root: Path, path: Path) -> str | None:
+    if path == root:
+        return "."
+    if root in path.parents:
+        return path.relative_to(root).as_posix()
+    return None
+
+
+def _shown(root: Path, path: Path) -> str:
+    relative = _relative(root, path)
+    return relative if relative is not None else str(path)
+
+
+def _inside_folded(path: Path, directory: Path) -> bool:
+    """Containment ignoring case, as on the file systems of macOS and Windows."""
+    inner = [p.casefold() for p in path.parts]
+    outer = [p.casefold() for p in directory.parts]
+    return inner[: len(outer)] == outer
+
+
+RUNS_CODE_LATER: tuple[DenyRule, ...] = (
+    DenyRule(pattern="conftest.py", reason="pytest imports it when tests run"),
+    DenyRule(pattern="ipython_config.py", reason="IPython runs it when it starts"),
+    DenyRule(pattern="jupyter_*_config.*", reason="Jupyter runs or loads it when it starts"),
+    DenyRule(pattern="**/.ipython/**/startup/*", reason="IPython runs it whenever it starts"),
+    DenyRule(pattern=".pre-commit-config.yaml", reason="git runs the hooks it names on commit"),
+    DenyRule(pattern="Makefile", reason="make runs its recipes"),
+    DenyRule(pattern="setup.py", reason="pip runs it when the project is installed"),
+    DenyRule(pattern="noxfile.py", reason="nox runs it"),
+    DenyRule(pattern="tox.ini", reason="tox runs the commands it names"),
+)
+"""Files a change may be approved for, but whose approval prompt must say that they run code
+later: writing them is allowed (they are everyday project files), yet the user should know."""
+
+
+def runs_code_later(relative: str) -> str | None:
+    """Why the file at this root-relative path runs code later, or None; for approval prompts."""
+    for rule in (*RUNS_CODE_LATER, *DEFAULT_DENY):
+        if rule.matches(relative):
+            return rule.reason
+    return None
