@@ -12,12 +12,12 @@ import httpx
 import pytest
 
 from copilot_nb import AuthError, ConfigError, ModelConnectionError
+from copilot_nb.config import config_dir
 from copilot_nb.models import github_auth
 from copilot_nb.models.github_auth import (
     DEFAULT_CLIENT_ID,
     DeviceFlow,
     GitHubHosts,
-    config_dir,
     editor_token,
     find_github_token,
     login,

@@ -10,11 +10,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from copilot_nb.config import settings_dirs
 from copilot_nb.errors import SandboxError
 from copilot_nb.tools import ToolSet, file_tools
 from copilot_nb.tools.search import search_tools
 from copilot_nb.workspace.workspace import Workspace
-from copilot_nb.workspace.write_policy import DEFAULT_DENY, DenyRule, WritePolicy, settings_dirs
+from copilot_nb.workspace.write_policy import DEFAULT_DENY, DenyRule, WritePolicy
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
+from ..config import config_dir
 from ..errors import AuthError, ConfigError, ModelConnectionError
 
 DEFAULT_GITHUB_URL = "https://github.com"
@@ -292,15 +293,6 @@ async def login(
 
 
 # --- where tokens are kept ------------------------------------------------------------------
-
-
-def config_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`$COPILOT_NB_CONFIG_DIR`, else `$XDG_CONFIG_HOME/copilot_nb`, else `~/.config/copilot_nb`."""
-    env = os.environ if environ is None else environ
-    if env.get("COPILOT_NB_CONFIG_DIR"):
-        return Path(env["COPILOT_NB_CONFIG_DIR"]).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "copilot_nb"
 
 
 def token_path(environ: Mapping[str, str] | None = None) -> Path:

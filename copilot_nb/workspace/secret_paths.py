@@ -8,7 +8,7 @@ read of one of these paths as the approval category `read-secret` (asked by defa
 Rules are globs as `find_files` reads them, matched case-insensitively against the root-relative
 path: a glob without '/' matches a name at any depth (`*.pem`), one with a '/' is anchored at the
 root unless it starts with `**/`, `**` crosses folders, a trailing '/' covers everything under a
-folder of that name, and `!` makes an exception (the last rule that matches decides). The settings folders of copilot_nb itself (`protected_paths.settings_dirs`) are
+folder of that name, and `!` makes an exception (the last rule that matches decides). The settings folders of copilot_nb itself (`config.settings_dirs`) are
 secret wherever the workspace is. A path is checked as written and after resolving symlinks:
 `notes.txt` that points at `.env` is a secret.
 """
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..config import settings_dirs
 from ..errors import ConfigError
 from .globs import GlobError, compile_glob
-from .write_policy import settings_dirs
 
 DEFAULT_SECRETS: tuple[str, ...] = (
     # environment files and credentials of git and the network

@@ -13,14 +13,14 @@ both as written and after resolving symlinks: `ok.txt` that points at `.git/conf
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import pathspec
 
+from ..config import settings_dirs
 from ..errors import SandboxError
 
 
@@ -72,24 +72,6 @@ DEFAULT_DENY: tuple[DenyRule, ...] = (
     DenyRule(pattern=".envrc", reason="direnv runs it as a shell script when you enter the folder"),
 )
 SETTINGS_REASON = "it holds copilot_nb's own settings; an agent must not change what it may do"
-
-
-def settings_dirs(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
-    """Every place copilot_nb's settings may live (the rule of `github_auth.config_dir`)."""
-    env = os.environ if environ is None else environ
-    home = os.path.expanduser("~")
-    candidates = [
-        env.get("COPILOT_NB_CONFIG_DIR", ""),
-        os.path.join(env["XDG_CONFIG_HOME"], "copilot_nb") if env.get("XDG_CONFIG_HOME") else "",
-        os.path.join(home, ".config", "copilot_nb"),
-    ]
-    found: list[Path] = []
-    for text in candidates:
-        if text:
-            real = Path(os.path.realpath(os.path.expanduser(text)))
-            if real not in found:
-                found.append(real)
-    return tuple(found)
 
 
 @dataclass(frozen=True, kw_only=True)

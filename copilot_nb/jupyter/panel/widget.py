@@ -42,8 +42,7 @@ class ChatWidget(anywidget.AnyWidget):
     """The panel's front end: state that views share is in traits; the transcript goes by ops."""
 
     _esm = "\n".join(
-        (_HERE / name).read_text(encoding="utf-8")
-        for name in ("markdown.js", "front.js")
+        (_HERE / name).read_text(encoding="utf-8") for name in ("markdown.js", "front.js")
     )
     _css = (_HERE / "panel.css").read_text(encoding="utf-8")
 

@@ -1,0 +1,36 @@
+"""Where copilot_nb keeps its settings: one rule, read by the sign-in that stores a token there and
+by the workspace policies that protect it from the agent."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`$COPILOT_NB_CONFIG_DIR`, else `$XDG_CONFIG_HOME/copilot_nb`, else `~/.config/copilot_nb`."""
+    return config_dir_candidates(environ)[0]
+
+
+def config_dir_candidates(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The config dir the environment chooses first, then every other place it could be (a
+    setting changed after start-up must not unprotect the folder it used to name)."""
+    env = os.environ if environ is None else environ
+    home = os.path.expanduser("~")
+    candidates = [
+        env.get("COPILOT_NB_CONFIG_DIR", ""),
+        os.path.join(env["XDG_CONFIG_HOME"], "copilot_nb") if env.get("XDG_CONFIG_HOME") else "",
+        os.path.join(home, ".config", "copilot_nb"),
+    ]
+    return tuple(Path(text).expanduser() for text in candidates if text)
+
+
+def settings_dirs(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """Every place copilot_nb's settings may live, symlinks resolved, each once."""
+    found: list[Path] = []
+    for path in config_dir_candidates(environ):
+        real = Path(os.path.realpath(path))
+        if real not in found:
+            found.append(real)
+    return tuple(found)
