@@ -1,0 +1,110 @@
+"""Text helpers every layer shares: cutting text to size, byte counts for people, unified diffs.
+
+Pure functions, no I/O: one wording for "N more characters" and one diff format (git's, with
+/dev/null for a side that does not exist) wherever text is shortened or a change is shown.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_NO_NEWLINE = "\n\\ No newline at end of file\n"
+BINARY_CHANGE = "Binary or large file "
+"""How a diff says a file changed that has no text diff: `Binary or large file X changed`."""
+
+
+def clip(text: str, limit: int, *, tail: int = 0) -> str:
+    """`text` cut to about `limit` characters, with a marker saying how much was left out; with
+    `tail`, the last `tail` characters are kept too (an error's end is often what matters)."""
+    if len(text) <= limit:
+        return text
+    if tail <= 0:
+        return f"{text[:limit]}\n… [{len(text) - limit:,} more characters]"
+    keep_tail = min(tail, limit)
+    keep_head = limit - keep_tail
+    cut = len(text) - keep_head - keep_tail
+    return f"{text[:keep_head]}\n… [{cut:,} characters cut] …\n{text[len(text) - keep_tail :]}"
+
+
+def shorten(text: str, limit: int) -> str:
+    """One line of at most `limit` characters, ending in '…' when cut (labels, table cells)."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    """The first non-blank line of `text`, shortened: a summary for a line in a list."""
+    stripped = text.strip()
+    return shorten(stripped.splitlines()[0] if stripped else "", limit)
+
+
+def human_bytes(size: int | None) -> str:
+    """`2.4 KB`: a size a reader takes in at a glance; `?` when it could not be measured."""
+    if size is None:
+        return "?"
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"
+
+
+def unified_diff(
+    before: str | Sequence[str] | None, after: str | Sequence[str] | None, name: str
+) -> str:
+    """git's diff of one text (None: the side does not exist, shown as /dev/null); a string is
+    split into lines, a list of lines (each ending in '\\n') is used as it is."""
+    lines = difflib.unified_diff(
+        _lines(before),
+        _lines(after),
+        fromfile="/dev/null" if before is None else f"a/{name}",
+        tofile="/dev/null" if after is None else f"b/{name}",
+    )
+    return "".join(line if line.endswith("\n") else line + _NO_NEWLINE for line in lines)
+
+
+def _lines(text: str | Sequence[str] | None) -> list[str]:
+    if text is None:
+        return []
+    return text.splitlines(keepends=True) if isinstance(text, str) else list(text)
+
+
+def diffstat(diff: str) -> dict[str, tuple[int, int]]:
+    """{path: (added, removed)} of a unified diff; hunk lengths are read, so a removed line that
+    starts with '-- ' is not taken for a file header. A "Binary or large file X changed" line
+    counts X with no lines."""
+    stats: dict[str, list[int]] = {}
+    current, old_left, new_left = "", 0, 0
+    for line in diff.splitlines():
+        if old_left > 0 or new_left > 0:
+            if line.startswith("+"):
+                new_left -= 1
+                stats[current][0] += 1
+            elif line.startswith("-"):
+                old_left -= 1
+                stats[current][1] += 1
+            elif not line.startswith("\\"):
+                old_left, new_left = old_left - 1, new_left - 1
+            continue
+        hunk = _HUNK.match(line)
+        if line.startswith(("--- ", "+++ ")):
+            name = line[4:].removeprefix("a/").removeprefix("b/")
+            current = "" if line.startswith("--- ") else current
+            if name != "/dev/null":
+                current = name
+        elif hunk and current:
+            old_left, new_left = (int(n) if n is not None else 1 for n in hunk.groups())
+        elif line.startswith(BINARY_CHANGE):
+            current = line.removeprefix(BINARY_CHANGE).rsplit(" changed", 1)[0]
+        else:
+            continue
+        if current:
+            stats.setdefault(current, [0, 0])
+    return {path: (added, removed) for path, (added, removed) in stats.items()}
+
+
+def total_changes(diff: str) -> tuple[int, int]:
+    """(lines added, lines removed) over every file of a unified diff."""
+    counts = diffstat(diff).values()
+    return sum(a for a, _ in counts), sum(r for _, r in counts)
