@@ -66,8 +66,8 @@ def login(hosts: GitHubHosts | None = None) -> GitHubToken:
     hosts = hosts or GitHubHosts.from_env()
     flow = DeviceFlow(hosts)
     code = run_interruptibly(flow.start())
-    show_device_code(code)
-    try:
+    try:  # an interrupt while the code is being shown cancels the sign-in as well
+        show_device_code(code)
         token = run_interruptibly(flow.wait(code))
     except KeyboardInterrupt:
         print("copilot: sign-in cancelled; nothing was stored")
