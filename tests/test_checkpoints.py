@@ -12,11 +12,12 @@ import pytest
 from copilot_nb import Agent
 from copilot_nb.errors import SandboxError
 from copilot_nb.events import FileChanged
+from copilot_nb.jupyter.reports import render_diff, render_undo
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet, file_tools
 from copilot_nb.tools.search import search_tools
-from copilot_nb.workspace.checkpoints import Checkpoints, render_diff, render_undo
-from copilot_nb.workspace.undo import RestoredPath
+from copilot_nb.workspace.checkpoints import Checkpoints
+from copilot_nb.workspace.restore import RestoredPath
 from copilot_nb.workspace.workspace import Workspace
 
 

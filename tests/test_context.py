@@ -19,11 +19,11 @@ from copilot_nb.agent.context_window import (
     ContextWindow,
     known_window,
     model_budget,
-    render_history,
 )
 from copilot_nb.agent.tokens import estimate_tokens, message_tokens, request_tokens
 from copilot_nb.errors import ConfigError, ContextBudgetError, ModelConnectionError
 from copilot_nb.events import Done, Failed, Notice
+from copilot_nb.jupyter.reports import render_history
 from copilot_nb.messages import (
     AssistantMessage,
     Message,

@@ -10,16 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ConfigError
-from ..jupyter.safe_html import Rendered, escape, table_html
-from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, ToolSpec, Usage
-from .compaction import Compaction, Compactor, SummaryMessage, is_elided
+from ..messages import Message, SystemMessage, ToolSpec, Usage
+from .compaction import Compaction, Compactor
 from .tokens import REQUEST_OVERHEAD, Calibration, message_tokens, prompt_tokens, tools_tokens
-
-if TYPE_CHECKING:
-    from .loop import Agent
 
 DEFAULT_WINDOW = 32_768
 """The window assumed for a model nobody told us about: small enough for most local servers."""
@@ -275,71 +271,3 @@ def _count(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
     return None
-
-
-def render_history(agent: Agent) -> Rendered:
-    """`%copilot history`: the token meter and every message with what it costs, as safe HTML."""
-    context: ContextWindow = getattr(agent, "context", None) or ContextWindow()
-    tools = agent.tools.list_tools()
-    report = context.report(agent.messages, agent.model, tools)
-    share = report.used / report.input_limit if report.input_limit else 0
-    meter = (
-        f"{report.used:,} of {report.input_limit:,} input tokens ({share:.0%}) · "
-        f"window {report.window:,}"
-    )
-    notes = [
-        f"system prompt {report.system:,} · tools {report.tools:,} · "
-        f"conversation {report.history:,} tokens in {report.messages} messages"
-    ]
-    if report.compactions:
-        notes.append(
-            f"{report.compactions} compaction{'s' * (report.compactions != 1)}: "
-            f"{report.elided} tool results shortened, {report.summarized} messages summarised"
-        )
-    if report.reports:
-        notes.append(f"estimates × {report.ratio:.2f}, from {report.reports} usage reports")
-    rows = [
-        (
-            number,
-            _role(message),
-            f"{context.calibration.scale(context.cost(message)):,}",
-            _gist(message),
-        )
-        for number, message in enumerate(agent.messages, 1)
-    ]
-    header = ("#", "role", "tokens", "message")
-    markup = (
-        f"<p><strong>{escape(report.model)}</strong> · {escape(meter)}</p>"
-        + "".join(f"<p>{escape(note)}</p>" for note in notes)
-        + table_html(header, rows, align="rlrl")
-    )
-    plain = [f"{report.model} · {meter}", *notes, ""]
-    plain += [f"{n:>3}  {role:<16} {tokens:>8}  {gist}" for n, role, tokens, gist in rows]
-    return Rendered(markup, "\n".join(plain))
-
-
-def _role(message: Message) -> str:
-    if isinstance(message, SummaryMessage):
-        return "summary"
-    if isinstance(message, ToolResult):
-        return "tool (shortened)" if is_elided(message.content) else "tool"
-    return message.role
-
-
-def _gist(message: Message, limit: int = 80) -> str:
-    if isinstance(message, AssistantMessage):
-        calls = ", ".join(f"{c.name}({_args(c.arguments)})" for c in message.tool_calls)
-        text = " ".join(part for part in (message.text, f"→ {calls}" if calls else "") if part)
-    elif isinstance(message, ToolResult):
-        text = f"{message.name}: {message.content}"
-    else:
-        text = message.content
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _args(arguments: Any) -> str:
-    if not isinstance(arguments, dict):
-        return "…"
-    first = next(iter(arguments.items()), None)
-    return "" if first is None else f"{first[0]}={str(first[1])[:40]!r}"

@@ -105,7 +105,7 @@ def render_tools(toolset: Iterable[Tool]) -> Rendered:
 def undo(session: CopilotSession, words: list[str]) -> None:
     from IPython.display import display
 
-    from ..workspace.undo import render_undo
+    from .reports import render_undo
 
     workspace = session.workspace()
     with as_usage_error("%copilot undo"):
@@ -116,7 +116,7 @@ def undo(session: CopilotSession, words: list[str]) -> None:
 def diff(session: CopilotSession, words: list[str]) -> None:
     from IPython.display import display
 
-    from ..workspace.undo import render_diff
+    from .reports import render_diff
 
     label, changes = session.workspace().checkpoints.last_diff()
     display(render_diff(changes, label=label))
@@ -125,7 +125,7 @@ def diff(session: CopilotSession, words: list[str]) -> None:
 def history(session: CopilotSession, words: list[str]) -> None:
     from IPython.display import display
 
-    from ..agent.context_window import render_history
+    from .reports import render_history
 
     if session.agent is None:
         print("copilot: no conversation yet")

@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import difflib
 import hashlib
 import os
-import stat
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from ..errors import SandboxError
-from .undo import RestoredPath, render_diff, render_undo, restore_turn
+from ..text import BINARY_CHANGE, human_bytes, unified_diff
+from .restore import RestoredPath, restore_turn
+from .snapshots import PathState, Seen, Turn, capture, seen
 
-__all__ = ["Checkpoints", "PathState", "RestoredPath", "Seen", "Turn", "render_diff", "render_undo"]
+__all__ = ["Checkpoints", "PathState", "RestoredPath", "Seen", "Turn"]
 
 MAX_TURNS = 20
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -33,64 +31,6 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_TURN_BYTES = 100 * 1024 * 1024
 MAX_TOTAL_BYTES = 250 * 1024 * 1024
 """Older turns are forgotten when all turns together keep more than this."""
-Kind = Literal["missing", "file", "dir", "link"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class PathState:
-    """A path as it was: its kind, and for a file its bytes (None when too big to keep)."""
-
-    kind: Kind
-    data: bytes | None = None
-    mode: int | None = None
-    target: str | None = None
-    key: tuple[int, int, int] | None = None
-    """(size, mtime_ns, inode) when captured: an unchanged file keeps all three."""
-    moved_to: Path | None = None
-    """For a file too big to keep that a move took elsewhere: undo moves it back."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Seen:
-    """What the agent left at a path: kind, stat key, and the sha256 of a file's bytes if known."""
-
-    kind: Kind
-    key: tuple[int, int, int] | None = None
-    digest: str | None = None
-    target: str | None = None
-
-
-@dataclass(kw_only=True, eq=False)
-class Turn:
-    """The paths one turn changed: their state before the turn, and what the agent left."""
-
-    label: str
-    before: dict[Path, PathState] = field(default_factory=dict)
-    after: dict[Path, Seen] = field(default_factory=dict)
-    kept_bytes: int = 0
-
-
-def capture(path: Path, *, keep_data: bool = True) -> PathState:
-    """The state of one path, not following a final symlink."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return PathState(kind="missing")
-    mode = stat.S_IMODE(st.st_mode)
-    if stat.S_ISLNK(st.st_mode):
-        return PathState(kind="link", target=os.readlink(path))
-    if stat.S_ISDIR(st.st_mode):
-        return PathState(kind="dir", mode=mode)
-    key = (st.st_size, st.st_mtime_ns, st.st_ino)
-    data = path.read_bytes() if keep_data else None
-    return PathState(kind="file", data=data, mode=mode, key=key)
-
-
-def seen(path: Path, data: bytes | None = None) -> Seen:
-    """A fingerprint of what is at a path now; `data` is what the agent wrote there, if known."""
-    state = capture(path, keep_data=False)
-    digest = hashlib.sha256(data).hexdigest() if data is not None and state.kind == "file" else None
-    return Seen(kind=state.kind, key=state.key, digest=digest, target=state.target)
 
 
 class Change:
@@ -163,9 +103,9 @@ class Checkpoints:
         size = state.key[0]
         why = ""
         if size > self.max_file_bytes:
-            why = f"over the {_size(self.max_file_bytes)} checkpoint limit"
+            why = f"over the {human_bytes(self.max_file_bytes)} checkpoint limit"
         elif turn.kept_bytes + size > self.max_turn_bytes:
-            why = f"more than this turn's checkpoints can hold ({_size(self.max_turn_bytes)})"
+            why = f"more than this turn's checkpoints can hold ({human_bytes(self.max_turn_bytes)})"
         else:
             try:
                 kept = capture(path)
@@ -176,7 +116,7 @@ class Checkpoints:
                 return kept
         if moved_to is None:
             change.notes.append(
-                f"{self._rel(path)} ({_size(size)}) is {why}; undo cannot restore this change"
+                f"{self._rel(path)} ({human_bytes(size)}) is {why}; undo cannot restore this change"
             )
         return PathState(kind="file", mode=state.mode, key=state.key, moved_to=moved_to)
 
@@ -263,17 +203,14 @@ class Checkpoints:
         if old is None or new is None:
             if before.kind == now.kind and before.data == now.data and before.data is not None:
                 return ""
-            return f"Binary or large file {name} changed (no text diff)\n"
+            return f"{BINARY_CHANGE}{name} changed (no text diff)\n"
         if old == new and before.kind == now.kind:
             return ""
-        lines = difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile="/dev/null" if before.kind == "missing" else f"a/{name}",
-            tofile="/dev/null" if now.kind == "missing" else f"b/{name}",
+        return unified_diff(
+            None if before.kind == "missing" else old,
+            None if now.kind == "missing" else new,
+            name,
         )
-        marker = "\n\\ No newline at end of file\n"
-        return "".join(line if line.endswith("\n") else line + marker for line in lines)
 
     def _rel(self, path: Path) -> str:
         try:
@@ -289,13 +226,6 @@ def _same(before: PathState, now: Seen) -> bool:
     if before.kind == "file":
         return before.key is not None and before.key == now.key
     return before.kind != "link" or before.target == now.target
-
-
-def _size(count: int) -> str:
-    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
-        if count >= scale:
-            return f"{count / scale:.1f} {unit}"
-    return f"{count} B"
 
 
 def _is_small_file(path: Path, limit: int) -> bool:

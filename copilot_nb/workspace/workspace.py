@@ -36,7 +36,7 @@ from pathlib import Path
 from ..errors import ConfigError, SandboxError
 from .checkpoints import Checkpoints
 from .secret_paths import SecretRules
-from .undo import RestoredPath
+from .restore import RestoredPath
 from .write_policy import WritePolicy
 
 PathIn = str | os.PathLike[str]
