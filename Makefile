@@ -22,6 +22,7 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(VENV)/bin/ruff check copilot_nb tests benchmarks scripts
 	$(VENV)/bin/ruff format --check copilot_nb tests benchmarks scripts
+	$(VENV)/bin/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -1,0 +1,65 @@
+"""The wheel a user installs holds the whole package: every module imports from it and the chat
+panel finds its JavaScript and CSS, with the source tree out of reach."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+IMPORT_EVERYTHING = """
+import importlib, pkgutil, sys
+import copilot_nb
+assert copilot_nb.__file__.startswith(sys.argv[1]), copilot_nb.__file__
+names = [m.name for m in pkgutil.walk_packages(copilot_nb.__path__, "copilot_nb.")]
+for name in names:
+    importlib.import_module(name)
+from copilot_nb.jupyter.panel.widget import ChatWidget
+assert "function markdown" in ChatWidget._esm and ".cnb" in ChatWidget._css
+print(len(names))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("copilot_nb-*.whl")
+    return built
+
+
+def test_the_wheel_holds_every_file_of_the_package(wheel: Path) -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "copilot_nb"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = [path for path in tracked if path not in names]
+    assert missing == []
+
+
+def test_every_module_imports_from_the_wheel_alone(wheel: Path, tmp_path: Path) -> None:
+    unpacked = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    env = {**os.environ, "PYTHONPATH": str(unpacked)}
+    run = subprocess.run(
+        [sys.executable, "-c", IMPORT_EVERYTHING, str(unpacked)],
+        cwd=tmp_path,  # not the repository: the source tree must not be what imports
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert int(run.stdout.strip()) > 60
