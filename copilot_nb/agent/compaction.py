@@ -24,7 +24,8 @@ from typing import Any
 
 from ..errors import ContextBudgetError, ModelError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, UserMessage
-from .tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, Calibration, estimate_tokens
+from ..text import clip
+from .tokens import MESSAGE_OVERHEAD, Calibration, estimate_tokens, request_size
 
 HEAD_LINES = 6
 HEAD_CHARS = 600
@@ -108,9 +109,7 @@ class Compactor:
         self.summarized = 0
 
     def total(self) -> int:
-        return self.offset + self.calibration.scale(
-            REQUEST_OVERHEAD + self.tools_cost + sum(self.costs)
-        )
+        return self.offset + self.calibration.scale(request_size(self.costs, self.tools_cost))
 
     async def run(
         self, messages: Sequence[Message], before: int
@@ -268,8 +267,8 @@ class Compactor:
 
     def _check_what_cannot_shrink(self) -> None:
         """Fail before any work when the system prompt, tools and request alone do not fit."""
-        head = sum(self.costs[: self._head()])
-        fixed = self.offset + self.calibration.scale(REQUEST_OVERHEAD + self.tools_cost + head)
+        head = self.costs[: self._head()]
+        fixed = self.offset + self.calibration.scale(request_size(head, self.tools_cost))
         if fixed > self.limit:
             raise ContextBudgetError(
                 f"the system prompt and tool definitions alone take about {fixed:,} tokens, more "
@@ -342,28 +341,22 @@ def transcript(messages: Sequence[Message]) -> str:
             parts.append(f"Earlier summary:\n{m.content}")
         elif isinstance(m, (UserMessage, SystemMessage)):
             parts.append(
-                f"{'User' if isinstance(m, UserMessage) else 'System'}: {_clip(m.content, 4000)}"
+                f"{'User' if isinstance(m, UserMessage) else 'System'}: {clip(m.content, 4000)}"
             )
         elif isinstance(m, AssistantMessage):
-            lines = [f"Assistant: {_clip(m.text, 2000)}"] if m.text else []
+            lines = [f"Assistant: {clip(m.text, 2000)}"] if m.text else []
             for call in m.tool_calls:
                 arguments = call.raw_arguments or str(call.arguments)
-                lines.append(f"Assistant called {call.name}({_clip(arguments, 300)})")
+                lines.append(f"Assistant called {call.name}({clip(arguments, 300)})")
             parts.append("\n".join(lines))
         else:
             state = " (error)" if m.is_error else ""
-            parts.append(f"Result of {m.name or 'a tool'}{state}: {_clip(m.content, 600)}")
+            parts.append(f"Result of {m.name or 'a tool'}{state}: {clip(m.content, 600)}")
     return "\n\n".join(p for p in parts if p)
 
 
 def is_elided(content: str) -> bool:
     return _MARKER.search(content) is not None
-
-
-def _clip(text: str, chars: int) -> str:
-    return (
-        text if len(text) <= chars else f"{text[:chars]} [… {len(text) - chars:,} more characters]"
-    )
 
 
 def _mark(head: str, gone: int, name: str) -> str:

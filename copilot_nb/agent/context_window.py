@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..messages import Message, SystemMessage, ToolSpec, Usage
 from .compaction import Compaction, Compactor
-from .tokens import REQUEST_OVERHEAD, Calibration, message_tokens, prompt_tokens, tools_tokens
+from .tokens import Calibration, message_tokens, prompt_tokens, request_size, tools_tokens
 
 DEFAULT_WINDOW = 32_768
 """The window assumed for a model nobody told us about: small enough for most local servers."""
@@ -195,7 +195,7 @@ class ContextWindow:
         return self.calibration.scale(self.estimate(messages, tools_cost))
 
     def estimate(self, messages: Sequence[Message], tools_cost: int) -> int:
-        return REQUEST_OVERHEAD + tools_cost + sum(self.cost(m) for m in messages)
+        return request_size((self.cost(m) for m in messages), tools_cost)
 
     def observe(self, usage: Usage) -> None:
         """Learn from the provider's usage report for the request `fit()` last returned."""

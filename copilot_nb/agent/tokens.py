@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..messages import AssistantMessage, Message, ToolResult, ToolSpec, Usage
@@ -88,7 +88,12 @@ def tools_tokens(tools: Sequence[ToolSpec]) -> int:
 
 def request_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec] = ()) -> int:
     """The estimated size of a whole request, before calibration."""
-    return REQUEST_OVERHEAD + tools_tokens(tools) + sum(message_tokens(m) for m in messages)
+    return request_size((message_tokens(m) for m in messages), tools_tokens(tools))
+
+
+def request_size(message_costs: Iterable[int], tools_cost: int) -> int:
+    """A request's size from its parts: the fixed overhead, the tool list and every message."""
+    return REQUEST_OVERHEAD + tools_cost + sum(message_costs)
 
 
 def prompt_tokens(usage: Usage) -> int:
