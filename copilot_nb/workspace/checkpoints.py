@@ -23,7 +23,7 @@ from ..text import BINARY_CHANGE, human_bytes, unified_diff
 from .restore import RestoredPath, restore_turn
 from .snapshots import PathState, Seen, Turn, capture, seen
 
-__all__ = ["Checkpoints", "PathState", "RestoredPath", "Seen", "Turn"]
+__all__ = ["Checkpoints"]
 
 MAX_TURNS = 20
 MAX_FILE_BYTES = 20 * 1024 * 1024
