@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import time
@@ -58,6 +60,22 @@ def test_the_tools_and_their_categories(tools: ToolSet) -> None:
         "get_history": "read",
         "run_code": "execute",
     }
+
+
+SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "kernel_tools_schema.json"
+
+
+def test_the_kernel_tool_schemas_match_the_snapshot(tools: ToolSet) -> None:
+    """A change to what the model sees must show up as a diff of the snapshot file."""
+    actual = [
+        {"name": s.name, "description": s.description, "parameters": s.parameters}
+        for s in tools.list_tools()
+    ]
+    if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n")
+    assert json.loads(SNAPSHOT.read_text()) == actual, (
+        "tool schemas changed; rerun with COPILOT_NB_UPDATE_SNAPSHOTS=1 and review the diff"
+    )
 
 
 # --- list_variables ---------------------------------------------------------------------------

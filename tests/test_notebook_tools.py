@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 import zlib
 from pathlib import Path
@@ -161,6 +162,22 @@ def test_the_tools_have_the_documented_names_arguments_and_categories(tools: Too
         "markdown",
     ]
     assert '"#N"' in specs["read_cell"].parameters["properties"]["cell_id"]["description"]
+
+
+SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "notebook_tools_schema.json"
+
+
+def test_the_notebook_tool_schemas_match_the_snapshot(tools: ToolSet) -> None:
+    """A change to what the model sees must show up as a diff of the snapshot file."""
+    actual = [
+        {"name": s.name, "description": s.description, "parameters": s.parameters}
+        for s in tools.list_tools()
+    ]
+    if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n")
+    assert json.loads(SNAPSHOT.read_text()) == actual, (
+        "tool schemas changed; rerun with COPILOT_NB_UPDATE_SNAPSHOTS=1 and review the diff"
+    )
 
 
 # --- reading ----------------------------------------------------------------------------------
