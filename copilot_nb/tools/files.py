@@ -1,8 +1,8 @@
 """The four file tools: read_file, write_file, edit_file and list_directory.
 
-Every file access goes through a `Workspace`, so the path policy and atomic writes hold for all of
-them. Failures are raised as ToolError with a message that says what to do next; the ToolSet turns
-them into error results for the model.
+Every file access goes through the context's `Workspace`, so the path policy and atomic writes
+hold for all of them. Failures are raised as ToolError with a message that says what to do next;
+the ToolSet turns them into error results for the model.
 
 A read of a secret path (`.env`, a key, `.git/config`; see `secret_paths.py`) is the approval
 category `read-secret`, so the user is asked first. An edit of one stays an `edit` (a read-only
@@ -11,17 +11,17 @@ run must still refuse it), and its result shows no diff: only the user sees that
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ToolError
 from ..events import FileChanged
+from ..text import first_line, human_bytes, total_changes, unified_diff
 from ..workspace.workspace import DirEntry, Workspace
-from .registry import ToolOutput, ToolSet, tool
+from .context import ToolContext
+from .os_errors import os_errors
+from .registry import ToolOutput, ToolSet, bound_tool
 from .secret_reads import reads_secret
-from .text_edits import clip_diff, diffstat, editor_lines, match_problem, occurrences
+from .text_edits import clip_diff, editor_lines, match_problem, occurrences
 from .textfile import BinaryFile, Window, read_window
 
 BOM = "\ufeff"
@@ -43,150 +43,154 @@ NOTEBOOK_READ_NOTE = "raw notebook JSON; to change cells use the notebook tools,
 
 def file_tools(workspace: Workspace) -> ToolSet:
     """The file tools bound to one workspace, ready to hand to an agent."""
+    ctx = ToolContext(workspace=workspace)
+    return ToolSet(
+        [
+            bound_tool(read_file, ctx, classify=reads_secret(workspace, ["path"])),
+            bound_tool(write_file, ctx, category="edit"),
+            bound_tool(edit_file, ctx, category="edit"),
+            bound_tool(list_directory, ctx),
+        ]
+    )
 
-    @tool(classify=reads_secret(workspace, ["path"]))
-    def read_file(
-        path: str, start_line: int | None = None, end_line: int | None = None
-    ) -> ToolOutput:
-        """Read a text file in the workspace, with line numbers (like `cat -n`).
 
-        Long files are shown up to 2000 lines at a time; pass start_line to read further.
+def read_file(
+    ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
+) -> ToolOutput:
+    """Read a text file in the workspace, with line numbers (like `cat -n`).
 
-        Args:
-            path: File path relative to the workspace root.
-            start_line: First line to show (1-based); defaults to the start of the file.
-            end_line: Last line to show (inclusive); defaults to as much as fits.
-        """
-        first = 1 if start_line is None else start_line
-        if first < 1 or (end_line is not None and end_line < first):
+    Long files are shown up to 2000 lines at a time; pass start_line to read further.
+
+    Args:
+        path: File path relative to the workspace root.
+        start_line: First line to show (1-based); defaults to the start of the file.
+        end_line: Last line to show (inclusive); defaults to as much as fits.
+    """
+    workspace = ctx.need_workspace()
+    first = 1 if start_line is None else start_line
+    if first < 1 or (end_line is not None and end_line < first):
+        raise ToolError(
+            f"read_file: start_line={start_line}, end_line={end_line} is not a valid range; "
+            "lines are numbered from 1 and end_line must not be before start_line"
+        )
+    last = first + MAX_READ_LINES - 1
+    last = last if end_line is None else min(end_line, last)
+    with os_errors("read_file", path):
+        real = workspace.resolve(path)
+        shown = workspace.relative(real)
+        try:
+            window = read_window(real, first, last, max_chars=MAX_LINE_CHARS)
+        except BinaryFile as exc:
             raise ToolError(
-                f"read_file: start_line={start_line}, end_line={end_line} is not a valid range; "
-                "lines are numbered from 1 and end_line must not be before start_line"
+                f"read_file: {shown} is a binary file ({exc.size:,} bytes), not text; "
+                "it cannot be shown"
+            ) from exc
+    notes = [] if window.valid_utf8 else ["not valid UTF-8; undecodable bytes are shown as �"]
+    if _is_notebook(real):
+        notes.append(NOTEBOOK_READ_NOTE)
+    return _numbered(shown, window, end_line, "; ".join(notes))
+
+
+def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
+    """Create a file, or replace a file's whole content, in the workspace.
+
+    Args:
+        path: File path relative to the workspace root; missing directories are created.
+        content: The complete new content of the file.
+    """
+    workspace = ctx.need_workspace()
+    with os_errors("write_file", path):
+        target = workspace.resolve(path, write=True)
+        shown = workspace.relative(target)
+        if _is_notebook(target) or _is_notebook(path):
+            _check_new_notebook(target, shown, content)
+        old = workspace.read_bytes(path) if target.is_file() else None
+        count = len(editor_lines(content))
+        if old is not None and old == content.encode("utf-8"):
+            return ToolOutput(
+                content=f"{shown} already has this content ({count} lines); nothing changed",
+                summary=f"{shown} (unchanged)",
             )
-        last = (
-            first + MAX_READ_LINES - 1
-            if end_line is None
-            else min(end_line, first + MAX_READ_LINES - 1)
+        notes = workspace.write_text(path, content)
+    before = None if old is None else old.decode("utf-8", errors="replace")
+    diff = unified_diff(before, content, shown)
+    if before is None:
+        message, summary = f"created {shown} ({count} lines)", f"{shown} ({count} lines)"
+    else:
+        added, removed = total_changes(diff)
+        message = f"overwrote {shown} ({count} lines, was {len(editor_lines(before))})"
+        summary = f"{shown} +{added} −{removed}"
+    return ToolOutput(
+        content="\n".join([message, *notes]),
+        summary=summary,
+        changes=(FileChanged(path=shown, diff=diff),),
+    )
+
+
+def edit_file(ctx: ToolContext, path: str, old_str: str, new_str: str) -> ToolOutput:
+    """Replace one exact, unique piece of text in a file with new text.
+
+    Args:
+        path: File path relative to the workspace root.
+        old_str: The exact text to replace, including whitespace and indentation; it must
+            occur exactly once in the file, so include enough surrounding lines.
+        new_str: The text to put in its place (empty to delete old_str).
+    """
+    workspace = ctx.need_workspace()
+    if old_str == "":
+        raise ToolError(
+            "edit_file: old_str is empty; copy the exact text to replace from read_file "
+            "(to create a file, use write_file)"
         )
-        with _os_errors("read_file", path):
-            real = workspace.resolve(path)
-            shown = workspace.relative(real)
-            try:
-                window = read_window(real, first, last, max_chars=MAX_LINE_CHARS)
-            except BinaryFile as exc:
-                raise ToolError(
-                    f"read_file: {shown} is a binary file ({exc.size:,} bytes), not text; "
-                    "it cannot be shown"
-                ) from exc
-        notes = [] if window.valid_utf8 else ["not valid UTF-8; undecodable bytes are shown as �"]
-        if _is_notebook(real):
-            notes.append(NOTEBOOK_READ_NOTE)
-        return _numbered(shown, window, end_line, "; ".join(notes))
+    if old_str == new_str:
+        raise ToolError("edit_file: old_str and new_str are the same; nothing would change")
+    with os_errors("edit_file", path, hint="to create a new file use write_file"):
+        target = workspace.resolve(path, write=True)
+        shown = workspace.relative(target)
+        if _is_notebook(target) or _is_notebook(path):
+            raise ToolError(f"edit_file: refusing to edit {shown} as raw text: {NOTEBOOK_WHY}")
+        text = _decode(workspace.read_bytes(path), shown)
+        bom, text = text[: text.startswith(BOM)], text.removeprefix(BOM)
+        old, new = _match_newlines(text, old_str, new_str)
+        starts = occurrences(text, old)
+        if len(starts) != 1:
+            raise ToolError(match_problem("edit_file", "read_file", shown, text, old_str, starts))
+        updated = text[: starts[0]] + new + text[starts[0] + len(old) :]
+        secret = workspace.secret(path)
+        notes = workspace.write_text(path, bom + updated)
+    diff = unified_diff(text, updated, shown)
+    added, removed = total_changes(diff)
+    shown_diff = clip_diff(diff) if secret is None else SECRET_DIFF
+    return ToolOutput(
+        content="\n".join([f"edited {shown}:", shown_diff, *notes]),
+        summary=f"{shown} +{added} −{removed}",
+        changes=(FileChanged(path=shown, diff=diff),),
+    )
 
-    @tool(category="edit")
-    def write_file(path: str, content: str) -> ToolOutput:
-        """Create a file, or replace a file's whole content, in the workspace.
 
-        Args:
-            path: File path relative to the workspace root; missing directories are created.
-            content: The complete new content of the file.
-        """
-        with _os_errors("write_file", path):
-            target = workspace.resolve(path, write=True)
-            shown = workspace.relative(target)
-            if _is_notebook(target) or _is_notebook(path):
-                _check_new_notebook(target, shown, content)
-            old = workspace.read_bytes(path) if target.is_file() else None
-            count = len(editor_lines(content))
-            if old is not None and old == content.encode("utf-8"):
-                return ToolOutput(
-                    content=f"{shown} already has this content ({count} lines); nothing changed",
-                    summary=f"{shown} (unchanged)",
-                )
-            notes = workspace.write_text(path, content)
-        before = None if old is None else old.decode("utf-8", errors="replace")
-        diff = _diff(shown, before, content)
-        added, removed = diffstat(diff)
-        if old is None:
-            message, summary = f"created {shown} ({count} lines)", f"{shown} ({count} lines)"
-        else:
-            message = f"overwrote {shown} ({count} lines, was {len(editor_lines(before or ''))})"
-            summary = f"{shown} +{added} −{removed}"
-        return ToolOutput(
-            content="\n".join([message, *notes]),
-            summary=summary,
-            changes=(FileChanged(path=shown, diff=diff),),
+def list_directory(ctx: ToolContext, path: str = ".") -> ToolOutput:
+    """List a directory in the workspace: subdirectories first (with a trailing /), then files.
+
+    Args:
+        path: Directory path relative to the workspace root; "." is the root.
+    """
+    workspace = ctx.need_workspace()
+    with os_errors("list_directory", path):
+        entries = workspace.list_dir(path)
+        shown = workspace.relative(workspace.resolve(path))
+    entries.sort(key=lambda e: (not e.is_dir, e.name.lower(), e.name))
+    label = "./" if shown == "." else f"{shown}/"
+    lines = [_entry_line(e) for e in entries[:MAX_LIST_ENTRIES]]
+    if len(entries) > MAX_LIST_ENTRIES:
+        lines.append(
+            f"… {len(entries) - MAX_LIST_ENTRIES:,} more entries not shown "
+            f"({len(entries):,} in all); list a subdirectory to see less at once"
         )
-
-    @tool(category="edit")
-    def edit_file(path: str, old_str: str, new_str: str) -> ToolOutput:
-        """Replace one exact, unique piece of text in a file with new text.
-
-        Args:
-            path: File path relative to the workspace root.
-            old_str: The exact text to replace, including whitespace and indentation; it must
-                occur exactly once in the file, so include enough surrounding lines.
-            new_str: The text to put in its place (empty to delete old_str).
-        """
-        if old_str == "":
-            raise ToolError(
-                "edit_file: old_str is empty; copy the exact text to replace from read_file "
-                "(to create a file, use write_file)"
-            )
-        if old_str == new_str:
-            raise ToolError("edit_file: old_str and new_str are the same; nothing would change")
-        with _os_errors("edit_file", path):
-            target = workspace.resolve(path, write=True)
-            shown = workspace.relative(target)
-            if _is_notebook(target) or _is_notebook(path):
-                raise ToolError(f"edit_file: refusing to edit {shown} as raw text: {NOTEBOOK_WHY}")
-            text, note = _decode(workspace.read_bytes(path), shown, "edit_file")
-            if note:
-                raise ToolError(f"edit_file: {shown} is not valid UTF-8 text; it cannot be edited")
-            bom, text = text[: text.startswith(BOM)], text.removeprefix(BOM)
-            old, new = _match_newlines(text, old_str, new_str)
-            starts = occurrences(text, old)
-            if len(starts) != 1:
-                raise ToolError(
-                    match_problem("edit_file", "read_file", shown, text, old_str, starts)
-                )
-            updated = text[: starts[0]] + new + text[starts[0] + len(old) :]
-            secret = workspace.secret(path)
-            notes = workspace.write_text(path, bom + updated)
-        diff = _diff(shown, text, updated)
-        added, removed = diffstat(diff)
-        shown_diff = clip_diff(diff) if secret is None else SECRET_DIFF
-        return ToolOutput(
-            content="\n".join([f"edited {shown}:", shown_diff, *notes]),
-            summary=f"{shown} +{added} −{removed}",
-            changes=(FileChanged(path=shown, diff=diff),),
-        )
-
-    @tool
-    def list_directory(path: str = ".") -> ToolOutput:
-        """List a directory in the workspace: subdirectories first (with a trailing /), then files.
-
-        Args:
-            path: Directory path relative to the workspace root; "." is the root.
-        """
-        with _os_errors("list_directory", path):
-            entries = workspace.list_dir(path)
-            shown = workspace.relative(workspace.resolve(path))
-        entries.sort(key=lambda e: (not e.is_dir, e.name.lower(), e.name))
-        label = "./" if shown == "." else f"{shown}/"
-        lines = [_entry_line(e) for e in entries[:MAX_LIST_ENTRIES]]
-        if len(entries) > MAX_LIST_ENTRIES:
-            lines.append(
-                f"… {len(entries) - MAX_LIST_ENTRIES:,} more entries not shown "
-                f"({len(entries):,} in all); list a subdirectory to see less at once"
-            )
-        body = "\n".join(lines) if lines else "(empty directory)"
-        return ToolOutput(
-            content=f"{label} ({len(entries):,} entries)\n{body}",
-            summary=f"{label} ({len(entries):,} entries)",
-        )
-
-    return ToolSet([read_file, write_file, edit_file, list_directory])
+    body = "\n".join(lines) if lines else "(empty directory)"
+    return ToolOutput(
+        content=f"{label} ({len(entries):,} entries)\n{body}",
+        summary=f"{label} ({len(entries):,} entries)",
+    )
 
 
 def _is_notebook(path: str | Path) -> bool:
@@ -202,50 +206,26 @@ def _check_new_notebook(target: Path, shown: str, content: str) -> None:
     try:
         nbformat.validate(nbformat.reads(content, as_version=4))
     except Exception as exc:
-        text = str(exc).strip()
-        reason = text.splitlines()[0][:200] if text else type(exc).__name__
+        reason = first_line(str(exc), 200) or type(exc).__name__
         raise ToolError(
             f"write_file: {shown} would not be a valid notebook ({reason}); write nbformat 4 "
             "JSON, or create it with the notebook tools"
         ) from exc
 
 
-@contextmanager
-def _os_errors(name: str, path: str) -> Iterator[None]:
-    """Turn the OS's errors into sentences that tell the model its next step."""
-    try:
-        yield
-    except FileNotFoundError as exc:
-        hint = "call list_directory to see what exists"
-        if name == "edit_file":
-            hint += "; to create a new file use write_file"
-        raise ToolError(f"{name}: {path!r} does not exist in the workspace; {hint}") from exc
-    except IsADirectoryError as exc:
-        raise ToolError(
-            f"{name}: {path!r} is a directory; call list_directory with path={path!r}"
-        ) from exc
-    except NotADirectoryError as exc:
-        raise ToolError(
-            f"{name}: {path!r} is not a directory, or a part of it is a file; "
-            "call list_directory to check the path"
-        ) from exc
-    except PermissionError as exc:
-        raise ToolError(f"{name}: permission denied for {path!r} ({exc.strerror})") from exc
-    except UnicodeEncodeError as exc:
-        raise ToolError(f"{name}: the content cannot be encoded as UTF-8 ({exc.reason})") from exc
-
-
-def _decode(data: bytes, shown: str, name: str) -> tuple[str, str]:
-    """(text, note): binary files are refused; bytes that are not UTF-8 show as U+FFFD."""
+def _decode(data: bytes, shown: str) -> str:
+    """The text of a file edit_file may change: not binary, and valid UTF-8."""
     if b"\x00" in data[:8192]:
         raise ToolError(
-            f"{name}: {shown} is a binary file ({len(data):,} bytes), not text; it cannot be shown"
+            f"edit_file: {shown} is a binary file ({len(data):,} bytes), not text; "
+            "it cannot be edited"
         )
     try:
-        return data.decode("utf-8"), ""
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        return text, "not valid UTF-8; undecodable bytes are shown as �"
+        raise ToolError(
+            f"edit_file: {shown} is not valid UTF-8 text; it cannot be edited"
+        ) from None
 
 
 def _numbered(shown: str, window: Window, end: int | None, note: str) -> ToolOutput:
@@ -262,7 +242,7 @@ def _numbered(shown: str, window: Window, end: int | None, note: str) -> ToolOut
     size = 0
     for number, line, cut in zip(range(first, last + 1), window.lines, window.cut, strict=True):
         if cut:
-            line = f"{line}… [line cut, {cut:,} more characters]"
+            line = f"{line}… [{cut:,} more characters]"
         entry = f"{number:6d}\t{line}"
         if out and size + len(entry) > MAX_READ_CHARS:
             last = number - 1
@@ -289,33 +269,11 @@ def _match_newlines(text: str, old: str, new: str) -> tuple[str, str]:
     return (crlf, new.replace("\r\n", "\n").replace("\n", "\r\n")) if crlf in text else (old, new)
 
 
-def _diff(shown: str, before: str | None, after: str) -> str:
-    """A unified diff of a change; a new file is diffed against /dev/null as git does."""
-    old_name = "/dev/null" if before is None else f"a/{shown}"
-    lines = difflib.unified_diff(
-        (before or "").splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=old_name,
-        tofile=f"b/{shown}",
-    )
-    marker = "\n\\ No newline at end of file\n"
-    return "".join(line if line.endswith("\n") else line + marker for line in lines)
-
-
 def _entry_line(entry: DirEntry) -> str:
     if entry.outside:
         return f"{entry.name}  (symlink to outside the workspace; cannot be used)"
     link = "  (symlink)" if entry.is_symlink else ""
     if entry.is_dir:
         return f"{entry.name}/{link}"
-    size = "" if entry.size is None else f"  ({_human_size(entry.size)})"
+    size = "" if entry.size is None else f"  ({human_bytes(entry.size)})"
     return f"{entry.name}{size}{link}"
-
-
-def _human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"

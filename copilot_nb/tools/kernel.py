@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ToolError
+from ..text import human_bytes, shorten
+from .context import ToolContext
 from .execute import CodeRun, run_code_in
 from .lookup import lookup
 from .masking import (
@@ -30,10 +32,9 @@ from .masking import (
     redact_text,
 )
 from .outputs import strip_ansi
-from .registry import ToolOutput, ToolSet, tool
+from .registry import ToolOutput, ToolSet, bound_tool
 from .variables import (
     describe,
-    human_bytes,
     memory_of,
     preview,
     safe_repr,
@@ -63,111 +64,127 @@ def kernel_tools(
     namespace_provider: Callable[[], dict[str, Any]], *, shell: Any | None = None
 ) -> ToolSet:
     """Tools over a live namespace (the kernel's `user_ns`); `shell` adds IPython's history."""
+    return kernel_toolset(ToolContext(namespace=namespace_provider, shell=shell))
 
-    def hidden() -> dict[str, Any]:
-        return getattr(shell, "user_ns_hidden", None) or {}
 
-    def variables() -> list[tuple[str, Any]]:
-        return user_variables(namespace_provider(), hidden())
-
-    @tool
-    async def list_variables() -> ToolOutput:
-        """List the user's variables in the kernel: name, type, shape or length, memory, and the
-        value of numbers and short strings (secrets show as <masked>).
-
-        Modules, names starting with "_", imported functions and IPython's own names are left out.
-        """
-        found = variables()
-        if not found:
-            return ToolOutput(
-                content="no user variables are defined in the kernel yet", summary="0 variables"
-            )
-        rows = [("name", "type", "shape/len", "memory", "value")]
-        rows += [
-            (n, type_name(v), size_of(v), human_bytes(memory_of(v)), preview(n, v))
-            for n, v in found[:MAX_VARIABLES]
+def kernel_toolset(ctx: ToolContext) -> ToolSet:
+    """The kernel tools bound to a context (its namespace and shell)."""
+    return ToolSet(
+        [
+            bound_tool(list_variables, ctx),
+            bound_tool(inspect_variable, ctx, classify=_reveal_is_secret),
+            bound_tool(get_history, ctx),
+            bound_tool(run_code, ctx, category="execute", timeout_argument="timeout"),
         ]
-        widths = [min(40, max(len(r[i]) for r in rows)) for i in range(4)]
-        lines = [
-            "  ".join([*(r[i].ljust(widths[i]) for i in range(4)), r[4]]).rstrip() for r in rows
-        ]
-        if len(found) > MAX_VARIABLES:
-            lines.append(f"… {len(found) - MAX_VARIABLES:,} more variables not shown")
-        if any(row[4] == "<masked>" for row in rows):
-            lines.append(f"(<masked>: a secret; {REVEAL_HINT})")
-        summary = f"{len(found)} variables"
-        return ToolOutput(content=f"{summary} in the kernel:\n" + "\n".join(lines), summary=summary)
+    )
 
-    @tool(classify=lambda arguments: "read-secret" if arguments.get("reveal") else "read")
-    async def inspect_variable(name: str, reveal: bool = False) -> ToolOutput:
-        """Describe one variable in detail: a DataFrame's dtypes, nulls and head; an array's stats.
 
-        Secrets (API keys, tokens, passwords, os.environ) are masked; reveal=True asks the user
-        to show them, so use it only when the user's request needs the secret itself.
+async def list_variables(ctx: ToolContext) -> ToolOutput:
+    """List the user's variables in the kernel: name, type, shape or length, memory, and the
+    value of numbers and short strings (secrets show as <masked>).
 
-        Args:
-            name: The variable's name, optionally with attributes and items: "model.coef_",
-                'cfg["db"]', "rows[0]". Modules, dunders and IPython's own names are refused.
-            reveal: Show masked secrets too; the user is asked first.
-        """
-        path = name.strip()
-        found = lookup(
-            namespace_provider(), path, hidden=hidden(), known=[n for n, _ in variables()]
+    Modules, names starting with "_", imported functions and IPython's own names are left out.
+    """
+    found = _variables(ctx)
+    if not found:
+        return ToolOutput(
+            content="no user variables are defined in the kernel yet", summary="0 variables"
         )
-        content = describe(path, found.value, secret=found.secret, reveal=reveal)
-        summary = f"{path}: {type_name(found.value)}"
-        if found.secret and not reveal:
-            summary += " (masked)"
-        return ToolOutput(content=content, summary=summary)
+    rows = [("name", "type", "shape/len", "memory", "value")]
+    rows += [
+        (n, type_name(v), size_of(v), human_bytes(memory_of(v)), preview(n, v))
+        for n, v in found[:MAX_VARIABLES]
+    ]
+    widths = [min(40, max(len(r[i]) for r in rows)) for i in range(4)]
+    lines = ["  ".join([*(r[i].ljust(widths[i]) for i in range(4)), r[4]]).rstrip() for r in rows]
+    if len(found) > MAX_VARIABLES:
+        lines.append(f"… {len(found) - MAX_VARIABLES:,} more variables not shown")
+    if any(row[4] == "<masked>" for row in rows):
+        lines.append(f"(<masked>: a secret; {REVEAL_HINT})")
+    summary = f"{len(found)} variables"
+    return ToolOutput(content=f"{summary} in the kernel:\n" + "\n".join(lines), summary=summary)
 
-    @tool
-    async def get_history(n: int = 10) -> ToolOutput:
-        """Show the kernel's recent inputs and outputs (In/Out) and the last error with its traceback.
 
-        Args:
-            n: How many recent inputs to show (at most 100).
-        """
-        if n < 1:
-            raise ToolError(f"get_history: n must be at least 1, not {n}")
-        namespace = namespace_provider()
-        entries = _inputs(namespace, shell)[-min(n, MAX_HISTORY) :]
-        found = namespace.get("Out")
-        outputs: Mapping[Any, Any] = found if isinstance(found, Mapping) else {}
-        lines: list[str] = []
-        for number, text in entries:
-            shown, _ = redact_and_cut(text.rstrip(), MAX_INPUT_CHARS)
-            lines.append(f"In [{number}]: {_indent(shown)}")
-            if number in outputs:
-                shown, _ = redact_and_cut(_output(text, outputs[number]), MAX_INPUT_CHARS)
-                lines.append(f"Out[{number}]: {_indent(shown)}")
-        if not lines:
-            lines.append("(no inputs in this kernel's history yet)")
-        lines += [redact_text(line)[0] for line in _last_error(shell)]
-        content = "\n".join(lines)
-        if "<masked: " in content:
-            content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
-        summary = f"{len(entries)} inputs"
-        return ToolOutput(content=content, summary=summary)
+async def inspect_variable(ctx: ToolContext, name: str, reveal: bool = False) -> ToolOutput:
+    """Describe one variable in detail: a DataFrame's dtypes, nulls and head; an array's stats.
 
-    @tool(category="execute", timeout_argument="timeout")
-    async def run_code(code: str, timeout: float = 30) -> ToolOutput:
-        """Run Python code in the user's kernel, in their namespace, and show what it printed and returned.
+    Secrets (API keys, tokens, passwords, os.environ) are masked; reveal=True asks the user
+    to show them, so use it only when the user's request needs the secret itself.
 
-        It runs as a cell would (top-level await works) and its variables stay defined. Use it
-        for quick checks; a run past the timeout is stopped, what it did until then stays done.
+    Args:
+        name: The variable's name, optionally with attributes and items: "model.coef_",
+            'cfg["db"]', "rows[0]". Modules, dunders and IPython's own names are refused.
+        reveal: Show masked secrets too; the user is asked first.
+    """
+    path = name.strip()
+    known = [n for n, _ in _variables(ctx)]
+    found = lookup(ctx.namespace(), path, hidden=_hidden(ctx), known=known)
+    content = describe(path, found.value, secret=found.secret, reveal=reveal)
+    summary = f"{path}: {type_name(found.value)}"
+    if found.secret and not reveal:
+        summary += " (masked)"
+    return ToolOutput(content=content, summary=summary)
 
-        Args:
-            code: Python source; the value of a last expression is returned, as in a cell.
-            timeout: Seconds before the run is stopped (at most 600).
-        """
-        if not 0 < timeout <= MAX_RUN_TIMEOUT:
-            raise ToolError(
-                f"run_code: timeout must be more than 0 and at most {MAX_RUN_TIMEOUT:g} seconds, not {timeout:g}"
-            )
-        run = await run_code_in(namespace_provider(), code, timeout=timeout)
-        return _run_output(run, timeout)
 
-    return ToolSet([list_variables, inspect_variable, get_history, run_code])
+async def get_history(ctx: ToolContext, n: int = 10) -> ToolOutput:
+    """Show the kernel's recent inputs and outputs (In/Out) and the last error with its traceback.
+
+    Args:
+        n: How many recent inputs to show (at most 100).
+    """
+    if n < 1:
+        raise ToolError(f"get_history: n must be at least 1, not {n}")
+    namespace = ctx.namespace()
+    entries = _inputs(namespace, ctx.shell)[-min(n, MAX_HISTORY) :]
+    found = namespace.get("Out")
+    outputs: Mapping[Any, Any] = found if isinstance(found, Mapping) else {}
+    lines: list[str] = []
+    for number, text in entries:
+        shown, _ = redact_and_cut(text.rstrip(), MAX_INPUT_CHARS)
+        lines.append(f"In [{number}]: {_indent(shown)}")
+        if number in outputs:
+            shown, _ = redact_and_cut(_output(text, outputs[number]), MAX_INPUT_CHARS)
+            lines.append(f"Out[{number}]: {_indent(shown)}")
+    if not lines:
+        lines.append("(no inputs in this kernel's history yet)")
+    lines += [redact_text(line)[0] for line in _last_error(ctx.shell)]
+    content = "\n".join(lines)
+    if "<masked: " in content:
+        content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
+    return ToolOutput(content=content, summary=f"{len(entries)} inputs")
+
+
+async def run_code(ctx: ToolContext, code: str, timeout: float = 30) -> ToolOutput:
+    """Run Python code in the user's kernel, in their namespace, and show what it printed and returned.
+
+    It runs as a cell would (top-level await works) and its variables stay defined. Use it
+    for quick checks; a run past the timeout is stopped, what it did until then stays done.
+
+    Args:
+        code: Python source; the value of a last expression is returned, as in a cell.
+        timeout: Seconds before the run is stopped (at most 600).
+    """
+    if not 0 < timeout <= MAX_RUN_TIMEOUT:
+        raise ToolError(
+            f"run_code: timeout must be more than 0 and at most {MAX_RUN_TIMEOUT:g} seconds, "
+            f"not {timeout:g}"
+        )
+    run = await run_code_in(ctx.namespace(), code, timeout=timeout)
+    return _run_output(run, timeout)
+
+
+def _reveal_is_secret(arguments: Mapping[str, Any]) -> str:
+    """inspect_variable with reveal=True shows a secret unmasked: the user is asked first."""
+    return "read-secret" if arguments.get("reveal") else "read"
+
+
+def _hidden(ctx: ToolContext) -> dict[str, Any]:
+    """IPython's own names (`user_ns_hidden`), so a user's variable is told from them."""
+    return getattr(ctx.shell, "user_ns_hidden", None) or {}
+
+
+def _variables(ctx: ToolContext) -> list[tuple[str, Any]]:
+    return user_variables(ctx.namespace(), _hidden(ctx))
 
 
 def _inputs(namespace: Mapping[str, Any], shell: Any | None) -> list[tuple[int, str]]:
@@ -241,8 +258,7 @@ def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
         content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
-    summary = first or f"ok in {run.seconds:.2f} s"
-    summary = summary if len(summary) <= 100 else summary[:99] + "…"
+    summary = shorten(first or f"ok in {run.seconds:.2f} s", 100)
     return ToolOutput(content=content, is_error=failed, summary=summary)
 
 

@@ -6,16 +6,18 @@ from typing import Any
 
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
-from .kernel import kernel_tools
-from .notebook import notebook_tools
+from .context import ToolContext
+from .kernel import kernel_toolset
+from .notebook import notebook_toolset
 from .registry import ToolSet
 
 
 def kernel_toolsets(shell: Any, workspace: Workspace) -> list[ToolSet]:
     """Notebook and kernel tools bound to an IPython shell, for the magic and the chat panel.
 
-    The current notebook is looked up at each call (`__session__`, `JPY_SESSION_NAME`,
-    `__vsc_ipynb_file__`), since a front end may set it after the tools are made.
+    The current notebook and the namespace are looked up at each call (`__session__`,
+    `JPY_SESSION_NAME`, `__vsc_ipynb_file__`), since a front end may set them after the tools
+    are made.
     """
 
     def namespace() -> dict[str, Any]:
@@ -25,7 +27,7 @@ def kernel_toolsets(shell: Any, workspace: Workspace) -> list[ToolSet]:
     def current_notebook() -> str | None:
         return current_notebook_path(shell.user_ns)
 
-    return [
-        notebook_tools(workspace, current_notebook=current_notebook),
-        kernel_tools(namespace, shell=shell),
-    ]
+    ctx = ToolContext(
+        workspace=workspace, current_notebook=current_notebook, namespace=namespace, shell=shell
+    )
+    return [notebook_toolset(ctx), kernel_toolset(ctx)]

@@ -1,10 +1,11 @@
 """The notebook tools: list, read, edit, replace, insert and delete cells of a .ipynb file.
 
 Cells are addressed by their nbformat `id` (stable across edits), or by `#N`, the 0-based index
-list_cells shows. Every read and write goes through `notebook_io`, so the workspace policy,
-atomic writes and the changed-on-disk check hold. The tool set also remembers the hash of what
-the model last saw of each notebook: an edit made from a view that is out of date (the user saved
-the notebook in between) is refused rather than applied over the user's work.
+list_cells shows. Every read and write goes through `workspace/notebook_file.py`, so the
+workspace policy, atomic writes and the changed-on-disk check hold. The context remembers the
+hash of what the model last saw of each notebook (`NotebookViews`): an edit made from a view that
+is out of date (the user saved the notebook in between) is refused rather than applied over the
+user's work.
 
 Reading a notebook whose path may hold secrets (`secret_paths.py`, e.g. under `.ssh/`) is the
 approval category `read-secret`; editing one stays an `edit`, so a read-only run still refuses it.
@@ -12,13 +13,12 @@ approval category `read-secret`; editing one stays an `edit`, so a read-only run
 
 from __future__ import annotations
 
-import difflib
-import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
 from ..errors import SandboxError, ToolError
 from ..events import CellChanged
+from ..text import shorten, total_changes, unified_diff
 from ..workspace.notebook_file import (
     LoadedNotebook,
     as_written,
@@ -30,10 +30,11 @@ from ..workspace.notebook_file import (
     write_notebook,
 )
 from ..workspace.workspace import Workspace
+from .context import ToolContext
 from .outputs import brief_output, describe_image, describe_output
-from .registry import ToolOutput, ToolSet, tool
+from .registry import ToolOutput, ToolSet, bound_tool
 from .secret_reads import reads_secret
-from .text_edits import clip_diff, diffstat, editor_lines, match_problem, occurrences
+from .text_edits import clip_diff, editor_lines, match_problem, occurrences
 
 MAX_FIRST_LINE = 80
 """Characters of a cell's first line shown by list_cells."""
@@ -45,213 +46,239 @@ MAX_OUTPUTS_SHOWN = 20
 
 def notebook_tools(workspace: Workspace, *, current_notebook: Callable[[], str | None]) -> ToolSet:
     """The cell tools bound to a workspace; `current_notebook` names the kernel's own notebook."""
-    seen: dict[str, str] = {}  # notebook path -> digest of the bytes the model last saw
-    lock = threading.Lock()  # one read-modify-write at a time
+    return notebook_toolset(ToolContext(workspace=workspace, current_notebook=current_notebook))
 
-    def load(notebook: str | None, *, for_edit: bool, missing_ok: bool = False) -> LoadedNotebook:
-        path = resolve_notebook(workspace, notebook, current_notebook, must_exist=not missing_ok)
-        loaded = read_notebook(workspace, path, missing_ok=missing_ok)
-        if for_edit and seen.get(path, loaded.digest) != loaded.digest:
-            raise ToolError(changed_message(path))  # until list_cells or read_cell reads it
-        seen[path] = loaded.digest
-        return loaded
 
-    def save(
-        loaded: LoadedNotebook, cell: Any, change: str, diff: str, note: str = ""
-    ) -> ToolOutput:
-        write_notebook(workspace, loaded)
-        seen[loaded.path] = loaded.digest
-        index = _index_of(loaded, cell["id"])
-        where = f"cell {cell['id']} (#{index}) in {loaded.path}"
-        added, removed = diffstat(diff)
-        return ToolOutput(
-            content=f"{change} {where}{note}:\n{clip_diff(diff)}",
-            summary=f"{loaded.path} #{index} {change} +{added} −{removed}",
-            changes=(
-                CellChanged(notebook=loaded.path, cell_id=cell["id"], change=change, diff=diff),
-            ),
+def notebook_toolset(ctx: ToolContext) -> ToolSet:
+    """The cell tools bound to a context (its workspace, kernel notebook and notebook views)."""
+    workspace = ctx.need_workspace()
+    secret_read = reads_secret(workspace, ["notebook"], default=lambda: _kernel_notebook(ctx))
+    return ToolSet(
+        [
+            bound_tool(list_cells, ctx, classify=secret_read),
+            bound_tool(read_cell, ctx, classify=secret_read),
+            bound_tool(edit_cell, ctx, category="edit"),
+            bound_tool(replace_cell, ctx, category="edit"),
+            bound_tool(insert_cell, ctx, category="edit"),
+            bound_tool(delete_cell, ctx, category="edit"),
+        ]
+    )
+
+
+def list_cells(ctx: ToolContext, notebook: str | None = None) -> ToolOutput:
+    """List a notebook's cells: index, id, type, execution count, first line and outputs.
+
+    Args:
+        notebook: Path of a .ipynb file in the workspace; defaults to the notebook this
+            kernel runs.
+    """
+    with ctx.notebooks.lock:
+        loaded = _load(ctx, notebook, for_edit=False)
+    cells = loaded.node.cells
+    counts = {kind: sum(c.cell_type == kind for c in cells) for kind in ("code", "markdown")}
+    kinds = ", ".join(f"{k} {n}" for k, n in counts.items() if n)
+    header = f"{loaded.path}: {len(cells)} cells" + (f" ({kinds})" if kinds else "")
+    lines = [header, *(_cell_line(i, c) for i, c in enumerate(cells))]
+    if not cells:
+        lines.append("(no cells; add one with insert_cell)")
+    return ToolOutput(content="\n".join(lines), summary=header)
+
+
+def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
+    """Read one cell: its source with line numbers, and its outputs summarised.
+
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    with ctx.notebooks.lock:
+        loaded = _load(ctx, notebook, for_edit=False)
+    index, cell = _find(loaded, cell_id)
+    lines = editor_lines(cell_source(cell))
+    facts = [cell.cell_type]
+    if cell.cell_type == "code":
+        count = cell.get("execution_count")
+        facts.append("not run" if count is None else f"execution count {count}")
+    facts.append(f"{len(lines)} lines")
+    tags = cell.get("metadata", {}).get("tags")
+    if tags:
+        facts.append("tags: " + ", ".join(map(str, tags)))
+    out = [f"{loaded.path} #{index} id={cell.id} ({', '.join(facts)})"]
+    out += [f"{n:6d}\t{line}" for n, line in enumerate(lines, 1)] or ["(empty)"]
+    out += _attachments(cell)
+    outputs = cell.get("outputs", [])
+    if outputs:
+        out.append(f"outputs ({len(outputs)}):")
+        out += [describe_output(o) for o in outputs[:MAX_OUTPUTS_SHOWN]]
+        if len(outputs) > MAX_OUTPUTS_SHOWN:
+            out.append(f"… {len(outputs) - MAX_OUTPUTS_SHOWN} more outputs not shown")
+    elif cell.cell_type == "code":
+        out.append("outputs: none")
+    return ToolOutput(content="\n".join(out), summary=f"{loaded.path} #{index} ({facts[0]})")
+
+
+def edit_cell(
+    ctx: ToolContext, cell_id: str, old_str: str, new_str: str, notebook: str | None = None
+) -> ToolOutput:
+    """Replace one exact, unique piece of text in a cell's source with new text.
+
+    A code cell's outputs are cleared, since they no longer match its source.
+
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        old_str: The exact text to replace, including whitespace; it must occur exactly
+            once in the cell, so include enough surrounding lines.
+        new_str: The text to put in its place (empty to delete old_str).
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    if old_str == "":
+        raise ToolError(
+            "edit_cell: old_str is empty; copy the exact text to replace from read_cell "
+            "(to rewrite the whole cell, use replace_cell)"
         )
-
-    def kernel_notebook() -> str | None:
-        """The notebook a call without `notebook=` reads, for the classifier (None if unknown)."""
-        try:
-            return resolve_notebook(workspace, None, current_notebook)
-        except (ToolError, SandboxError):
-            return None
-
-    secret_read = reads_secret(workspace, ["notebook"], default=kernel_notebook)
-
-    @tool(classify=secret_read)
-    def list_cells(notebook: str | None = None) -> ToolOutput:
-        """List a notebook's cells: index, id, type, execution count, first line and outputs.
-
-        Args:
-            notebook: Path of a .ipynb file in the workspace; defaults to the notebook this
-                kernel runs.
-        """
-        with lock:
-            loaded = load(notebook, for_edit=False)
-        cells = loaded.node.cells
-        counts = {kind: sum(c.cell_type == kind for c in cells) for kind in ("code", "markdown")}
-        kinds = ", ".join(f"{k} {n}" for k, n in counts.items() if n)
-        header = f"{loaded.path}: {len(cells)} cells" + (f" ({kinds})" if kinds else "")
-        lines = [header, *(_cell_line(i, c) for i, c in enumerate(cells))]
-        if not cells:
-            lines.append("(no cells; add one with insert_cell)")
-        return ToolOutput(content="\n".join(lines), summary=header)
-
-    @tool(classify=secret_read)
-    def read_cell(cell_id: str, notebook: str | None = None) -> ToolOutput:
-        """Read one cell: its source with line numbers, and its outputs summarised.
-
-        Args:
-            cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
-            notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
-        """
-        with lock:
-            loaded = load(notebook, for_edit=False)
+    if old_str == new_str:
+        raise ToolError("edit_cell: old_str and new_str are the same; nothing would change")
+    with ctx.notebooks.lock:
+        loaded = _load(ctx, notebook, for_edit=True)
         index, cell = _find(loaded, cell_id)
-        source = cell_source(cell)
-        lines = editor_lines(source)
-        facts = [cell.cell_type]
-        if cell.cell_type == "code":
-            count = cell.get("execution_count")
-            facts.append("not run" if count is None else f"execution count {count}")
-        facts.append(f"{len(lines)} lines")
-        tags = cell.get("metadata", {}).get("tags")
-        if tags:
-            facts.append("tags: " + ", ".join(map(str, tags)))
-        out = [f"{loaded.path} #{index} id={cell.id} ({', '.join(facts)})"]
-        out += [f"{n:6d}\t{line}" for n, line in enumerate(lines, 1)] or ["(empty)"]
-        out += _attachments(cell)
-        outputs = cell.get("outputs", [])
-        if outputs:
-            out.append(f"outputs ({len(outputs)}):")
-            out += [describe_output(o) for o in outputs[:MAX_OUTPUTS_SHOWN]]
-            if len(outputs) > MAX_OUTPUTS_SHOWN:
-                out.append(f"… {len(outputs) - MAX_OUTPUTS_SHOWN} more outputs not shown")
-        elif cell.cell_type == "code":
-            out.append("outputs: none")
-        return ToolOutput(content="\n".join(out), summary=f"{loaded.path} #{index} ({facts[0]})")
-
-    @tool(category="edit")
-    def edit_cell(
-        cell_id: str, old_str: str, new_str: str, notebook: str | None = None
-    ) -> ToolOutput:
-        """Replace one exact, unique piece of text in a cell's source with new text.
-
-        A code cell's outputs are cleared, since they no longer match its source.
-
-        Args:
-            cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
-            old_str: The exact text to replace, including whitespace; it must occur exactly
-                once in the cell, so include enough surrounding lines.
-            new_str: The text to put in its place (empty to delete old_str).
-            notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
-        """
-        if old_str == "":
+        before = cell_source(cell)
+        starts = occurrences(before, old_str)
+        if len(starts) != 1:
+            where = f"cell {cell.id} (#{index}) of {loaded.path}"
             raise ToolError(
-                "edit_cell: old_str is empty; copy the exact text to replace from read_cell "
-                "(to rewrite the whole cell, use replace_cell)"
+                match_problem(
+                    "edit_cell",
+                    "read_cell",
+                    where,
+                    before,
+                    old_str,
+                    starts,
+                    current="its current source",
+                )
             )
-        if old_str == new_str:
-            raise ToolError("edit_cell: old_str and new_str are the same; nothing would change")
-        with lock:
-            loaded = load(notebook, for_edit=True)
-            index, cell = _find(loaded, cell_id)
-            before = cell_source(cell)
-            starts = occurrences(before, old_str)
-            if len(starts) != 1:
-                raise ToolError(
-                    match_problem(
-                        "edit_cell",
-                        "read_cell",
-                        f"cell {cell.id} (#{index}) of {loaded.path}",
-                        before,
-                        old_str,
-                        starts,
-                        current="its current source",
-                    )
-                )
-            after = before[: starts[0]] + new_str + before[starts[0] + len(old_str) :]
-            cell["source"] = after
-            as_written(cell)
-            return save(loaded, cell, "edited", _cell_diff(loaded.path, cell.id, before, after))
+        after = before[: starts[0]] + new_str + before[starts[0] + len(old_str) :]
+        return _save(ctx, loaded, cell, "edited", before, after)
 
-    @tool(category="edit")
-    def replace_cell(cell_id: str, source: str, notebook: str | None = None) -> ToolOutput:
-        """Replace a cell's whole source (its type stays; a code cell's outputs are cleared).
 
-        Args:
-            cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
-            source: The complete new source of the cell.
-            notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
-        """
-        with lock:
-            loaded = load(notebook, for_edit=True)
-            index, cell = _find(loaded, cell_id)
-            before = cell_source(cell)
-            if before == source:
-                return ToolOutput(
-                    content=f"cell {cell.id} (#{index}) already has this source; nothing changed",
-                    summary=f"{loaded.path} #{index} (unchanged)",
-                )
-            cell["source"] = source
-            as_written(cell)
-            return save(loaded, cell, "replaced", _cell_diff(loaded.path, cell.id, before, source))
+def replace_cell(
+    ctx: ToolContext, cell_id: str, source: str, notebook: str | None = None
+) -> ToolOutput:
+    """Replace a cell's whole source (its type stays; a code cell's outputs are cleared).
 
-    @tool(category="edit")
-    def insert_cell(
-        after_cell_id: str | None,
-        cell_type: Literal["code", "markdown"],
-        source: str,
-        notebook: str | None = None,
-    ) -> ToolOutput:
-        """Insert a new code or markdown cell (not run: it has no outputs until the user runs it).
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        source: The complete new source of the cell.
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    with ctx.notebooks.lock:
+        loaded = _load(ctx, notebook, for_edit=True)
+        index, cell = _find(loaded, cell_id)
+        before = cell_source(cell)
+        if before == source:
+            return ToolOutput(
+                content=f"cell {cell.id} (#{index}) already has this source; nothing changed",
+                summary=f"{loaded.path} #{index} (unchanged)",
+            )
+        return _save(ctx, loaded, cell, "replaced", before, source)
 
-        Args:
-            after_cell_id: Id (or "#N") of the cell to insert after; null to insert at the top.
-            cell_type: "code" or "markdown".
-            source: The new cell's source.
-            notebook: Path of a .ipynb file (created when it does not exist yet and
-                after_cell_id is null); defaults to the notebook this kernel runs.
-        """
-        with lock:
-            loaded = load(notebook, for_edit=True, missing_ok=after_cell_id is None)
-            cells = loaded.node.cells
-            position = 0 if after_cell_id is None else _find(loaded, after_cell_id)[0] + 1
-            cell = new_cell(cell_type, source, {c.id for c in cells})
-            cells.insert(position, cell)
-            note = "" if loaded.digest else f" (created {loaded.path})"
-            diff = _cell_diff(loaded.path, cell.id, None, source)
-            return save(loaded, cell, "inserted", diff, note)
 
-    @tool(category="edit")
-    def delete_cell(cell_id: str, notebook: str | None = None) -> ToolOutput:
-        """Delete a cell from a notebook.
+def insert_cell(
+    ctx: ToolContext,
+    after_cell_id: str | None,
+    cell_type: Literal["code", "markdown"],
+    source: str,
+    notebook: str | None = None,
+) -> ToolOutput:
+    """Insert a new code or markdown cell (not run: it has no outputs until the user runs it).
 
-        Args:
-            cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
-            notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
-        """
-        with lock:
-            loaded = load(notebook, for_edit=True)
-            index, cell = _find(loaded, cell_id)
-            diff = _cell_diff(loaded.path, cell.id, cell_source(cell), None)
-            del loaded.node.cells[index]
-            write_notebook(workspace, loaded)
-            seen[loaded.path] = loaded.digest
-        left = len(loaded.node.cells)
-        return ToolOutput(
-            content=f"deleted cell {cell.id} (was #{index}) from {loaded.path}; "
-            f"{left} cells left:\n{clip_diff(diff)}",
-            summary=f"{loaded.path} #{index} deleted",
-            changes=(
-                CellChanged(notebook=loaded.path, cell_id=cell.id, change="deleted", diff=diff),
-            ),
-        )
+    Args:
+        after_cell_id: Id (or "#N") of the cell to insert after; null to insert at the top.
+        cell_type: "code" or "markdown".
+        source: The new cell's source.
+        notebook: Path of a .ipynb file (created when it does not exist yet and
+            after_cell_id is null); defaults to the notebook this kernel runs.
+    """
+    with ctx.notebooks.lock:
+        loaded = _load(ctx, notebook, for_edit=True, missing_ok=after_cell_id is None)
+        cells = loaded.node.cells
+        position = 0 if after_cell_id is None else _find(loaded, after_cell_id)[0] + 1
+        cell = new_cell(cell_type, source, {c.id for c in cells})
+        cells.insert(position, cell)
+        note = "" if loaded.digest else f" (created {loaded.path})"
+        return _save(ctx, loaded, cell, "inserted", None, source, note)
 
-    return ToolSet([list_cells, read_cell, edit_cell, replace_cell, insert_cell, delete_cell])
+
+def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
+    """Delete a cell from a notebook.
+
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    with ctx.notebooks.lock:
+        loaded = _load(ctx, notebook, for_edit=True)
+        index, cell = _find(loaded, cell_id)
+        diff = _cell_diff(loaded.path, cell.id, cell_source(cell), None)
+        del loaded.node.cells[index]
+        _write(ctx, loaded)
+    left = len(loaded.node.cells)
+    return ToolOutput(
+        content=f"deleted cell {cell.id} (was #{index}) from {loaded.path}; "
+        f"{left} cells left:\n{clip_diff(diff)}",
+        summary=f"{loaded.path} #{index} deleted",
+        changes=(CellChanged(notebook=loaded.path, cell_id=cell.id, change="deleted", diff=diff),),
+    )
+
+
+def _load(
+    ctx: ToolContext, notebook: str | None, *, for_edit: bool, missing_ok: bool = False
+) -> LoadedNotebook:
+    """The notebook as it is on disk; for an edit, only if the model saw this version of it
+    (until list_cells or read_cell reads it again)."""
+    workspace, seen = ctx.need_workspace(), ctx.notebooks.seen
+    path = resolve_notebook(workspace, notebook, ctx.current_notebook, must_exist=not missing_ok)
+    loaded = read_notebook(workspace, path, missing_ok=missing_ok)
+    if for_edit and seen.get(path, loaded.digest) != loaded.digest:
+        raise ToolError(changed_message(path))
+    seen[path] = loaded.digest
+    return loaded
+
+
+def _write(ctx: ToolContext, loaded: LoadedNotebook) -> None:
+    """Save the notebook; what was written is now what the model saw."""
+    write_notebook(ctx.need_workspace(), loaded)
+    ctx.notebooks.seen[loaded.path] = loaded.digest
+
+
+def _save(
+    ctx: ToolContext,
+    loaded: LoadedNotebook,
+    cell: Any,
+    change: str,
+    before: str | None,
+    after: str,
+    note: str = "",
+) -> ToolOutput:
+    """Set a cell's new source, save, and say what changed (the diff, cut for the model)."""
+    cell["source"] = after
+    as_written(cell)
+    _write(ctx, loaded)
+    diff = _cell_diff(loaded.path, cell["id"], before, after)
+    index = _index_of(loaded, cell["id"])
+    added, removed = total_changes(diff)
+    return ToolOutput(
+        content=f"{change} cell {cell['id']} (#{index}) in {loaded.path}{note}:\n{clip_diff(diff)}",
+        summary=f"{loaded.path} #{index} {change} +{added} −{removed}",
+        changes=(CellChanged(notebook=loaded.path, cell_id=cell["id"], change=change, diff=diff),),
+    )
+
+
+def _kernel_notebook(ctx: ToolContext) -> str | None:
+    """The notebook a call without `notebook=` reads, for the classifier (None if unknown)."""
+    try:
+        return resolve_notebook(ctx.need_workspace(), None, ctx.current_notebook)
+    except (ToolError, SandboxError):
+        return None
 
 
 def _find(loaded: LoadedNotebook, cell_id: str) -> tuple[int, Any]:
@@ -286,9 +313,7 @@ def _cell_line(index: int, cell: Any) -> str:
     """`#3 code [5] id=ab12cd34 | df.plot()  (+2 lines) → image/png 640x480`."""
     source = cell_source(cell)
     lines = editor_lines(source)
-    first = next((line.strip() for line in lines if line.strip()), "")
-    if len(first) > MAX_FIRST_LINE:
-        first = first[: MAX_FIRST_LINE - 1] + "…"
+    first = shorten(next((line.strip() for line in lines if line.strip()), ""), MAX_FIRST_LINE)
     more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
     kind = cell.cell_type
     if kind == "code":
@@ -313,12 +338,8 @@ def _cell_diff(path: str, cell_id: str, before: str | None, after: str | None) -
 
     Cells rarely end in a newline, so both sides get one: no "No newline at end of file" noise.
     """
-    name = f"{path}#{cell_id}"
-    lines = difflib.unified_diff(
-        [] if before is None else editor_lines(before),
-        [] if after is None else editor_lines(after),
-        fromfile="/dev/null" if before is None else f"a/{name}",
-        tofile="/dev/null" if after is None else f"b/{name}",
-        lineterm="",
-    )
-    return "".join(line + "\n" for line in lines)
+
+    def lines(source: str | None) -> list[str] | None:
+        return None if source is None else [line + "\n" for line in editor_lines(source)]
+
+    return unified_diff(lines(before), lines(after), f"{path}#{cell_id}")

@@ -16,6 +16,7 @@ argument holding it (`timeout_argument`), and the general limit then never cuts 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import logging
 import re
@@ -25,7 +26,9 @@ from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import ConfigError, SandboxError, ToolError
 from ..events import CellChanged, FileChanged
-from ..messages import ToolSpec, arguments_problem
+from ..messages import ToolSpec
+from ..text import first_line
+from .arguments import expected, read_arguments, schema_problems
 from .running import invoke, is_async, within
 from .schema import function_schema
 
@@ -192,6 +195,24 @@ def tool(
     return build if fn is None else build(fn)
 
 
+def bound_tool(
+    function: Callable[..., Any],
+    context: object,
+    *,
+    category: str = "read",
+    classify: Callable[[Mapping[str, Any]], str] | None = None,
+    timeout_argument: str | None = None,
+) -> Tool:
+    """A Tool from `function(context, **arguments)`, with the context bound: the model sees the
+    function's name, docstring and other parameters, never the context."""
+    return tool(
+        name=function.__name__,
+        category=category,
+        classify=classify,
+        timeout_argument=timeout_argument,
+    )(functools.partial(function, context))
+
+
 class ToolSet:
     """Tools by name, with the one entry point the agent uses: `call_tool`, which never raises."""
 
@@ -239,16 +260,16 @@ class ToolSet:
         found = self._tools.get(name)
         if found is None:
             return _error(self._unknown_message(name))
-        args = _as_arguments(found, arguments)
-        if isinstance(args, ToolOutput):
-            return args
+        args = read_arguments(name, found.parameters, arguments)
+        if isinstance(args, str):
+            return _error(args)
         try:
-            problems = _schema_problems(self._validators[name], found.parameters, args)
+            problems = schema_problems(self._validators[name], found.parameters, args)
         except (RecursionError, MemoryError):
             problems = ["arguments nested too deep to check; send flat JSON arguments"]
         if problems:
             lines = [f"{name}: {p}" for p in problems]
-            return _error("\n".join([*lines, f"{name} expects: {_expected(found.parameters)}"]))
+            return _error("\n".join([*lines, f"{name} expects: {expected(found.parameters)}"]))
         limit = found.time_limit(args, timeout)
         try:
             finished, result = await within(invoke(found.function, args), limit)
@@ -293,75 +314,6 @@ def _timeout_message(found: Tool, limit: float) -> str:
     )
 
 
-def _as_arguments(found: Tool, arguments: Any) -> dict[str, Any] | ToolOutput:
-    """Accept a dict, JSON text of one, or nothing; anything else is explained to the model."""
-    if arguments is None:
-        return {}
-    if isinstance(arguments, str) and arguments.strip() == "":
-        return {}
-    if isinstance(arguments, str):
-        problem = arguments_problem(arguments)
-        if problem is not None:
-            return _error(f"{found.name}: {problem}")
-        try:
-            arguments = json.loads(arguments)
-        except (RecursionError, MemoryError):
-            return _error(f"{found.name}: arguments nested too deep; send flat JSON arguments")
-        except json.JSONDecodeError as exc:
-            return _error(
-                f"{found.name}: the arguments were not valid JSON ({exc.msg}); they began: "
-                f"{_quote(arguments, 200)}. Send one JSON object with: "
-                f"{_expected(found.parameters)}"
-            )
-    if not isinstance(arguments, dict):
-        return _error(
-            f"{found.name}: the arguments must be a JSON object, not {_json_type(arguments)}; "
-            f"send one JSON object with: {_expected(found.parameters)}"
-        )
-    return arguments
-
-
-def _schema_problems(
-    validator: jsonschema.protocols.Validator, schema: Mapping[str, Any], args: dict[str, Any]
-) -> list[str]:
-    """One plain sentence per problem, top-level missing and unexpected arguments first."""
-    properties = schema.get("properties", {})
-    problems = [
-        f"missing required argument {key!r}"
-        for key in schema.get("required", ())
-        if key not in args
-    ]
-    if schema.get("additionalProperties") is False:
-        problems += [
-            f"unexpected argument {key!r} (known arguments: {', '.join(properties) or 'none'})"
-            for key in args
-            if key not in properties
-        ]
-    for error in sorted(validator.iter_errors(args), key=lambda e: list(map(str, e.path))):
-        if not error.path and error.validator in ("required", "additionalProperties"):
-            continue
-        where = "argument " + repr(".".join(map(str, error.path))) if error.path else "arguments"
-        if error.validator == "type":
-            expected = error.validator_value
-            expected = " or ".join(expected) if isinstance(expected, list) else expected
-            value = _shorten(json.dumps(error.instance, default=str), 60)
-            problems.append(f"{where} must be {expected}, not {_json_type(error.instance)} {value}")
-        else:
-            problems.append(f"{where}: {_shorten(error.message, 200)}")
-    return problems
-
-
-def _expected(schema: Mapping[str, Any]) -> str:
-    """'path (string, required), start_line (integer or null)' — what a valid call looks like."""
-    required = set(schema.get("required", ()))
-    parts = []
-    for key, sub in schema.get("properties", {}).items():
-        kind = sub.get("type", "any") if isinstance(sub, Mapping) else "any"
-        kind = " or ".join(kind) if isinstance(kind, list) else kind
-        parts.append(f"{key} ({kind}{', required' if key in required else ''})")
-    return ", ".join(parts) or "no arguments ({})"
-
-
 def _as_output(result: Any) -> ToolOutput:
     if isinstance(result, ToolOutput):
         return result
@@ -376,20 +328,4 @@ def _as_output(result: Any) -> ToolOutput:
 
 
 def _error(message: str) -> ToolOutput:
-    return ToolOutput(content=message, is_error=True, summary=_shorten(message.split("\n")[0], 100))
-
-
-def _json_type(value: Any) -> str:
-    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number")):
-        if isinstance(value, kind):
-            return name
-    names = {str: "a string", list: "an array", dict: "an object", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def _quote(text: str, limit: int) -> str:
-    return repr(_shorten(text, limit))
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return ToolOutput(content=message, is_error=True, summary=first_line(message, 100))

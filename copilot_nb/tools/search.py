@@ -21,7 +21,9 @@ from pathlib import Path
 from ..errors import SandboxError, ToolError
 from ..events import FileChanged
 from ..workspace.workspace import Workspace
-from .registry import ToolOutput, ToolSet, tool
+from .context import ToolContext
+from .os_errors import os_errors
+from .registry import ToolOutput, ToolSet, bound_tool
 from .text_search import SKIP_NOTE, TextSearch, narrower_glob
 from .walk import Glob, GlobError, WalkStats, compile_glob, stoppable, walk_glob
 
@@ -31,117 +33,126 @@ MAX_FOUND = 500
 
 def search_tools(workspace: Workspace) -> ToolSet:
     """find_files, search_text, move_path and delete_path bound to one workspace."""
+    ctx = ToolContext(workspace=workspace)
+    return ToolSet(
+        [
+            bound_tool(find_files, ctx),
+            bound_tool(search_text, ctx),
+            bound_tool(move_path, ctx, category="edit"),
+            bound_tool(delete_path, ctx, category="edit"),
+        ]
+    )
 
-    @tool
-    async def find_files(glob: str) -> ToolOutput:
-        """Find files by a glob relative to the workspace root; returns the sorted paths.
-        `**` crosses folders (`src/**/*.py`), `*` and `?` do not, `{a,b}` gives choices, and a
-        glob without a slash matches file names at any depth (`*.py`). Gitignored files and
-        .git are skipped. Globs stay inside the workspace: no leading '/', '~' or '..'.
 
-        Args:
-            glob: E.g. "**/*.py", "src/**/test_*.py", "*.{md,txt}".
-        """
-        compiled = _glob("find_files", workspace, glob)
+async def find_files(ctx: ToolContext, glob: str) -> ToolOutput:
+    """Find files by a glob relative to the workspace root; returns the sorted paths.
+    `**` crosses folders (`src/**/*.py`), `*` and `?` do not, `{a,b}` gives choices, and a
+    glob without a slash matches file names at any depth (`*.py`). Gitignored files and
+    .git are skipped. Globs stay inside the workspace: no leading '/', '~' or '..'.
 
-        def work(stop: threading.Event) -> list[str]:
-            with _glob_errors("find_files"):
-                return sorted(rel for rel, _ in walk_glob(workspace, compiled, WalkStats(), stop))
+    Args:
+        glob: E.g. "**/*.py", "src/**/test_*.py", "*.{md,txt}".
+    """
+    workspace = ctx.need_workspace()
+    compiled = _glob("find_files", workspace, glob)
 
-        found = await stoppable(work)
-        if not found:
-            return ToolOutput(
-                content=f"no files match {glob!r} ({SKIP_NOTE}; find_files lists files, "
-                "list_directory shows folders)",
-                summary=f"{glob} (no files)",
-            )
-        lines = found[:MAX_FOUND]
-        if len(found) > MAX_FOUND:
-            lines.append(
-                f"… {len(found) - MAX_FOUND:,} more files; narrow the glob "
-                f"(e.g. {narrower_glob(found, glob)!r}) to see them"
-            )
-        header = f"{len(found):,} files match {glob!r}"
+    def work(stop: threading.Event) -> list[str]:
+        with _glob_errors("find_files"):
+            return sorted(rel for rel, _ in walk_glob(workspace, compiled, WalkStats(), stop))
+
+    found = await stoppable(work)
+    if not found:
         return ToolOutput(
-            content="\n".join([header, *lines]), summary=f"{glob} ({len(found):,} files)"
+            content=f"no files match {glob!r} ({SKIP_NOTE}; find_files lists files, "
+            "list_directory shows folders)",
+            summary=f"{glob} (no files)",
         )
-
-    @tool
-    async def search_text(regex: str, glob: str | None = None) -> ToolOutput:
-        """Search file contents with a Python regular expression, line by line like `grep -n`.
-        Prints `path:line: text` for each matching line; binary and gitignored files are
-        skipped, and so are files that may hold secrets (.env, keys; read_file asks the user
-        for those). Start the regex with `(?i)` to ignore case.
-
-        Args:
-            regex: A Python `re` pattern, e.g. "def \\w+_total" or "TODO|FIXME".
-            glob: Only search files matching this glob, e.g. "**/*.py" or "src/**".
-        """
-        compiled = _glob("search_text", workspace, glob) if glob else None
-        is_secret = workspace.secrets.for_walk(workspace.root)
-
-        def work(stop: threading.Event) -> ToolOutput:
-            search = TextSearch(regex, stop=stop, is_secret=is_secret)
-            with _glob_errors("search_text"):
-                search.run(walk_glob(workspace, compiled, WalkStats(), stop))
-            return search.output(glob)
-
-        return await stoppable(work)
-
-    @tool(category="edit")
-    def move_path(source: str, destination: str) -> ToolOutput:
-        """Move or rename a file or folder in the workspace; missing parent folders are created.
-
-        Args:
-            source: The file or folder to move.
-            destination: Its new path (it must not exist yet).
-        """
-        with _os_errors("move_path", source, destination):
-            src = workspace.resolve_entry(source, action="move")
-            target = workspace.resolve_entry(destination, action="move onto")
-            _check_secrets_stay(workspace, src, target)
-            dst = workspace.relative(target)
-            count = _count(src)
-            notes = workspace.move(source, destination)
-        shown = workspace.relative(src)
-        what = f"folder {shown}/ ({count} files)" if count is not None else shown
-        diff = f"rename from {shown}\nrename to {dst}\n"
-        return ToolOutput(
-            content="\n".join([f"moved {what} to {dst}", *notes]),
-            summary=f"{shown} → {dst}",
-            changes=(FileChanged(path=dst, diff=diff),),
+    lines = found[:MAX_FOUND]
+    if len(found) > MAX_FOUND:
+        lines.append(
+            f"… {len(found) - MAX_FOUND:,} more files; narrow the glob "
+            f"(e.g. {narrower_glob(found, glob)!r}) to see them"
         )
+    header = f"{len(found):,} files match {glob!r}"
+    return ToolOutput(content="\n".join([header, *lines]), summary=f"{glob} ({len(found):,} files)")
 
-    @tool(category="edit")
-    def delete_path(path: str, recursive: bool = False) -> ToolOutput:
-        """Delete a file, a symlink (not what it points to) or a folder in the workspace.
 
-        Args:
-            path: What to delete.
-            recursive: Must be true to delete a folder that is not empty, with everything in it.
-        """
-        with _os_errors("delete_path", path, ""):
-            node = workspace.resolve_entry(path, action="delete")
-            shown = workspace.relative(node)
-            count = _count(node)
-            try:
-                notes = workspace.delete(path, recursive=recursive)
-            except OSError as exc:
-                if exc.errno != errno.ENOTEMPTY:
-                    raise
-                raise ToolError(
-                    f"delete_path: {shown}/ is a folder that is not empty ({count or 0:,} files "
-                    "under it); to delete it and everything in it, call delete_path again with "
-                    "recursive=true"
-                ) from exc
-        what = f"folder {shown}/ ({count:,} files)" if count is not None else shown
-        return ToolOutput(
-            content="\n".join([f"deleted {what}", *notes]),
-            summary=f"{shown} (deleted)",
-            changes=(FileChanged(path=shown, diff=f"--- a/{shown}\n+++ /dev/null\n"),),
-        )
+async def search_text(ctx: ToolContext, regex: str, glob: str | None = None) -> ToolOutput:
+    """Search file contents with a Python regular expression, line by line like `grep -n`.
+    Prints `path:line: text` for each matching line; binary and gitignored files are
+    skipped, and so are files that may hold secrets (.env, keys; read_file asks the user
+    for those). Start the regex with `(?i)` to ignore case.
 
-    return ToolSet([find_files, search_text, move_path, delete_path])
+    Args:
+        regex: A Python `re` pattern, e.g. "def \\w+_total" or "TODO|FIXME".
+        glob: Only search files matching this glob, e.g. "**/*.py" or "src/**".
+    """
+    workspace = ctx.need_workspace()
+    compiled = _glob("search_text", workspace, glob) if glob else None
+    is_secret = workspace.secrets.for_walk(workspace.root)
+
+    def work(stop: threading.Event) -> ToolOutput:
+        search = TextSearch(regex, stop=stop, is_secret=is_secret)
+        with _glob_errors("search_text"):
+            search.run(walk_glob(workspace, compiled, WalkStats(), stop))
+        return search.output(glob)
+
+    return await stoppable(work)
+
+
+def move_path(ctx: ToolContext, source: str, destination: str) -> ToolOutput:
+    """Move or rename a file or folder in the workspace; missing parent folders are created.
+
+    Args:
+        source: The file or folder to move.
+        destination: Its new path (it must not exist yet).
+    """
+    workspace = ctx.need_workspace()
+    with os_errors("move_path", source, destination=destination):
+        src = workspace.resolve_entry(source, action="move")
+        target = workspace.resolve_entry(destination, action="move onto")
+        _check_secrets_stay(workspace, src, target)
+        dst = workspace.relative(target)
+        count = _count(src)
+        notes = workspace.move(source, destination)
+    shown = workspace.relative(src)
+    what = f"folder {shown}/ ({count} files)" if count is not None else shown
+    diff = f"rename from {shown}\nrename to {dst}\n"
+    return ToolOutput(
+        content="\n".join([f"moved {what} to {dst}", *notes]),
+        summary=f"{shown} → {dst}",
+        changes=(FileChanged(path=dst, diff=diff),),
+    )
+
+
+def delete_path(ctx: ToolContext, path: str, recursive: bool = False) -> ToolOutput:
+    """Delete a file, a symlink (not what it points to) or a folder in the workspace.
+
+    Args:
+        path: What to delete.
+        recursive: Must be true to delete a folder that is not empty, with everything in it.
+    """
+    workspace = ctx.need_workspace()
+    with os_errors("delete_path", path):
+        node = workspace.resolve_entry(path, action="delete")
+        shown = workspace.relative(node)
+        count = _count(node)
+        try:
+            notes = workspace.delete(path, recursive=recursive)
+        except OSError as exc:
+            if exc.errno != errno.ENOTEMPTY:
+                raise
+            raise ToolError(
+                f"delete_path: {shown}/ is a folder that is not empty ({count or 0:,} files "
+                "under it); to delete it and everything in it, call delete_path again with "
+                "recursive=true"
+            ) from exc
+    what = f"folder {shown}/ ({count:,} files)" if count is not None else shown
+    return ToolOutput(
+        content="\n".join([f"deleted {what}", *notes]),
+        summary=f"{shown} (deleted)",
+        changes=(FileChanged(path=shown, diff=f"--- a/{shown}\n+++ /dev/null\n"),),
+    )
 
 
 def _glob(name: str, workspace: Workspace, text: str) -> Glob:
@@ -197,26 +208,3 @@ def _count(node: Path) -> int | None:
     if not node.is_dir() or node.is_symlink():
         return None
     return sum(len(files) for _, _, files in os.walk(node))
-
-
-@contextmanager
-def _os_errors(name: str, path: str, destination: str) -> Iterator[None]:
-    """The OS's errors as sentences that tell the model its next step."""
-    try:
-        yield
-    except FileNotFoundError as exc:
-        raise ToolError(
-            f"{name}: {path!r} does not exist in the workspace; call find_files or "
-            "list_directory to see what exists"
-        ) from exc
-    except FileExistsError as exc:
-        raise ToolError(
-            f"{name}: {destination!r} already exists; choose another destination or delete it "
-            "first with delete_path"
-        ) from exc
-    except NotADirectoryError as exc:
-        raise ToolError(
-            f"{name}: a part of {destination or path!r} is a file, not a folder"
-        ) from exc
-    except PermissionError as exc:
-        raise ToolError(f"{name}: permission denied ({exc.strerror})") from exc
