@@ -50,10 +50,6 @@ class ToolCall:
             id=id, name=name, arguments=parse_arguments(raw_arguments), raw_arguments=raw_arguments
         )
 
-    @property
-    def arguments_ok(self) -> bool:
-        return isinstance(self.arguments, dict)
-
 
 MAX_ARGUMENT_CHARS = 1_000_000
 """Characters of one tool call's argument text; longer text is refused unparsed: no tool needs

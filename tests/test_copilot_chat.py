@@ -53,7 +53,7 @@ async def test_one_exchange_serves_many_requests_and_sets_the_endpoint(github):
     assert (await model.complete(HI)).text == "one"
     assert (await model.complete(HI)).text == "two"
 
-    assert fake.exchanges == model.exchanges == 1
+    assert fake.exchanges == model.auth.exchanges == 1
     (exchange,) = exchanges(fake)
     assert exchange.headers["Authorization"] == "token gho_fake_preset"
     assert model.base_url == fake.api_url, "the API base comes from endpoints.api"
@@ -95,11 +95,11 @@ async def test_the_token_is_renewed_a_minute_before_it_expires(github):
     await model.aclose()
 
 
-async def test_refresh_renews_once_even_when_many_ask_at_once(github):
+async def test_a_refused_token_is_renewed_once_even_when_many_ask_at_once(github):
     fake = github()
     model = fake.model()
     first = await model.copilot_token()
-    renewed = await asyncio.gather(*(model.copilot_token(refresh=True) for _ in range(5)))
+    renewed = await asyncio.gather(*(model.auth.token(refused=first) for _ in range(5)))
     assert {t.value for t in renewed} != {first.value}
     assert len({t.value for t in renewed}) == 1
     assert fake.exchanges == 2
@@ -115,6 +115,28 @@ async def test_a_401_from_the_api_renews_the_token_and_repeats_the_request(githu
     assert fake.exchanges == 2
     first, second = (lower(r.headers)["authorization"] for r in fake.chat_requests)
     assert first != second
+    await model.aclose()
+
+
+async def test_a_token_refused_twice_is_an_auth_error(github):
+    fake = github(token_lifetime=0)  # every token the fake issues has already expired
+    model = fake.model()
+    with pytest.raises(AuthError, match="token expired"):
+        await model.complete(HI)
+    chats = [r for r in fake.requests if r.path.endswith("/chat/completions")]
+    assert len(chats) == 2, "renewed once inside the request, then the refusal is shown"
+    await model.aclose()
+
+
+async def test_the_auth_renews_a_token_that_expires_mid_conversation(github):
+    fake = github([reply("one"), reply("two")], token_lifetime=1800, refresh_in=1500)
+    clock = Clock()
+    model = fake.model(clock=clock)
+    assert (await model.complete(HI)).text == "one"
+    clock.shift = 1510  # past refresh_in: renewed before the request is sent
+    assert (await model.complete(HI)).text == "two"
+    first, second = (lower(r.headers)["authorization"] for r in fake.chat_requests)
+    assert first != second and fake.exchanges == 2
     await model.aclose()
 
 

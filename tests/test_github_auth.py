@@ -13,14 +13,12 @@ import pytest
 
 from copilot_nb import AuthError, ConfigError, ModelConnectionError
 from copilot_nb.config import config_dir
-from copilot_nb.models import github_auth
-from copilot_nb.models.github_auth import (
-    DEFAULT_CLIENT_ID,
-    DeviceFlow,
+from copilot_nb.models import github_auth, github_tokens
+from copilot_nb.models.github_auth import DEFAULT_CLIENT_ID, DeviceFlow, login
+from copilot_nb.models.github_tokens import (
     GitHubHosts,
     editor_token,
     find_github_token,
-    login,
     save_github_token,
     stored_token,
     write_private,
@@ -161,7 +159,7 @@ async def test_cancelling_the_wait_stops_polling_and_stores_nothing(github):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 5)
-    assert not github_auth.token_path().exists()
+    assert not github_tokens.token_path().exists()
 
 
 async def test_login_stores_the_token_privately_and_knows_who_signed_in(github):
@@ -171,7 +169,7 @@ async def test_login_stores_the_token_privately_and_knows_who_signed_in(github):
 
     assert [c.user_code for c in shown] == ["FAKE-0001"]
     assert token.user == "hubot"
-    assert Path(token.source) == github_auth.token_path()
+    assert Path(token.source) == github_tokens.token_path()
     saved = read_private(Path(token.source))
     assert saved["hosts"][fake.hosts.host]["oauth_token"] == token.value
     assert saved["hosts"][fake.hosts.host]["client_id"] == DEFAULT_CLIENT_ID
@@ -206,8 +204,8 @@ def test_the_token_file_is_replaced_atomically(tmp_path, monkeypatch):
 def test_tokens_are_kept_per_host_and_a_broken_file_reads_as_none(tmp_path):
     dotcom = GitHubHosts()
     enterprise = GitHubHosts(github_url="https://acme.ghe.com", api_url="https://api.acme.ghe.com")
-    github_auth.token_path().parent.mkdir(parents=True)
-    github_auth.token_path().write_text("{not json")
+    github_tokens.token_path().parent.mkdir(parents=True)
+    github_tokens.token_path().write_text("{not json")
     assert stored_token(dotcom) is None
 
     save_github_token("gho_dotcom", hosts=dotcom, user="me")

@@ -25,7 +25,7 @@ from ..messages import (
     as_tool_spec,
 )
 from .anthropic_stream import MessagesStreamDecoder
-from .base import ChatModel, MessagesIn, ToolChoice, ToolsIn
+from .base import ChatModel, MessagesIn, ModelRequest, ToolChoice, ToolsIn
 from .transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, stream_reply
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -204,41 +204,32 @@ class AnthropicChat(ChatModel):
             headers["authorization"] = f"Bearer {self.auth_token}"
         return headers
 
-    def request_body(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> dict[str, Any]:
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        options = dict(request.options)
         if options.get("max_tokens") is None:
             options["max_tokens"] = self.max_tokens
         return messages_request(
-            self.name, messages, tools=tools, tool_choice=tool_choice, **options
+            self.name,
+            request.messages,
+            tools=request.tools,
+            tool_choice=request.tool_choice,
+            **options,
         )
 
-    async def stream(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AsyncIterator[ModelEvent]:
-        """Stream one reply: deltas as they arrive, then the complete message."""
-        body = self.request_body(messages, tools=tools, tool_choice=tool_choice, **options)
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Deltas as they arrive, then the complete message."""
+        body = self.request_body(request)
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
-        async def send(refresh: bool) -> httpx.Response:
+        async def send() -> httpx.Response:
             client = self._http.get()
-            request = client.build_request(
+            wire = client.build_request(
                 "POST",
                 f"{self.base_url}/v1/messages",
                 content=content,
                 headers=self.request_headers(),
             )
-            return await client.send(request, stream=True)
+            return await client.send(wire, stream=True)
 
         async for event in stream_reply(
             send,

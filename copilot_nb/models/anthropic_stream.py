@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import StreamError
 from ..events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from ..messages import AssistantMessage, ToolCall, Usage
+from ..text import shorten
 from .sse import ServerSentEvent, SSEDecoder
 
 
@@ -247,7 +248,7 @@ def _parse(sse: ServerSentEvent) -> dict[str, Any]:
         event = json.loads(sse.data)
     except ValueError as exc:
         raise StreamError(
-            f"Anthropic stream sent {sse.event!r} data that is not JSON: {sse.data[:200]!r}",
+            f"Anthropic stream sent {sse.event!r} data that is not JSON: {shorten(sse.data, 200)!r}",
             body=sse.data,
         ) from exc
     if not isinstance(event, dict):

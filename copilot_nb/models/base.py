@@ -1,12 +1,14 @@
-"""The one protocol every model class speaks, and the helper that makes `complete()` from `stream()`.
+"""The one protocol every model class speaks, and the base class that implements its signature once.
 
 A model's `stream()` yields deltas and ends with a `ModelResponse`; `complete()` only collects that
-stream, so the streaming and non-streaming paths cannot drift apart.
+stream, so the streaming and non-streaming paths cannot drift apart. `ChatModel` owns the public
+signature of both: it packs a call into a `ModelRequest`, and a subclass writes `_stream(request)`.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Union, runtime_checkable
 
 from ..errors import ModelError
@@ -47,6 +49,21 @@ class Model(Protocol):
     async def aclose(self) -> None: ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest:
+    """One call of `stream()` or `complete()`: the conversation, the tools offered, and options
+    (`temperature`, `max_tokens`, ...) that go into the provider's request body as they are."""
+
+    messages: MessagesIn
+    tools: ToolsIn | None = None
+    tool_choice: ToolChoice = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def without_tools(self) -> ModelRequest:
+        """The same request with no tools, for a model that refuses them."""
+        return replace(self, tools=None, tool_choice=None)
+
+
 async def collect(events: AsyncIterator[ModelEvent]) -> AssistantMessage:
     """Drain a model stream and return its final message."""
     final: AssistantMessage | None = None
@@ -59,10 +76,8 @@ async def collect(events: AsyncIterator[ModelEvent]) -> AssistantMessage:
 
 
 class ChatModel:
-    """Base class of our models: a subclass writes `stream()`; `complete()` is that stream, collected.
-
-    One seam, so the streaming and non-streaming paths cannot drift apart.
-    """
+    """Base class of our models: a subclass writes `_stream(request)`; `stream()` and `complete()`
+    are the public signature, written once here, and `complete()` is the stream, collected."""
 
     name: str
 
@@ -74,7 +89,11 @@ class ChatModel:
         tool_choice: ToolChoice = None,
         **options: Any,
     ) -> AsyncIterator[ModelEvent]:
-        raise NotImplementedError
+        """Stream one reply: deltas as they arrive, then a `ModelResponse` with the whole message."""
+        request = ModelRequest(
+            messages=messages, tools=tools, tool_choice=tool_choice, options=options
+        )
+        return self._stream(request)
 
     async def complete(
         self,
@@ -86,6 +105,10 @@ class ChatModel:
     ) -> AssistantMessage:
         """The whole reply at once; it is the stream, collected."""
         return await collect(self.stream(messages, tools=tools, tool_choice=tool_choice, **options))
+
+    def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The one method a model class writes: an async generator of the reply's events."""
+        raise NotImplementedError
 
     async def aclose(self) -> None:
         """Release connections; a model without any has nothing to do."""

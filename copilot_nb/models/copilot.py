@@ -1,51 +1,35 @@
 """`CopilotChat`: GitHub Copilot's chat models, which speak Chat Completions behind a token exchange.
 
-A GitHub token (see `github_auth`) is not accepted by the Copilot API itself: it is exchanged at
-`{github api}/copilot_internal/v2/token` for a short-lived Copilot token (about 30 minutes) and the
-API base URL to use (`endpoints.api`, which differs for individual, business and enterprise
-accounts). The token is cached, renewed ahead of its expiry and after a 401, and every request
-carries the editor headers the Copilot API insists on.
+Every request carries a short-lived Copilot token, set and renewed by `CopilotAuth` (see
+`copilot_auth`), and the editor headers the Copilot API insists on. The model asks the auth for
+the token before it builds a request, because the token names the API base URL to use
+(`endpoints.api`, which differs for individual, business and enterprise accounts).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from ..errors import AuthError, CopilotError, ModelConnectionError, ModelError, ModelHTTPError
+from ..errors import CopilotError, ModelConnectionError
 from ..events import ModelEvent
-from .base import MessagesIn, ToolChoice, ToolsIn
-from .github_auth import USER_AGENT, GitHubHosts, GitHubToken, find_github_token
-from .openai import OpenAIChat
-from .transport import http_error
-
-COPILOT_API_URL = "https://api.githubcopilot.com"
-INTEGRATION_ID = "vscode-chat"
-"""The integration id open-source Copilot chat clients (e.g. Zed) send; the API requires one."""
-REFRESH_MARGIN = 60.0
-"""Seconds before `expires_at` at which a Copilot token is renewed rather than used."""
-
-_initiator: contextvars.ContextVar[str] = contextvars.ContextVar(
-    "copilot_nb_initiator", default="user"
+from .base import MessagesIn, ModelRequest
+from .copilot_auth import (
+    COPILOT_API_URL,
+    REFRESH_MARGIN,
+    CopilotAuth,
+    CopilotToken,
+    copilot_headers,
 )
-
-
-def copilot_headers() -> dict[str, str]:
-    """The editor identification the Copilot API and the token exchange require."""
-    return {
-        "Editor-Version": USER_AGENT,
-        "Editor-Plugin-Version": USER_AGENT,
-        "User-Agent": USER_AGENT,
-        "Copilot-Integration-Id": INTEGRATION_ID,
-    }
+from .github_tokens import GitHubHosts, GitHubToken
+from .openai import OpenAIChat
+from .transport import error_text, http_error
 
 
 def initiator(messages: MessagesIn) -> str:
@@ -58,20 +42,6 @@ def initiator(messages: MessagesIn) -> str:
     last = messages[-1]
     role = last.get("role") if isinstance(last, Mapping) else getattr(last, "role", None)
     return "user" if role == "user" else "agent"
-
-
-@dataclass(frozen=True, kw_only=True)
-class CopilotToken:
-    """A short-lived Copilot API token and the API base URL it is good for."""
-
-    value: str = field(repr=False)
-    api_url: str
-    expires_at: float
-    refresh_at: float
-
-    def usable(self, now: float, margin: float = REFRESH_MARGIN) -> bool:
-        """Still good for a request: before `refresh_in` and more than `margin` before expiry."""
-        return now < min(self.refresh_at, self.expires_at - margin)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,7 +109,6 @@ class CopilotChat(OpenAIChat):
     sign_in_hint = (
         "Run `%copilot login` to sign in to GitHub again, and check that the account has Copilot."
     )
-    can_refresh = True
 
     def __init__(
         self,
@@ -154,91 +123,61 @@ class CopilotChat(OpenAIChat):
         super().__init__(model, api_key="", base_url=COPILOT_API_URL, provider="copilot", **options)
         if isinstance(github_token, str):
             github_token = GitHubToken(value=github_token, source="the github_token argument")
-        self.hosts = hosts or GitHubHosts.from_env()
-        self.refresh_margin = refresh_margin
-        self.exchanges = 0
-        """How many Copilot tokens this model obtained (one per expiry, plus one per 401)."""
-        self._github_token = github_token
-        self._clock = clock
-        self._token: CopilotToken | None = None
+        self.auth: CopilotAuth = CopilotAuth(
+            github_token=github_token,
+            hosts=hosts or GitHubHosts.from_env(),
+            client=self._http.get,
+            clock=clock,
+            refresh_margin=refresh_margin,
+        )
         self.context_window: int | None = None
         self.max_prompt_tokens: int | None = None
         self._limits_known = False
-        self._lock_and_loop: tuple[asyncio.Lock, asyncio.AbstractEventLoop] | None = None
 
-    def _lock(self) -> asyncio.Lock:
-        """One lock per event loop, so concurrent requests share one exchange on any loop."""
-        loop = asyncio.get_running_loop()
-        if self._lock_and_loop is None or self._lock_and_loop[1] is not loop:
-            self._lock_and_loop = (asyncio.Lock(), loop)
-        return self._lock_and_loop[0]
+    async def copilot_token(self) -> CopilotToken:
+        """The Copilot token for the next request, signing in first; it also names the API base
+        URL, which becomes `base_url`."""
+        token = await self.auth.token()
+        self.base_url = token.api_url
+        return token
 
-    async def copilot_token(self, *, refresh: bool = False) -> CopilotToken:
-        """The cached Copilot token, exchanged anew when due, or when `refresh` (after a 401)."""
-        seen = self.exchanges
-        async with self._lock():
-            token = self._token
-            if token is not None:
-                if refresh and self.exchanges != seen:
-                    return token  # another request renewed it while this one waited
-                if not refresh and token.usable(self._clock(), self.refresh_margin):
-                    return token
-            self._token = token = await self._exchange()
-            self.exchanges += 1
-            self.base_url = token.api_url
-            return token
-
-    async def prepare_request(self, *, refresh: bool = False) -> tuple[str, dict[str, str]]:
-        """The Copilot API base URL and headers, with a fresh Copilot token."""
-        token = await self.copilot_token(refresh=refresh)
+    async def prepare_request(
+        self, request: ModelRequest | None = None
+    ) -> tuple[str, dict[str, str]]:
+        """The Copilot API base URL and the editor headers; the auth adds the token."""
+        await self.copilot_token()
         headers = {
             "Accept": "text/event-stream",
             **copilot_headers(),
             "Openai-Intent": "conversation-panel",
-            "X-Initiator": _initiator.get(),
+            "X-Initiator": initiator(request.messages) if request is not None else "user",
             "X-Request-Id": str(uuid.uuid4()),
             **self.headers,
-            "Authorization": f"Bearer {token.value}",
         }
-        return token.api_url, headers
+        return self.base_url, headers
 
-    async def stream(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AsyncIterator[ModelEvent]:
-        """As OpenAIChat, after signing in, and marking who initiated the request."""
-        await self.copilot_token()  # a sign-in problem surfaces as such, before the chat request
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """As OpenAIChat, after signing in, so a sign-in problem surfaces as such."""
+        await self.copilot_token()
         if not self._limits_known:
             self._limits_known = True
             with contextlib.suppress(CopilotError):  # limits are a help, not a requirement
                 await self.list_models()
-        reset = _initiator.set(initiator(messages))
-        try:
-            async for event in super().stream(
-                messages, tools=tools, tool_choice=tool_choice, **options
-            ):
-                yield event
-        finally:
-            with contextlib.suppress(ValueError):  # closed from another context: nothing to undo
-                _initiator.reset(reset)
+        async for event in super()._stream(request):
+            yield event
 
     async def list_models(self) -> list[CopilotModelInfo]:
         """The models this account may use, from `{api}/models`."""
-        for refresh in (False, True):
-            base_url, headers = await self.prepare_request(refresh=refresh)
-            headers["Accept"] = "application/json"
-            try:
-                response = await self._http.get().get(f"{base_url}/models", headers=headers)
-            except httpx.TransportError as exc:
-                raise ModelConnectionError(
-                    f"copilot: could not reach {base_url}/models: {type(exc).__name__}: {exc}"
-                ) from exc
-            if response.status_code != 401:
-                break
+        base_url, headers = await self.prepare_request()
+        headers["Accept"] = "application/json"
+        try:
+            response = await self._http.get().get(
+                f"{base_url}/models", headers=headers, auth=self.auth
+            )
+        except httpx.TransportError as exc:
+            raise ModelConnectionError(
+                f"copilot: could not reach {base_url}/models: {error_text(exc)}"
+            ) from exc
         if response.status_code >= 400:
             raise http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint)
         models = parse_models(response.json())
@@ -247,69 +186,3 @@ class CopilotChat(OpenAIChat):
                 self.context_window = info.context_window
                 self.max_prompt_tokens = info.max_prompt_tokens
         return models
-
-    async def _exchange(self) -> CopilotToken:
-        """Trade the GitHub token for a Copilot token at `/copilot_internal/v2/token`."""
-        github = self._github_token or find_github_token(self.hosts)
-        if github is None:
-            raise AuthError(
-                "copilot: not signed in to GitHub. Run `%copilot login` (or set "
-                "COPILOT_NB_GITHUB_TOKEN to a GitHub token that has Copilot access).",
-                status=401,
-            )
-        url = f"{self.hosts.api_url}/copilot_internal/v2/token"
-        headers = {"Authorization": f"token {github.value}", "Accept": "application/json"}
-        try:
-            response = await self._http.get().get(url, headers={**copilot_headers(), **headers})
-        except httpx.TransportError as exc:
-            raise ModelConnectionError(
-                f"copilot: could not reach {url}: {type(exc).__name__}: {exc or 'no details'}"
-            ) from exc
-        if response.status_code >= 400:
-            raise _exchange_error(response, github)
-        try:
-            payload = response.json()
-            value = str(payload["token"])
-        except (ValueError, KeyError, TypeError):
-            raise ModelError(
-                f"copilot: {url} answered without a token: {response.text[:200]!r}"
-            ) from None
-        now = self._clock()
-        expires_at = float(payload.get("expires_at") or now + 1500)
-        refresh_in = payload.get("refresh_in")
-        refresh_at = now + float(refresh_in) if refresh_in else expires_at
-        endpoints = payload.get("endpoints") if isinstance(payload.get("endpoints"), dict) else {}
-        api_url = str(endpoints.get("api") or COPILOT_API_URL).rstrip("/")
-        return CopilotToken(
-            value=value, api_url=api_url, expires_at=expires_at, refresh_at=refresh_at
-        )
-
-
-def _exchange_error(response: httpx.Response, github: GitHubToken) -> ModelHTTPError:
-    """Why GitHub would not give a Copilot token, in words that say what to do."""
-    try:
-        body: Any = response.json()
-    except ValueError:
-        body = response.text
-    detail = body.get("message") if isinstance(body, dict) else None
-    details = body.get("error_details") if isinstance(body, dict) else None
-    if isinstance(details, dict) and details.get("message"):
-        detail = details["message"]
-    status = response.status_code
-    said = f"HTTP {status}: {detail or response.reason_phrase}"
-    who = f"the GitHub token from {github.source}" + (f" ({github.user})" if github.user else "")
-    if status == 401:
-        return AuthError(
-            f"copilot: GitHub rejected {who} ({said}). Run `%copilot login` to sign in again.",
-            status=status,
-            body=body,
-        )
-    if status in (403, 404):
-        return AuthError(
-            f"copilot: GitHub issued no Copilot token for {who} ({said}). Either the account "
-            "has no Copilot access, or the token was not made by a Copilot sign-in (personal "
-            "access, `gh` and Actions tokens are refused). Run `%copilot login`.",
-            status=status,
-            body=body,
-        )
-    return ModelHTTPError(f"copilot: token exchange failed ({said})", status=status, body=body)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
 
 import httpx
 
 from ..errors import ModelHTTPError
 from ..events import ModelEvent, Notice
-from .base import ChatModel, MessagesIn, ToolChoice, ToolsIn
+from .base import ChatModel, ModelRequest
 from .openai_request import chat_request
 from .openai_stream import ChatCompletionsDecoder
 from .transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, rejects_tools, stream_reply
@@ -52,41 +51,35 @@ class OpenAIChat(ChatModel):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
 
-    can_refresh = False
-    """True where `prepare_request(refresh=True)` can renew refused credentials."""
+    auth: httpx.Auth | None = None
+    """Authentication that renews itself (CopilotChat's token); None: the API key header, and the
+    `http_client`'s own auth if it has one."""
 
-    async def prepare_request(self, *, refresh: bool = False) -> tuple[str, dict[str, str]]:
-        """The base URL and headers for the next request.
+    async def prepare_request(
+        self, request: ModelRequest | None = None
+    ) -> tuple[str, dict[str, str]]:
+        """The base URL and headers for the next request (`request`: the chat request, if it is one).
 
-        Subclasses whose credentials expire (GitHub Copilot) override this; `refresh=True` is
-        passed once after a 401, to renew them before the request is repeated.
+        Subclasses that name their API or add headers per request (GitHub Copilot) override this.
         """
         headers = {"Accept": "text/event-stream", **self.headers}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         return self.base_url, headers
 
-    async def stream(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AsyncIterator[ModelEvent]:
-        """Stream one reply: deltas as they arrive, then the complete message.
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Deltas as they arrive, then the complete message; a model that refuses tools (some
+        local models) is asked once more without them."""
+        body = chat_request(self.name, request)
+        auth = self.auth if self.auth is not None else httpx.USE_CLIENT_DEFAULT
 
-        A model that refuses tools (some local models) is asked once more without them.
-        """
-        body = chat_request(self.name, messages, tools=tools, tool_choice=tool_choice, **options)
-
-        async def send(refresh: bool) -> httpx.Response:
-            base_url, headers = await self.prepare_request(refresh=refresh)
+        async def send() -> httpx.Response:
+            base_url, headers = await self.prepare_request(request)
             client = self._http.get()
-            request = client.build_request(
+            wire = client.build_request(
                 "POST", f"{base_url}/chat/completions", json=body, headers=headers
             )
-            return await client.send(request, stream=True)
+            return await client.send(wire, stream=True, auth=auth)
 
         try:
             async for event in stream_reply(
@@ -96,14 +89,13 @@ class OpenAIChat(ChatModel):
                 where=self.base_url,
                 sign_in_hint=self.sign_in_hint,
                 policy=self.retry,
-                can_refresh=self.can_refresh,
             ):
                 yield event
         except ModelHTTPError as error:
-            if not tools or not rejects_tools(error):
+            if not request.tools or not rejects_tools(error):
                 raise
             yield Notice(text=f"{self.name} does not accept tools; asking again without them")
-            async for event in self.stream(messages, **options):
+            async for event in self._stream(request.without_tools()):
                 yield event
 
     async def aclose(self) -> None:

@@ -15,7 +15,7 @@ from ..messages import (
     as_messages,
     as_tool_spec,
 )
-from .base import MessagesIn, ToolChoice, ToolsIn
+from .base import ModelRequest, ToolChoice
 
 
 def message_to_openai(message: Message) -> dict[str, Any]:
@@ -61,27 +61,19 @@ def tool_choice_to_openai(choice: ToolChoice) -> str | Mapping[str, Any] | None:
     return {"type": "function", "function": {"name": choice}}
 
 
-def chat_request(
-    model: str,
-    messages: MessagesIn,
-    *,
-    tools: ToolsIn | None = None,
-    tool_choice: ToolChoice = None,
-    stream: bool = True,
-    **options: Any,
-) -> dict[str, Any]:
-    """The request body; `tools`/`tool_choice` are left out when empty (some servers reject null)."""
+def chat_request(model: str, request: ModelRequest) -> dict[str, Any]:
+    """The streamed request's body; `tools`/`tool_choice` are left out when empty (some servers
+    reject null), and so are options that are None."""
     body: dict[str, Any] = {
         "model": model,
-        "messages": [message_to_openai(m) for m in as_messages(messages)],
-        "stream": stream,
+        "messages": [message_to_openai(m) for m in as_messages(request.messages)],
+        "stream": True,
+        "stream_options": {"include_usage": True},
     }
-    if stream:
-        body["stream_options"] = {"include_usage": True}
-    if tools:
-        body["tools"] = [tool_to_openai(as_tool_spec(t)) for t in tools]
-        wire_choice = tool_choice_to_openai(tool_choice)
+    if request.tools:
+        body["tools"] = [tool_to_openai(as_tool_spec(t)) for t in request.tools]
+        wire_choice = tool_choice_to_openai(request.tool_choice)
         if wire_choice is not None:
             body["tool_choice"] = wire_choice
-    body.update({key: value for key, value in options.items() if value is not None})
+    body.update({key: value for key, value in request.options.items() if value is not None})
     return body

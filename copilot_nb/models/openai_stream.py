@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 from ..errors import StreamError
 from ..events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from ..messages import AssistantMessage, ToolCall, Usage
+from ..text import shorten
 from .sse import ServerSentEvent, SSEDecoder
 
 _loads = json.loads
@@ -184,7 +185,7 @@ class ChatCompletionsDecoder:
             except ValueError:
                 self._fail(
                     StreamError(
-                        f"the stream sent data that is not JSON: {data[:120]!r}; expected a "
+                        f"the stream sent data that is not JSON: {shorten(data, 120)!r}; expected a "
                         "Chat Completions chunk (is the base URL an OpenAI-compatible endpoint?)",
                         body=data,
                     )
@@ -192,7 +193,7 @@ class ChatCompletionsDecoder:
             if not isinstance(chunk, dict):
                 self._fail(
                     StreamError(
-                        f"the stream sent a chunk that is not a JSON object: {data[:120]!r}",
+                        f"the stream sent a chunk that is not a JSON object: {shorten(data, 120)!r}",
                         body=chunk,
                     )
                 )
@@ -321,7 +322,7 @@ def _provider_error(error: Any) -> StreamError:
     """A StreamError carrying the provider's own message and error object."""
     message = error.get("message") if isinstance(error, Mapping) else error
     if not message:
-        message = f"the model stream reported an error: {json.dumps(error)[:300]}"
+        message = f"the model stream reported an error: {shorten(json.dumps(error), 300)}"
     return StreamError(str(message), body=error)
 
 

@@ -3,7 +3,8 @@ loop that moves a streamed reply from the socket through a pure decoder.
 
 Retries: connection failures and HTTP 408, 409, 429 and 5xx are retried with exponential backoff
 and jitter, honouring `retry-after-ms` / `Retry-After`; the total wait is bounded, so a provider
-that keeps failing never becomes a retry storm. A 401 lets the model renew its credentials once.
+that keeps failing never becomes a retry storm. A 401 is an `AuthError` here: credentials that
+expire are renewed by the request's `httpx.Auth` (see `copilot_auth.py`), inside the request.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any, Protocol
 
 import httpx
@@ -23,11 +25,18 @@ import httpx
 from ..errors import AuthError, ContextLengthError, ModelConnectionError, ModelHTTPError
 from ..events import ModelEvent, ModelResponse, Notice
 from ..messages import AssistantMessage
+from ..text import shorten
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """Generous read timeout: a long reply from a slow local model is normal, a dead connect is not."""
 
 RETRY_STATUSES = frozenset({408, 409, 429})
+
+try:
+    USER_AGENT = f"copilot_nb/{metadata.version('copilot_nb')}"
+except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+    USER_AGENT = "copilot_nb/0"
+"""How copilot_nb names itself where a server asks (GitHub, the Copilot API)."""
 
 
 class LoopBoundClient:
@@ -112,7 +121,7 @@ def provider_message(body: Any) -> str:
         if isinstance(error, str):
             return error
         return json.dumps(body)
-    return str(body).strip()[:500]
+    return shorten(str(body).strip(), 500)
 
 
 _CONTEXT_LENGTH = re.compile(
@@ -166,8 +175,13 @@ class StreamDecoder(Protocol):
     def close(self) -> AssistantMessage: ...
 
 
-Send = Callable[[bool], Awaitable[httpx.Response]]
-"""Sends the request with `stream=True`; the flag asks to renew credentials first (after a 401)."""
+Send = Callable[[], Awaitable[httpx.Response]]
+"""Sends the request with `stream=True`; called again for each retry."""
+
+
+def error_text(exc: BaseException) -> str:
+    """`ConnectError: [Errno 111] Connection refused`: an exception's type and words, for people."""
+    return f"{type(exc).__name__}: {str(exc) or 'no details'}"
 
 
 async def stream_reply(
@@ -178,41 +192,20 @@ async def stream_reply(
     where: str,
     sign_in_hint: str,
     policy: RetryPolicy,
-    can_refresh: bool = False,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> AsyncIterator[ModelEvent]:
     """Open the stream (retrying what may pass, with a Notice per wait), then decode it to the end."""
-    attempt, waited = 0, 0.0
-    refresh, refreshed = False, False
-    while True:
-        failure: Exception
-        response: httpx.Response | None = None
-        try:
-            response = await send(refresh)
-        except httpx.TransportError as exc:
-            failure = ModelConnectionError(
-                f"{provider}: connection to {where} failed: {type(exc).__name__}: {exc or 'no details'}"
-            )
-            failure.__cause__ = exc
+    response: httpx.Response | None = None
+    opening = open_stream(
+        send, provider=provider, where=where, sign_in_hint=sign_in_hint, policy=policy, sleep=sleep
+    )
+    async for step in opening:
+        if isinstance(step, Notice):
+            yield step
         else:
-            if response.status_code < 400:
-                break
-            await response.aread()
-            await response.aclose()
-            failure = http_error(response, provider=provider, sign_in_hint=sign_in_hint)
-            if response.status_code == 401 and can_refresh and not refreshed:
-                refresh = refreshed = True  # renew the credentials once, then send again
-                continue
-            if not policy.retryable(response.status_code):
-                raise failure
-        refresh = False
-        delay = policy.delay_for(response, attempt)
-        if attempt >= policy.max_retries or waited + delay > policy.max_total_wait:
-            raise failure
-        attempt += 1
-        waited += delay
-        yield Notice(text=f"{failure} — retrying in {delay:.1f} s ({attempt}/{policy.max_retries})")
-        await sleep(delay)
+            response = step
+    assert response is not None, "open_stream ends with the response or raises"
+    # Decoded here rather than in a helper generator: a second generator would cost a hop per event.
     try:
         async for chunk in response.aiter_bytes():
             for event in decoder.feed(chunk):
@@ -222,7 +215,7 @@ async def stream_reply(
     except httpx.TransportError as exc:
         raise ModelConnectionError(
             f"{provider}: the stream from {where} broke off before the reply was complete: "
-            f"{type(exc).__name__}: {exc or 'no details'}"
+            f"{error_text(exc)}"
         ) from exc
     finally:
         await response.aclose()
@@ -234,3 +227,45 @@ async def stream_reply(
             f"{provider}: the stream from {where} ended before the reply was complete"
         )
     yield ModelResponse(message=message)
+
+
+async def open_stream(
+    send: Send,
+    *,
+    provider: str,
+    where: str,
+    sign_in_hint: str,
+    policy: RetryPolicy,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> AsyncIterator[Notice | httpx.Response]:
+    """Send until a response opens: a Notice for each wait before a retry, then the response.
+
+    An error that will not pass, or a retry past the policy's bounds, raises instead.
+    """
+    attempt, waited = 0, 0.0
+    while True:
+        failure: Exception
+        response: httpx.Response | None = None
+        try:
+            response = await send()
+        except httpx.TransportError as exc:
+            failure = ModelConnectionError(
+                f"{provider}: connection to {where} failed: {error_text(exc)}"
+            )
+            failure.__cause__ = exc
+        else:
+            if response.status_code < 400:
+                yield response
+                return
+            await response.aread()
+            await response.aclose()
+            failure = http_error(response, provider=provider, sign_in_hint=sign_in_hint)
+            if not policy.retryable(response.status_code):
+                raise failure
+        delay = policy.delay_for(response, attempt)
+        if attempt >= policy.max_retries or waited + delay > policy.max_total_wait:
+            raise failure
+        attempt += 1
+        waited += delay
+        yield Notice(text=f"{failure} — retrying in {delay:.1f} s ({attempt}/{policy.max_retries})")
+        await sleep(delay)

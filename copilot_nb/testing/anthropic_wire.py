@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Any
 
-from .script import ScriptedTurn
+from .script import ScriptedTurn, pieces
 
 _STOP_REASONS = {"tool_calls": "tool_use", "stop": "end_turn", "length": "max_tokens"}
 """OpenAI-style finish reasons (what ScriptedTurn resolves to) -> Anthropic stop reasons."""
@@ -36,76 +36,50 @@ def fake_signature(reasoning: str) -> str:
 
 def anthropic_sse_events(turn: ScriptedTurn, *, model: str, message_id: str) -> list[bytes]:
     """Encode `turn` as the SSE events of a streamed Messages API response, one bytes per event."""
-    size = max(1, turn.chunk_size)
+    size = turn.chunk_size
     usage = turn.resolved_usage
+    start: dict[str, Any] = {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1},
+    }
     events = [
-        anthropic_sse_event(
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {
-                    "id": message_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1},
-                },
-            },
-        ),
+        anthropic_sse_event("message_start", {"type": "message_start", "message": start}),
         anthropic_sse_event("ping", {"type": "ping"}),
     ]
-    index = 0
-
-    def block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
-        nonlocal index
-        events.append(
-            anthropic_sse_event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": start},
-            )
-        )
-        for delta in deltas:
-            events.append(
-                anthropic_sse_event(
-                    "content_block_delta",
-                    {"type": "content_block_delta", "index": index, "delta": delta},
-                )
-            )
-        events.append(
-            anthropic_sse_event(
-                "content_block_stop", {"type": "content_block_stop", "index": index}
-            )
-        )
-        index += 1
-
+    blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     if turn.reasoning:
         thinking: list[dict[str, Any]] = [
-            {"type": "thinking_delta", "thinking": piece} for piece in _pieces(turn.reasoning, size)
+            {"type": "thinking_delta", "thinking": piece} for piece in pieces(turn.reasoning, size)
         ]
         thinking.append({"type": "signature_delta", "signature": fake_signature(turn.reasoning)})
-        block({"type": "thinking", "thinking": "", "signature": ""}, thinking)
+        blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, thinking))
     if turn.text:
-        block(
-            {"type": "text", "text": ""},
-            [{"type": "text_delta", "text": piece} for piece in _pieces(turn.text, size)],
-        )
+        text = [{"type": "text_delta", "text": piece} for piece in pieces(turn.text, size)]
+        blocks.append(({"type": "text", "text": ""}, text))
     for call in turn.tool_calls:
-        raw = call.raw_arguments
-        pieces = ["", *_pieces(raw, size)]
-        block(
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": {}},
-            [{"type": "input_json_delta", "partial_json": piece} for piece in pieces],
+        arguments = ["", *pieces(call.raw_arguments, size)]
+        blocks.append(
+            (
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": {}},
+                [{"type": "input_json_delta", "partial_json": piece} for piece in arguments],
+            )
         )
+    for index, (block, deltas) in enumerate(blocks):
+        events.extend(content_block_events(index, block, deltas))
     finish = turn.resolved_finish_reason
+    end = {"stop_reason": _STOP_REASONS.get(finish, finish), "stop_sequence": None}
     events.append(
         anthropic_sse_event(
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": _STOP_REASONS.get(finish, finish), "stop_sequence": None},
+                "delta": end,
                 "usage": {"output_tokens": usage.output_tokens},
             },
         )
@@ -114,5 +88,18 @@ def anthropic_sse_events(turn: ScriptedTurn, *, model: str, message_id: str) -> 
     return events
 
 
-def _pieces(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)]
+def content_block_events(
+    index: int, block: dict[str, Any], deltas: list[dict[str, Any]]
+) -> list[bytes]:
+    """One content block: its start, its deltas, its stop."""
+    start = {"type": "content_block_start", "index": index, "content_block": block}
+    return [
+        anthropic_sse_event("content_block_start", start),
+        *(
+            anthropic_sse_event(
+                "content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}
+            )
+            for d in deltas
+        ),
+        anthropic_sse_event("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]

@@ -14,7 +14,9 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from ..events import ModelEvent
-from ..models.base import ChatModel, MessagesIn, ToolChoice, ToolsIn
+from ..models.base import ChatModel, ModelRequest
+from ..models.openai import OpenAIChat
+from ..text import clip
 from .script import ScriptedRequest, ScriptedTurn, call, reply
 from .server import ScriptedServer
 
@@ -63,7 +65,7 @@ def offline_reply(request: ScriptedRequest) -> ScriptedTurn:
         entries = [line for line in last_output.splitlines() if line.strip()]
         shown = "\n".join(f"- `{line.strip()}`" for line in entries[:20])
         return reply(f"The workspace holds:\n\n{shown}")
-    return reply(f"`{name}` returned:\n\n```\n{last_output[:2000]}\n```")
+    return reply(f"`{name}` returned:\n\n```\n{clip(last_output, 2000)}\n```")
 
 
 def _first_step(prompt: str) -> ScriptedTurn:
@@ -107,26 +109,16 @@ class OfflineModel(ChatModel):
     def __init__(self) -> None:
         self.name = "offline-demo"
         self.server = ScriptedServer(responder=offline_reply, model_name=self.name)
-        self._chat: Any = None
+        self._chat: OpenAIChat | None = None
 
-    def _model(self) -> Any:
+    def _model(self) -> OpenAIChat:
         if self._chat is None:
             self.server.start()
             self._chat = self.server.model()
         return self._chat
 
-    async def stream(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AsyncIterator[ModelEvent]:
-        async for event in self._model().stream(
-            messages, tools=tools, tool_choice=tool_choice, **options
-        ):
-            yield event
+    def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        return self._model()._stream(request)
 
     async def aclose(self) -> None:
         if self._chat is not None:

@@ -7,14 +7,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .script import ScriptedTurn
-
-
-def pieces(text: str, size: int) -> Iterator[str]:
-    """Split text into streamable pieces of `size` characters."""
-    size = max(1, size)
-    for start in range(0, len(text), size):
-        yield text[start : start + size]
+from .script import ScriptedTurn, pieces
 
 
 def sse(payload: Any) -> bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -69,13 +69,16 @@ class ScriptedRequest:
     def messages(self) -> list[Mapping[str, Any]]:
         return list(self.body.get("messages", []))
 
-    @property
-    def tool_names(self) -> list[str]:
-        return [t.get("function", t).get("name", "") for t in self.body.get("tools", [])]
-
 
 Reply = Union[ScriptedTurn, ScriptedFailure]
 Step = Union[ScriptedTurn, ScriptedFailure, Callable[[ScriptedRequest], Reply]]
+
+
+def pieces(text: str, size: int) -> Iterator[str]:
+    """Split text into streamable pieces of `size` characters (at least one)."""
+    size = max(1, size)
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
 
 
 def reply(text: str = "", *calls: ToolCall, **options: Any) -> ScriptedTurn:

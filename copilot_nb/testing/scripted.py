@@ -9,15 +9,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
 
 from ..errors import ScriptError
 from ..events import ModelEvent, ModelResponse, ReasoningDelta, TextDelta, ToolCallDelta
 from ..messages import AssistantMessage
-from ..models.base import ChatModel, MessagesIn, ToolChoice, ToolsIn
+from ..models.base import ChatModel, ModelRequest
 from ..models.openai_request import chat_request
-from .openai_wire import pieces
-from .script import Reply, ScriptedFailure, ScriptedRequest, Step
+from ..text import shorten
+from .script import Reply, ScriptedFailure, ScriptedRequest, Step, pieces
 
 
 class Script:
@@ -48,7 +47,7 @@ class Script:
                 last = request.messages[-1] if request.messages else {}
                 error = (
                     f"unscripted request #{position}: the script has no reply left "
-                    f"(last message: {str(last)[:200]})"
+                    f"(last message: {shorten(str(last), 200)})"
                 )
                 self.errors.append(error)
                 raise ScriptError(error)
@@ -80,15 +79,8 @@ class ScriptedModel(ChatModel):
     def assert_complete(self) -> None:
         self.script.assert_complete()
 
-    async def stream(
-        self,
-        messages: MessagesIn,
-        *,
-        tools: ToolsIn | None = None,
-        tool_choice: ToolChoice = None,
-        **options: Any,
-    ) -> AsyncIterator[ModelEvent]:
-        body = chat_request(self.name, messages, tools=tools, tool_choice=tool_choice, **options)
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        body = chat_request(self.name, request)
         turn = self.script.next_turn(ScriptedRequest(body=body))
         if isinstance(turn, ScriptedFailure):
             raise ScriptError(
