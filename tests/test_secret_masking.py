@@ -14,7 +14,8 @@ from copilot_nb.events import ApprovalNeeded, Done
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet
 from copilot_nb.tools.kernel import kernel_tools
-from copilot_nb.tools.masking import is_secret_name, looks_secret, redact_text
+from copilot_nb.tools.masking import is_secret_name, looks_secret, redact_and_cut, redact_text
+from copilot_nb.tools.outputs import clip_output
 from tests.secret_namespace import GITHUB_TOKEN, OPENAI_KEY, SECRETS, SETUP, TABLE, Row, check
 
 
@@ -110,6 +111,20 @@ def test_history_redacts_secret_literals_and_assignments_to_secret_names() -> No
     assert "%env GITHUB_TOKEN=<masked: 13 chars>" in redacted
     assert 'user="ann"' in redacted and '"host": "db.local"' in redacted
     assert "total = 75" in redacted
+
+
+@pytest.mark.parametrize("size", [1_500, 6_000, 100_000], ids=["short", "medium", "long"])
+def test_a_long_output_is_cut_as_any_output_is_and_a_secret_at_the_cut_stays_masked(
+    size: int,
+) -> None:
+    plain = "".join(f"line {i}\n" for i in range(size // 7))
+    assert redact_and_cut(plain, 600) == (clip_output(plain, 600), 0)
+    key = f" {OPENAI_KEY} "
+    at_cut = plain[: 400 - 20] + key + plain[400 - 20 :]
+    at_tail = plain[: len(plain) - 200 - 20] + key + plain[len(plain) - 200 - 20 :]
+    for text in (at_cut, at_tail):
+        shown, count = redact_and_cut(text, 600)
+        assert count == 1 and OPENAI_KEY[:12] not in shown and "characters cut] …" in shown
 
 
 # --- the lookup table, in-process --------------------------------------------------------------

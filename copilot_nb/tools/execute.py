@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from .outputs import strip_ansi
+from .outputs import last_lines, strip_ansi
 
 MAX_TRACEBACK_LINES = 30
 """Lines of a traceback kept (the last ones)."""
@@ -182,8 +182,6 @@ def short_traceback(exc: BaseException) -> str:
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
     lines = "".join(traceback.format_exception(type(exc), exc, tb)).rstrip().splitlines()
-    if len(lines) > MAX_TRACEBACK_LINES:
-        cut = len(lines) - MAX_TRACEBACK_LINES
-        lines = [f"… {cut} traceback lines cut …", *lines[-MAX_TRACEBACK_LINES:]]
+    lines = last_lines(lines, MAX_TRACEBACK_LINES)
     head = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return strip_ansi("\n".join([head, *lines]))

@@ -31,7 +31,7 @@ from .masking import (
     redact_and_cut,
     redact_text,
 )
-from .outputs import strip_ansi
+from .outputs import last_lines, strip_ansi
 from .registry import ToolOutput, ToolSet, bound_tool
 from .variables import (
     describe,
@@ -228,12 +228,7 @@ def _last_error(shell: Any | None) -> list[str]:
         assert value is not None
         text = "".join(traceback.format_exception(type(value), value, value.__traceback__))
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) > MAX_TRACEBACK_LINES:
-        lines = [
-            f"… {len(lines) - MAX_TRACEBACK_LINES} traceback lines cut …",
-            *lines[-MAX_TRACEBACK_LINES:],
-        ]
-    return [f"last error: {head}", *lines]
+    return [f"last error: {head}", *last_lines(lines, MAX_TRACEBACK_LINES)]
 
 
 def _run_output(run: CodeRun, timeout: float) -> ToolOutput:

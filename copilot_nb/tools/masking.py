@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from itertools import islice
 from typing import Any
 
-from .outputs import truncate
+from .outputs import clip_output
 
 SECRET_WORDS = frozenset(
     {
@@ -218,11 +218,12 @@ def redact_text(text: str) -> tuple[str, int]:
 
 
 def redact_and_cut(text: str, limit: int) -> tuple[str, int]:
-    """`redact_text`, then `truncate` to `limit`; a long text is redacted only around what is
-    kept (with a margin, so a secret that crosses the cut is still found whole)."""
-    if len(text) <= 3 * limit:
+    """`redact_text`, then `clip_output` to `limit`; a long text is redacted only around what is
+    kept (with a margin, so a secret that crosses the cut is still found whole), and joined
+    with clip's marker, since the text between was never redacted and must not be shown."""
+    if len(text) <= max(3 * limit, limit + 2 * _MARGIN):  # else the windows would overlap
         shown, count = redact_text(text)
-        return truncate(shown, limit), count
+        return clip_output(shown, limit), count
     keep_tail = limit // 3
     keep_head = limit - keep_tail
     head, found_head = redact_text(text[: keep_head + _MARGIN])

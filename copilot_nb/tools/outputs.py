@@ -16,6 +16,8 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+from ..text import clip, human_bytes, shorten
+
 MAX_TEXT_CHARS = 2000
 """Characters of one output's text shown by read_cell."""
 MAX_TRACEBACK_LINES = 12
@@ -39,15 +41,18 @@ def terminal_text(text: str) -> str:
     return "\n".join(line.rsplit("\r", 1)[-1] if "\r" in line else line for line in lines)
 
 
-def truncate(text: str, limit: int, *, tail: int | None = None) -> str:
-    """Cut text to about `limit` characters, keeping its start and its end, with a marker."""
-    if len(text) <= limit:
-        return text
-    keep_tail = limit // 3 if tail is None else tail
-    keep_head = max(0, limit - keep_tail)
-    cut = len(text) - keep_head - keep_tail
-    end = text[len(text) - keep_tail :] if keep_tail else ""
-    return f"{text[:keep_head]}\n… [{cut:,} characters cut] …\n{end}"
+def clip_output(text: str, limit: int) -> str:
+    """Output cut to about `limit` characters: its start and its last third (where a run ends,
+    an error is printed) kept, with a marker saying how much was cut between them."""
+    return clip(text, limit, tail=limit // 3)
+
+
+def last_lines(lines: list[str], limit: int, what: str = "traceback") -> list[str]:
+    """The last `limit` lines (a traceback's end is where the error happened), after a line
+    saying how many were cut above them."""
+    if len(lines) <= limit:
+        return lines
+    return [f"… {len(lines) - limit} {what} lines cut …", *lines[len(lines) - limit :]]
 
 
 def image_size(data: bytes) -> tuple[int, int] | None:
@@ -96,7 +101,7 @@ def describe_image(mime: str, payload: Any) -> str:
     except (binascii.Error, ValueError):
         size = None
     if size is None:
-        return f"[{mime} {_human_bytes(len(text) * 3 // 4)}]"
+        return f"[{mime} {human_bytes(len(text) * 3 // 4)}]"
     return f"[{mime} {size[0]}x{size[1]}]"
 
 
@@ -116,7 +121,7 @@ def describe_data(data: Mapping[str, Any], *, limit: int = MAX_TEXT_CHARS) -> li
         if mime in data:
             text = terminal_text(_as_text(data[mime], mime))
             label = "" if mime == "text/plain" else f"{mime}:\n"
-            parts.append(label + truncate(text, limit))
+            parts.append(label + clip_output(text, limit))
     return parts
 
 
@@ -125,7 +130,7 @@ def describe_output(output: Mapping[str, Any], *, limit: int = MAX_TEXT_CHARS) -
     kind = output.get("output_type")
     if kind == "stream":
         text = terminal_text(_as_text(output.get("text", "")))
-        return f"[{output.get('name', 'stdout')}]\n{truncate(text.rstrip(chr(10)), limit)}"
+        return f"[{output.get('name', 'stdout')}]\n{clip_output(text.rstrip(chr(10)), limit)}"
     if kind == "error":
         return describe_error(
             str(output.get("ename", "")), str(output.get("evalue", "")), output.get("traceback")
@@ -143,10 +148,7 @@ def describe_error(ename: str, evalue: str, traceback: Any = None) -> str:
         return head
     text = strip_ansi("\n".join(traceback) if isinstance(traceback, list) else str(traceback))
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) > MAX_TRACEBACK_LINES:
-        cut = len(lines) - MAX_TRACEBACK_LINES
-        lines = [f"… {cut} traceback lines cut …", *lines[-MAX_TRACEBACK_LINES:]]
-    return "\n".join([head, *lines])
+    return "\n".join([head, *last_lines(lines, MAX_TRACEBACK_LINES)])
 
 
 def brief_output(output: Mapping[str, Any]) -> str:
@@ -166,7 +168,7 @@ def brief_output(output: Mapping[str, Any]) -> str:
             return "text/html"
         if "text/plain" in data:
             first = _as_text(data["text/plain"]).strip().split("\n", 1)[0]
-            return "result " + json.dumps(first[:40] + ("…" if len(first) > 40 else ""))
+            return "result " + json.dumps(shorten(first, 41))
         return ", ".join(data) or "empty"
     return str(kind)
 
@@ -178,12 +180,3 @@ def _as_text(payload: Any, mime: str = "") -> str:
     if isinstance(payload, list):
         return "".join(map(str, payload))
     return payload if isinstance(payload, str) else str(payload)
-
-
-def _human_bytes(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB"):
-        if value < 1024:
-            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"

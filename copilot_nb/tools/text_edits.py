@@ -79,13 +79,6 @@ def loose_match(lines: list[str], old: str) -> tuple[int, int] | None:
     return None
 
 
-def diffstat(diff: str) -> tuple[int, int]:
-    lines = diff.splitlines()
-    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
-    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
-    return added, removed
-
-
 def clip_diff(diff: str) -> str:
     lines = diff.splitlines()
     if len(lines) <= MAX_DIFF_LINES:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ToolError
+from ..text import shorten
 from .registry import ToolOutput
 from .walk import Stopped
 
@@ -61,7 +62,7 @@ def compile_regex(regex: str) -> Any:
         ) from exc
     except (RecursionError, OverflowError, MemoryError) as exc:
         raise ToolError(
-            f"search_text: the regex {_short(regex, 120)!r} is too deeply nested or too large to "
+            f"search_text: the regex {shorten(regex, 120)!r} is too deeply nested or too large to "
             "compile; search for a simpler pattern"
         ) from exc
 
@@ -276,7 +277,7 @@ class TextSearch:
 
     def _timed_out(self) -> ToolError:
         return ToolError(
-            f"search_text: the regex {_short(self.regex, 120)!r} took longer than "
+            f"search_text: the regex {shorten(self.regex, 120)!r} took longer than "
             f"{REGEX_TIMEOUT:g} s on {self.current}; it backtracks catastrophically, simplify "
             "it (e.g. (a|a)+ or (a+)+ can be a+, .*.* can be .*)"
         )
@@ -331,7 +332,7 @@ class TextSearch:
             return ToolOutput(
                 content=f"no matches for {regex!r}{where} in {self.searched:,} files "
                 f"({'; '.join(skipped)})",
-                summary=f"{_short(regex)} (no matches)",
+                summary=f"{shorten(regex, 60)} (no matches)",
             )
         header = f"{self.total:,} matches in {len(self.files):,} files for {regex!r}{where}"
         lines = [f"{m.path}:{m.line}: {m.text}" for m in self.shown]
@@ -344,7 +345,7 @@ class TextSearch:
             lines.append(f"({'; '.join(skipped[1:])})")
         return ToolOutput(
             content="\n".join([header, *lines]),
-            summary=f"{_short(regex)} ({self.total:,} matches in {len(self.files):,} files)",
+            summary=f"{shorten(regex, 60)} ({self.total:,} matches in {len(self.files):,} files)",
         )
 
 
@@ -369,7 +370,3 @@ def narrower_glob(paths: list[str], glob: str) -> str:
     if len(suffixes) > 1 and suffixes.most_common(1)[0][0]:
         return f"{prefix}**/*{suffixes.most_common(1)[0][0]}"
     return paths[0]
-
-
-def _short(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

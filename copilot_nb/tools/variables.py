@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from ..text import human_bytes, shorten
 from .lookup import is_internal
 from .masking import (
     MaskingRepr,
@@ -34,7 +35,7 @@ from .masking import (
     redact_and_cut,
     reveal_hint,
 )
-from .outputs import truncate
+from .outputs import clip_output
 
 MAX_DESCRIPTION_CHARS = 6000
 """Characters of one inspect_variable answer."""
@@ -114,18 +115,6 @@ def memory_of(value: Any) -> int | None:
         return None
 
 
-def human_bytes(size: int | None) -> str:
-    """`2.4 KB`: sizes a reader takes in at a glance; `?` when it could not be measured."""
-    if size is None:
-        return "?"
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
-
-
 def describe(name: str, value: Any, *, secret: str = "", reveal: bool = False) -> str:
     """What inspect_variable answers: a header line, then the kind-specific details; secrets
     masked unless `reveal` (`secret` says why the whole value is one)."""
@@ -143,7 +132,7 @@ def describe(name: str, value: Any, *, secret: str = "", reveal: bool = False) -
             body += (
                 f"\n({count} masked: secret names or secret-looking values; {reveal_hint(name)})"
             )
-    return truncate(f"{header}\n{body}".rstrip(), MAX_DESCRIPTION_CHARS)
+    return clip_output(f"{header}\n{body}".rstrip(), MAX_DESCRIPTION_CHARS)
 
 
 def preview(name: str, value: Any) -> str:
@@ -156,7 +145,7 @@ def preview(name: str, value: Any) -> str:
     elif not (value is None or type(value) in (bool, int, float, complex)):
         return ""
     text = repr(value)
-    return text if len(text) <= MAX_PREVIEW_CHARS else text[: MAX_PREVIEW_CHARS - 1] + "…"
+    return shorten(text, MAX_PREVIEW_CHARS)
 
 
 def _body(value: Any, masker: MaskingRepr | None) -> str:
@@ -201,7 +190,7 @@ def safe_repr(
             text = repr(value)
     except Exception as exc:
         return f"<repr failed: {type(exc).__name__}: {exc}>"
-    return truncate(text, limit)
+    return clip_output(text, limit)
 
 
 def _package(value: Any) -> str:
@@ -283,7 +272,7 @@ def _code_object(value: Any) -> str:
         lines.append(f"signature: {value.__name__}{inspect.signature(value)}")
     doc = inspect.getdoc(value)
     if doc:
-        lines.append("doc: " + truncate(doc, 800))
+        lines.append("doc: " + clip_output(doc, 800))
     try:
         source = inspect.getsource(value).splitlines()
     except (OSError, TypeError):
