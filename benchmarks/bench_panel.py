@@ -20,6 +20,7 @@ import comm
 from comm.base_comm import BaseComm
 from jupyter_client.session import Session, json_packer
 
+from copilot_nb.agent.session import CopilotSession
 from copilot_nb.events import Done, TextDelta
 from copilot_nb.jupyter.panel.feed import MAX_WAIT, UPDATE_INTERVAL, Outbox
 from copilot_nb.jupyter.panel.widget import ChatPanel
@@ -46,7 +47,7 @@ def measure(rate: float | None) -> dict[str, float]:
     original = comm.create_comm
     comm.create_comm = _Recorder
     try:
-        panel = ChatPanel(lambda: None, model="offline")  # type: ignore[arg-type, return-value]
+        panel = ChatPanel(CopilotSession(), model="offline")
     finally:
         comm.create_comm = original
     recorder: _Recorder = panel.widget.comm

@@ -91,7 +91,8 @@ def test_interrupt_stops_the_run_and_the_next_cell_works(serve, kernel_for):
     )
     kernel = kernel_for(server)
     msg_id = kernel.send("%%copilot\nlist the files, then talk for a long time")
-    kernel.wait_for(msg_id, "update_display_data", timeout=30)
+    while "counting" not in str(kernel.wait_for(msg_id, "update_display_data", timeout=30)[-1]):
+        pass  # until the long answer streams
     kernel.manager.interrupt_kernel()
     interrupted = kernel.collect(msg_id, timeout=30)
     assert interrupted.status == "error"

@@ -15,6 +15,7 @@ import pytest
 from comm.base_comm import BaseComm
 
 from copilot_nb import Agent
+from copilot_nb.agent.session import CopilotSession
 from copilot_nb.jupyter.panel.feed import Outbox, arguments_preview, event_ops
 from copilot_nb.jupyter.panel.widget import ChatPanel
 from copilot_nb.testing import call, fail, reply
@@ -73,12 +74,14 @@ def recording_comms(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def open_panel(tmp_path: Path):
+def open_panel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A panel on a session of its own whose models are the server's, working in tmp_path."""
+    monkeypatch.chdir(tmp_path)
+
     def make(server: Any, **options: Any) -> tuple[ChatPanel, Front, Agent]:
-        agent = Agent(model=server.model(), workspace=tmp_path)
-        options.setdefault("model_provider", lambda spec: server.model())
-        panel = ChatPanel(lambda: agent, model="openai:scripted", **options)
-        return panel, Front(panel), agent
+        session = CopilotSession(resolve=options.pop("resolve", lambda spec: server.model()))
+        panel = ChatPanel(session, model="openai:scripted", **options)
+        return panel, Front(panel), session.agent_for(session.model())
 
     return make
 
@@ -212,11 +215,14 @@ async def test_model_errors_show_in_the_panel_not_as_tracebacks(serve, open_pane
     assert front.ops()[-1] == ["end", "failed"]
 
 
-async def test_our_own_bugs_show_in_the_panel_with_details(serve, tmp_path):
-    def broken() -> Agent:
+async def test_our_own_bugs_show_in_the_panel_with_details(serve, tmp_path, monkeypatch):
+    def broken(workspace: Any) -> list[Any]:
         raise RuntimeError("agent exploded")
 
-    panel = ChatPanel(broken, model="openai:x")
+    monkeypatch.chdir(tmp_path)
+    session = CopilotSession(resolve=lambda spec: serve([]).model())
+    session.toolset_factories.append(broken)
+    panel = ChatPanel(session, model="openai:x")
     front = Front(panel)
     front.say(kind="prompt", text="hi")
     await panel.wait()
@@ -226,8 +232,7 @@ async def test_our_own_bugs_show_in_the_panel_with_details(serve, tmp_path):
 
 
 async def test_a_bad_model_name_is_a_plain_error(tmp_path):
-    agent = Agent(model=object(), workspace=tmp_path)  # type: ignore[arg-type]
-    panel = ChatPanel(lambda: agent, model="nosuch:model")
+    panel = ChatPanel(CopilotSession(), model="nosuch:model")
     front = Front(panel)
     front.say(kind="prompt", text="hi")
     await panel.wait()
@@ -235,17 +240,17 @@ async def test_a_bad_model_name_is_a_plain_error(tmp_path):
     assert "unknown provider 'nosuch'" in err[1] and err[2] == ""
 
 
-async def test_the_model_picker_chooses_the_model_of_the_next_turn(serve, tmp_path):
+async def test_the_model_picker_chooses_the_model_of_the_next_turn(serve, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     server = serve([reply("one"), reply("two")])
     asked: list[str] = []
-    agent = Agent(model=server.model(), workspace=tmp_path)
 
     def model_for(spec: str) -> Any:
         asked.append(spec)
         return server.model()
 
     panel = ChatPanel(
-        lambda: agent, model="openai:a", models=["openai:b"], model_provider=model_for
+        CopilotSession(resolve=model_for), model="openai:a", models=["openai:b"]
     )
     front = Front(panel)
     assert panel.widget.models == ["openai:a", "openai:b", "offline"]
@@ -279,7 +284,7 @@ async def test_new_chat_forgets_the_conversation_and_clears_the_views(serve, ope
     await panel.wait()
     front.say(kind="new")
     assert front.ops()[-1] == ["clear"]
-    assert [m.role for m in agent.messages] == ["system"]
+    assert panel.session.agent is None, "the session (shared with the cells) forgot it"
     assert panel.widget.tokens_in == 0 and panel.outbox.history == []
     panel.send("second")
     await panel.wait()
@@ -295,7 +300,8 @@ async def test_new_chat_while_running_stops_first(serve, open_panel):
     await panel.wait()
     await asyncio.sleep(0)
     assert front.ops()[-1] == ["clear"]
-    assert [m.role for m in agent.messages] == ["system"]
+    assert panel.session.agent is None
+    assert [m.role for m in agent.messages][-2:] == ["user", "assistant"], "stopped, then forgot"
 
 
 async def test_an_approval_from_a_subshell_thread_wakes_the_waiting_turn(
@@ -591,7 +597,7 @@ async def test_a_provider_without_a_model_list_leaves_the_picker_as_it_was(open_
 
     server = serve([])
     panel, _, _ = open_panel(
-        server, model_provider=lambda spec: OpenAIChat("x", base_url="http://127.0.0.1:9/v1")
+        server, resolve=lambda spec: OpenAIChat("x", base_url="http://127.0.0.1:9/v1")
     )
     await panel.discover_models()
     assert panel.widget.models == ["openai:scripted", "offline"]

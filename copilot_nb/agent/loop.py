@@ -41,6 +41,7 @@ from ..messages import (
     parse_arguments,
 )
 from ..models.base import Model
+from ..text import first_line
 from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
 from ..tools.registry import DEFAULT_TOOL_TIMEOUT
 from ..tools.toolset import ToolSource
@@ -64,6 +65,10 @@ When you are done, answer briefly in Markdown: what you found or changed, and an
 """
 
 INTERRUPTED = "cancelled: the user interrupted the run before this tool call finished"
+BUSY = (
+    "The agent is already working on another request in this conversation "
+    "(a cell or the chat panel); wait for it, or stop it, then ask again."
+)
 
 
 class Agent:
@@ -132,28 +137,33 @@ class Agent:
         raise AgentError("the run ended without an answer")
 
     async def run(
-        self, prompt: str, *, max_rounds: int | None = None
+        self,
+        prompt: str,
+        *,
+        max_rounds: int | None = None,
+        approvals: ApprovalPolicy | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Stream one turn: text as it arrives, each tool call and its outcome, then Done or Failed.
 
-        One turn at a time: a second run while one is under way (the chat panel and a cell on the
-        same conversation) ends at once with a `Failed` that says so.
+        `approvals` decides for this turn only (a `--yes` cell), leaving `self.approvals` as it
+        was. One turn at a time: a second run while one is under way (the chat panel and a cell
+        on the same conversation) ends at once with a `Failed` that says so.
         """
         if self.running:
-            yield Failed(
-                error="The agent is already working on another request in this conversation "
-                "(a cell or the chat panel); wait for it, or stop it, then ask again."
-            )
+            yield Failed(error=BUSY)
             return
         self.running = True
+        policy = approvals if approvals is not None else self.approvals
         try:
-            async with aclosing(self._turn(prompt, max_rounds)) as events:
+            async with aclosing(self._turn(prompt, max_rounds, policy)) as events:
                 async for event in events:
                     yield event
         finally:
             self.running = False
 
-    async def _turn(self, prompt: str, max_rounds: int | None) -> AsyncGenerator[AgentEvent, None]:
+    async def _turn(
+        self, prompt: str, max_rounds: int | None, approvals: ApprovalPolicy
+    ) -> AsyncGenerator[AgentEvent, None]:
         self.workspace.begin_turn(prompt)
         self._close_open_tool_calls()
         self.messages.append(UserMessage(content=prompt))
@@ -185,7 +195,7 @@ class Agent:
                 return
             try:
                 for call, sent in zip(kept.tool_calls, reply[0].tool_calls, strict=True):
-                    async for tool_event in self._run_tool(call, sent.arguments):
+                    async for tool_event in self._run_tool(call, sent.arguments, approvals):
                         yield tool_event
             finally:
                 self._close_open_tool_calls()
@@ -233,7 +243,9 @@ class Agent:
                 self._keep_partial_text(partial)  # interrupted or failed mid-stream
                 raise
 
-    async def _run_tool(self, call: ToolCall, arguments: Any) -> AsyncGenerator[AgentEvent, None]:
+    async def _run_tool(
+        self, call: ToolCall, arguments: Any, approvals: ApprovalPolicy
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Run one call with the `arguments` the model sent (`call` is the call as kept)."""
         summary = summarize_call(call)
         yield ToolStarted(
@@ -244,7 +256,7 @@ class Agent:
             arguments = parse_arguments(arguments)
         if tool is not None and isinstance(arguments, dict):
             category = tool.category_for(arguments)
-            decision = self.approvals.decide(call.name, category)
+            decision = approvals.decide(call.name, category)
         else:  # the call cannot run: its error result needs nobody's approval
             category, decision = "read", "allow"
         refusal = ""
@@ -358,8 +370,3 @@ def summarize_call(call: ToolCall) -> str:
         if isinstance(value, str) and value:
             return first_line(value)
     return ""
-
-
-def first_line(text: str, limit: int = 120) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"

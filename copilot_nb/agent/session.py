@@ -1,17 +1,22 @@
 """The kernel's one conversation, shared by `%%copilot` cells and the chat panel.
 
 It owns what outlives a single request: the agent (and so the history), the models already
-built, the approval policy, and the tools the user registered in the kernel.
+built, the approval policy, the tools the user registered in the kernel and the tools the model
+found through `tool_search`. `turn()` is the one path a request takes from every surface: the
+surfaces only render its events and answer approvals through their `Approver`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
+from contextlib import aclosing
+from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import Any, Union
 
 from ..errors import ConfigError
+from ..events import AgentEvent, ApprovalNeeded, Done, Failed
 from ..models.base import Model
 from ..tools import Tool, ToolSet, workspace_tools
 from ..tools.kernel_toolsets import kernel_toolsets
@@ -19,16 +24,45 @@ from ..tools.registry import DEFAULT_TOOL_TIMEOUT
 from ..tools.wrappers import DeferredToolSet, FilteredToolSet
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy
-from .loop import DEFAULT_MAX_ROUNDS, Agent
+from .approver import UNANSWERED, Approver
+from .loop import BUSY, DEFAULT_MAX_ROUNDS, Agent
 from .model_strings import default_model_spec, resolve_model
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
 
 
-class CopilotSession:
-    """State shared by every surface in one kernel; surfaces read settings, never reach deeper."""
+@dataclass(frozen=True, kw_only=True)
+class TurnNote:
+    """Our own note about this turn (the model is the offline demo): one line of Markdown."""
 
-    def __init__(self, shell: Any = None) -> None:
+    text: str
+
+
+TurnEvent = Union[AgentEvent, TurnNote]
+"""What `CopilotSession.turn()` yields: the agent's events, and notes of the session's own."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolListing:
+    """The agent's tools now, and which of them the model sees only once it looks for them."""
+
+    tools: list[Tool]
+    found: frozenset[str]
+    """Found through `tool_search` (or called by name): listed for the rest of the conversation."""
+    waiting: frozenset[str]
+    """Listed only once `tool_search` finds them."""
+
+
+class CopilotSession:
+    """State shared by every surface in one kernel; surfaces read settings, never reach deeper.
+
+    The settings (`model_spec`, `max_rounds`, `tool_timeout`, `approvals`, `available`,
+    `excluded`) have one writer: in a kernel, the `CopilotMagics` traits.
+    """
+
+    def __init__(
+        self, shell: Any = None, *, resolve: Callable[[str], Model] = resolve_model
+    ) -> None:
         self.shell = shell
         self.agent: Agent | None = None
         self.model_spec = ""
@@ -41,7 +75,11 @@ class CopilotSession:
         self.toolset_factories: list[ToolsetFactory] = [workspace_tools]
         if shell is not None:  # the notebook it serves and its live namespace
             self.toolset_factories.append(lambda ws: chain(*kernel_toolsets(shell, ws)))
+        self.found_tools: set[str] = set()
+        """Tools the model found through `tool_search`: kept listed until the conversation ends."""
+        self._resolve = resolve
         self._models: dict[str, Model] = {}
+        self._turning = False
 
     # --- models -----------------------------------------------------------------------------
 
@@ -52,15 +90,87 @@ class CopilotSession:
         """The model for a spec (built once, then reused: it may own a connection pool)."""
         spec = self.current_model_spec(spec)
         if spec not in self._models:
-            self._models[spec] = resolve_model(spec)
+            self._models[spec] = self._resolve(spec)
         return self._models[spec]
+
+    def forget_models(self, prefix: str) -> None:
+        """Drop built models whose spec starts with `prefix` (e.g. after signing in again)."""
+        self._models = {k: m for k, m in self._models.items() if not k.startswith(prefix)}
+
+    # --- one request ------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """True while a turn of this conversation runs (from a cell or the chat panel)."""
+        return self._turning
+
+    def turn(
+        self,
+        prompt: str,
+        *,
+        approver: Approver,
+        model: str | None = None,
+        approvals: ApprovalPolicy | None = None,
+        max_rounds: int | None = None,
+        new: bool = False,
+    ) -> AsyncGenerator[TurnEvent, None]:
+        """One request on the shared conversation: the events to render, approvals to `approver`.
+
+        An unknown model raises ConfigError here, before anything is shown. The events follow
+        (a `TurnNote` first for the offline demo model); each `ApprovalNeeded` goes to
+        `approver` once the surface has shown it; the turn ends with the agent's `Done` or
+        `Failed`. `model`, `approvals` and `max_rounds` hold for this turn only; `new` forgets
+        the conversation first. Cancelling the consumer stops the agent, and any request still
+        unanswered is denied.
+        """
+        chosen = self.model(model)
+        return self._turn(prompt, chosen, approver, approvals, max_rounds, new)
+
+    async def _turn(
+        self,
+        prompt: str,
+        model: Model,
+        approver: Approver,
+        approvals: ApprovalPolicy | None,
+        max_rounds: int | None,
+        new: bool,
+    ) -> AsyncGenerator[TurnEvent, None]:
+        if self._turning:  # checked and set with no await between: one turn at a time
+            yield Failed(error=BUSY)
+            return
+        self._turning = True
+        asked: list[ApprovalNeeded] = []
+        try:
+            if new:
+                self.reset()
+            agent = self.agent_for(model)
+            if getattr(model, "offline", False):
+                from ..testing.offline import OFFLINE_NOTE
+
+                yield TurnNote(text=OFFLINE_NOTE)
+            run = agent.run(prompt, max_rounds=max_rounds, approvals=approvals)
+            async with aclosing(run) as events:
+                async for event in events:
+                    yield event
+                    if isinstance(event, ApprovalNeeded):
+                        asked.append(event)
+                        approver.answer(event)
+                    elif isinstance(event, (Done, Failed)):
+                        return
+        finally:
+            self._turning = False
+            for request in asked:
+                if not request.answered:
+                    request.deny(UNANSWERED)
 
     # --- the conversation -------------------------------------------------------------------
 
     def agent_for(self, model: Model, *, new: bool = False) -> Agent:
         """The shared agent, moved to the kernel's current directory and this model."""
+        if new:
+            self.reset()
         cwd = os.path.realpath(os.getcwd())
-        if self.agent is None or new:
+        if self.agent is None:
             workspace = Workspace(cwd)
             self.agent = Agent(
                 model=model,
@@ -73,17 +183,37 @@ class CopilotSession:
             self.agent.workspace = Workspace(cwd)
         self.agent.tools = self.tools_for(self.agent.workspace)
         self.agent.model = model
+        self.agent.approvals = self.approvals  # the standing policy; a turn's own is per run
         self.agent.max_rounds = self.max_rounds
         self.agent.tool_timeout = self.tool_timeout
         return self.agent
 
     def reset(self) -> None:
+        """Forget the conversation and the tools found in it (`--new`, `reset`, New chat)."""
         self.agent = None
+        self.found_tools = set()
+
+    def workspace(self) -> Workspace:
+        """The conversation's workspace (where its checkpoints are), else the current directory."""
+        return self.agent.workspace if self.agent is not None else Workspace(os.getcwd())
 
     # --- tools ------------------------------------------------------------------------------
 
     def tools_for(self, workspace: Workspace) -> FilteredToolSet:
         """Built-ins, then the user's tools (deferred when many), then the name filters."""
+        return FilteredToolSet(
+            self._catalogue(workspace), available=self.available, excluded=self.excluded
+        )
+
+    def tool_listing(self, workspace: Workspace) -> ToolListing:
+        """What `%copilot tools` shows: every tool, and which wait for `tool_search`."""
+        catalogue = self._catalogue(workspace)
+        tools = list(FilteredToolSet(catalogue, available=self.available, excluded=self.excluded))
+        later = {t.name for t in catalogue.extra} if catalogue.deferring else set()
+        found = frozenset(later & self.found_tools)
+        return ToolListing(tools=tools, found=found, waiting=frozenset(later - found))
+
+    def _catalogue(self, workspace: Workspace) -> DeferredToolSet:
         core = ToolSet()
         for factory in self.toolset_factories:
             for item in factory(workspace):
@@ -99,11 +229,9 @@ class CopilotSession:
                 core.add(item, override=True)
             elif item.name not in extra:
                 extra.add(item)
-        return FilteredToolSet(
-            DeferredToolSet(core, extra),
-            available=self.available,
-            excluded=self.excluded,
-        )
+        catalogue = DeferredToolSet(core, extra)
+        catalogue.enabled = self.found_tools  # shared: what tool_search finds outlives the turn
+        return catalogue
 
     def namespace_tools(self) -> list[Tool]:
         """Tools the user defined in the kernel (`@copilot_nb.tool` objects in the namespace)."""
@@ -124,11 +252,3 @@ class CopilotSession:
             return False
         self.user_tools = ToolSet(t for t in self.user_tools if t.name != name)
         return True
-
-    def forget_models(self, prefix: str) -> None:
-        """Drop built models whose spec starts with `prefix` (e.g. after signing in again)."""
-        self._models = {k: m for k, m in self._models.items() if not k.startswith(prefix)}
-
-    def workspace(self) -> Workspace:
-        """The conversation's workspace (where its checkpoints are), else the current directory."""
-        return self.agent.workspace if self.agent is not None else Workspace(os.getcwd())

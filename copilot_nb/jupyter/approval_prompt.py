@@ -64,17 +64,32 @@ def warning(event: ApprovalNeeded) -> str:
     return "; ".join(notes)
 
 
+def arguments_preview(arguments: Any) -> tuple[str, str]:
+    """What a call will do, in full, and how to show it: an edit as a diff (`diff`), content or
+    code as it is (`code`), anything else as JSON (`json`); `("", "")` for no arguments.
+
+    The cell's approval prompt and the panel's tool cards both show this."""
+    if isinstance(arguments, dict):
+        old, new = arguments.get("old_str"), arguments.get("new_str")
+        if isinstance(old, str) and isinstance(new, str):
+            lines = [f"-{line}" for line in old.splitlines()]
+            lines += [f"+{line}" for line in new.splitlines()]
+            return "diff", "\n".join(lines)
+        for key in ("content", "source", "code"):
+            if isinstance(arguments.get(key), str):
+                return "code", arguments[key]
+        if not arguments:
+            return "", ""
+    try:
+        text = json.dumps(arguments, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(arguments)
+    return "json", text
+
+
 def preview(event: ApprovalNeeded) -> str:
     """What the call will do, as plain text and in full: the edit, the content or the code."""
-    args = event.arguments if isinstance(event.arguments, dict) else {}
-    if event.name in ("edit_file", "edit_cell") and "old_str" in args:
-        removed = "".join(f"- {line}\n" for line in str(args["old_str"]).splitlines())
-        added = "".join(f"+ {line}\n" for line in str(args.get("new_str", "")).splitlines())
-        return removed + added
-    for key in ("content", "source", "code"):
-        if key in args:
-            return str(args[key])
-    return json.dumps(args, indent=2, ensure_ascii=False, default=repr)
+    return arguments_preview(event.arguments)[1]
 
 
 def split_preview(text: str, lines: int = HEAD_LINES, chars: int = HEAD_CHARS) -> tuple[str, str]:
@@ -124,7 +139,7 @@ def nobody_can_answer(shell: Any) -> bool:
 
 
 class CellApprover:
-    """Answers the agent's approval requests inside one `%%copilot` cell."""
+    """The `Approver` of a `%%copilot` cell: buttons, `input()`, or a denial when nobody can answer."""
 
     def __init__(
         self,
@@ -140,7 +155,6 @@ class CellApprover:
         self._display = display
         self._ask = ask
         self._show = show
-        self.widgets: list[Any] = []
 
     def answer(self, event: ApprovalNeeded) -> None:
         """Show the question; the agent resumes when the user (or this method) answers."""
@@ -184,7 +198,6 @@ class CellApprover:
 
         approve.on_click(lambda _: decide(True))
         deny.on_click(lambda _: decide(False))
-        self.widgets.append(box)
         if self._display is not None:
             self._display(box)
         else:

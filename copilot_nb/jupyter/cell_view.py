@@ -10,13 +10,21 @@ renders a just-run cell's Markdown with its raw HTML, and the model's text must 
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # pragma: no cover
+    from typing_extensions import assert_never
+
+from ..agent.session import TurnEvent, TurnNote
 from ..events import (
-    AgentEvent,
     ApprovalNeeded,
     CellChanged,
     Done,
@@ -33,6 +41,7 @@ from .safe_html import Rendered, details_html, diff_html, escape, inline_html, m
 
 UPDATE_INTERVAL = 0.25
 """Seconds between display updates while streaming: smooth to the eye, cheap for the front end."""
+INTERRUPTED = "_⏹ interrupted_"
 
 
 @dataclass
@@ -146,47 +155,53 @@ class CellRenderer:
         self.transcript.footer.append(text)
         self._dirty = True
 
-    def handle(self, event: AgentEvent) -> None:
-        """Apply one event; refresh the display if enough time has passed."""
-        blocks = self.transcript.blocks
-        if isinstance(event, TextDelta):
-            if blocks and isinstance(blocks[-1], str):
-                blocks[-1] += event.text
-            else:
-                blocks.append(event.text)
-        elif isinstance(event, ReasoningDelta):
-            if blocks and isinstance(blocks[-1], _Reasoning):
-                blocks[-1].text += event.text
-            else:
-                blocks.append(_Reasoning(event.text))
-        elif isinstance(event, ToolStarted):
-            line = _ToolLine(name=event.name, target=event.summary)
-            self._tools[event.call_id] = line
-            self._current = line
-            blocks.append(line)
-        elif isinstance(event, ApprovalNeeded):
-            waiting = self._tools.get(event.call_id)
-            if waiting is not None:
-                waiting.outcome = "waiting for your approval below"
-        elif isinstance(event, (FileChanged, CellChanged)):
-            if self._current is not None:
-                self._current.diffs.append(event.diff)
-        elif isinstance(event, ToolFinished):
-            line = self._tools.get(event.call_id) or _ToolLine(name=event.name, target="")
-            line.ok, line.outcome = event.ok, event.summary
-        elif isinstance(event, UsageReported):
-            self.tokens_in += event.usage.input_tokens
-            self.tokens_out += event.usage.output_tokens
-        elif isinstance(event, Notice):
-            blocks.append(_Prose(event.text, "⚠"))
-        elif isinstance(event, Done):
-            if self.tokens_in or self.tokens_out:
-                self.notice(f"tokens: {self.tokens_in:,} in · {self.tokens_out:,} out")
-        elif isinstance(event, Failed):
-            blocks.append(_Prose(event.error, "Error:"))
+    def handle(self, event: TurnEvent) -> None:
+        """Apply one event; refresh the display if enough time has passed (at once for a
+        question, so it shows above the approval prompt)."""
+        self._apply(event)
         self._dirty = True
-        if self._clock() - self._last >= self._interval:
+        if isinstance(event, ApprovalNeeded) or self._clock() - self._last >= self._interval:
             self.flush()
+
+    def _apply(self, event: TurnEvent) -> None:
+        blocks = self.transcript.blocks
+        match event:
+            case TextDelta(text=text):
+                if blocks and isinstance(blocks[-1], str):
+                    blocks[-1] += text
+                else:
+                    blocks.append(text)
+            case ReasoningDelta(text=text):
+                if blocks and isinstance(blocks[-1], _Reasoning):
+                    blocks[-1].text += text
+                else:
+                    blocks.append(_Reasoning(text))
+            case ToolStarted(call_id=call_id, name=name, summary=summary):
+                self._current = self._tools[call_id] = _ToolLine(name=name, target=summary)
+                blocks.append(self._current)
+            case ApprovalNeeded(call_id=call_id):
+                if (waiting := self._tools.get(call_id)) is not None:
+                    waiting.outcome = "waiting for your approval below"
+            case FileChanged(diff=diff) | CellChanged(diff=diff):
+                if self._current is not None:
+                    self._current.diffs.append(diff)
+            case ToolFinished(call_id=call_id, name=name, ok=ok, summary=summary):
+                line = self._tools.get(call_id) or _ToolLine(name=name, target="")
+                line.ok, line.outcome = ok, summary
+            case UsageReported(usage=usage):
+                self.tokens_in += usage.input_tokens
+                self.tokens_out += usage.output_tokens
+            case Notice(text=text):
+                blocks.append(_Prose(text, "⚠"))
+            case TurnNote(text=text):
+                self.transcript.footer.append(text)
+            case Done():
+                if self.tokens_in or self.tokens_out:
+                    self.notice(f"tokens: {self.tokens_in:,} in · {self.tokens_out:,} out")
+            case Failed(error=error):
+                blocks.append(_Prose(error, "Error:"))
+            case _:
+                assert_never(event)
 
     def flush(self) -> None:
         """Send the current transcript to the display, if it changed."""
@@ -199,3 +214,19 @@ class CellRenderer:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+async def render_turn(
+    events: AsyncGenerator[TurnEvent, None], renderer: CellRenderer | None = None
+) -> None:
+    """Show a session turn in the cell's output; an interrupt is noted there, then raised."""
+    renderer = renderer if renderer is not None else CellRenderer()
+    try:
+        async with aclosing(events) as stream:
+            async for event in stream:
+                renderer.handle(event)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        renderer.notice(INTERRUPTED)
+        raise
+    finally:
+        renderer.flush()

@@ -1,7 +1,8 @@
 """`%copilot <command>`: the line magic's subcommands, one small function each.
 
-Each takes the session and its words and prints or displays its answer; user mistakes raise
-IPython's UsageError, so they show without a traceback.
+Each takes the session, its words and the settings (the magics' traits, the one writer of the
+session's settings) and prints or displays its answer; user mistakes raise IPython's UsageError,
+so they show without a traceback.
 """
 
 from __future__ import annotations
@@ -9,14 +10,21 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from IPython.core.error import UsageError
 
 from ..agent.session import CopilotSession
 from ..errors import CopilotError
+from ..text import first_line
 from ..tools import Tool, tool
 from .safe_html import Rendered, table_html
+
+
+class Settings(Protocol):
+    """Where a command changes a setting: the `CopilotMagics` traits, which update the session."""
+
+    model: str
 
 
 @contextmanager
@@ -28,7 +36,7 @@ def as_usage_error(what: str) -> Iterator[None]:
         raise UsageError(f"{what}: {exc}") from None
 
 
-def status(session: CopilotSession, words: list[str]) -> None:
+def status(session: CopilotSession, words: list[str], settings: Settings) -> None:
     agent = session.agent
     requests = sum(1 for m in agent.messages if m.role == "user") if agent else 0
     print(
@@ -37,20 +45,20 @@ def status(session: CopilotSession, words: list[str]) -> None:
     )
 
 
-def reset(session: CopilotSession, words: list[str]) -> None:
+def reset(session: CopilotSession, words: list[str], settings: Settings) -> None:
     session.reset()
     print("copilot: conversation cleared")
 
 
-def model(session: CopilotSession, words: list[str]) -> None:
+def model(session: CopilotSession, words: list[str], settings: Settings) -> None:
     if words:
         with as_usage_error("%copilot model"):
             session.model(words[0])  # fail now, not at the next cell
-        session.model_spec = words[0]
+        settings.model = words[0]
     print(f"copilot: model {session.current_model_spec()}")
 
 
-def login(session: CopilotSession, words: list[str]) -> None:
+def login(session: CopilotSession, words: list[str], settings: Settings) -> None:
     from .github_login import login as run_login
 
     with as_usage_error("%copilot login"):
@@ -58,14 +66,14 @@ def login(session: CopilotSession, words: list[str]) -> None:
     session.forget_models("copilot:")  # they may hold a token of another account
 
 
-def models(session: CopilotSession, words: list[str]) -> None:
+def models(session: CopilotSession, words: list[str], settings: Settings) -> None:
     from .github_login import show_models
 
     with as_usage_error("%copilot models"):
         show_models(words[0] if words else session.current_model_spec())
 
 
-def tools(session: CopilotSession, words: list[str]) -> None:
+def tools(session: CopilotSession, words: list[str], settings: Settings) -> None:
     """`%copilot tools` lists; `tools add NAME [NAME...]` registers kernel functions; `tools remove`."""
     action, names = (words[0], words[1:]) if words else ("list", [])
     if action == "list":
@@ -73,7 +81,8 @@ def tools(session: CopilotSession, words: list[str]) -> None:
 
         from ..workspace.workspace import Workspace
 
-        display(render_tools(session.tools_for(Workspace(os.getcwd()))))
+        listing = session.tool_listing(Workspace(os.getcwd()))
+        display(render_tools(listing.tools, found=listing.found, waiting=listing.waiting))
     elif action == "add" and names:
         namespace = getattr(session.shell, "user_ns", {})
         for name in names:
@@ -92,17 +101,29 @@ def tools(session: CopilotSession, words: list[str]) -> None:
         raise UsageError("use %copilot tools, %copilot tools add NAME, %copilot tools remove NAME")
 
 
-def render_tools(toolset: Iterable[Tool]) -> Rendered:
-    """`%copilot tools`: name, approval category and first line of each tool, as a safe table."""
-    rows = [
-        (item.name, item.category, (item.description or "").strip().split("\n")[0].strip())
-        for item in toolset
+FOUND = "found through tool_search: listed for this conversation"
+WAITING = "listed once tool_search finds it"
+
+
+def render_tools(
+    toolset: Iterable[Tool], *, found: Iterable[str] = (), waiting: Iterable[str] = ()
+) -> Rendered:
+    """`%copilot tools`: name, approval category and first line of each tool, as a safe table;
+    where some tools wait for `tool_search`, a column says when each is listed."""
+    found, waiting = set(found), set(waiting)
+    rows: list[tuple[str, ...]] = [
+        (item.name, item.category, first_line(item.description or "")) for item in toolset
     ]
-    plain = "\n".join(f"{name:<18} {category:<11} {first}" for name, category, first in rows)
-    return Rendered(table_html(("tool", "approval", "what it does"), rows), plain)
+    head: tuple[str, ...] = ("tool", "approval", "what it does")
+    if found or waiting:
+        head += ("listed",)
+        when = {**dict.fromkeys(found, FOUND), **dict.fromkeys(waiting, WAITING)}
+        rows = [(*row, when.get(row[0], "always")) for row in rows]
+    plain = "\n".join(f"{row[0]:<18} {row[1]:<11} {'  '.join(row[2:])}" for row in rows)
+    return Rendered(table_html(head, rows), plain)
 
 
-def undo(session: CopilotSession, words: list[str]) -> None:
+def undo(session: CopilotSession, words: list[str], settings: Settings) -> None:
     from IPython.display import display
 
     from .reports import render_undo
@@ -113,7 +134,7 @@ def undo(session: CopilotSession, words: list[str]) -> None:
     display(render_undo(restored))
 
 
-def diff(session: CopilotSession, words: list[str]) -> None:
+def diff(session: CopilotSession, words: list[str], settings: Settings) -> None:
     from IPython.display import display
 
     from .reports import render_diff
@@ -122,7 +143,7 @@ def diff(session: CopilotSession, words: list[str]) -> None:
     display(render_diff(changes, label=label))
 
 
-def history(session: CopilotSession, words: list[str]) -> None:
+def history(session: CopilotSession, words: list[str], settings: Settings) -> None:
     from IPython.display import display
 
     from .reports import render_history
@@ -133,7 +154,7 @@ def history(session: CopilotSession, words: list[str]) -> None:
     display(render_history(session.agent))
 
 
-COMMANDS: dict[str, Callable[[CopilotSession, list[str]], Any]] = {
+COMMANDS: dict[str, Callable[[CopilotSession, list[str], Settings], Any]] = {
     "status": status,
     "reset": reset,
     "model": model,
@@ -146,10 +167,10 @@ COMMANDS: dict[str, Callable[[CopilotSession, list[str]], Any]] = {
 }
 
 
-def run(session: CopilotSession, words: list[str]) -> None:
+def run(session: CopilotSession, words: list[str], settings: Settings) -> None:
     """Dispatch `%copilot WORDS`."""
     command, rest = (words[0], words[1:]) if words else ("status", [])
     handler = COMMANDS.get(command)
     if handler is None:
         raise UsageError(f"%copilot {command}: unknown command; use one of {', '.join(COMMANDS)}")
-    handler(session, rest)
+    handler(session, rest, settings)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine
-from contextlib import aclosing
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -25,14 +24,24 @@ from ..agent.approvals import DECISIONS, ApprovalPolicy
 from ..agent.loop import DEFAULT_MAX_ROUNDS
 from ..agent.session import CopilotSession
 from ..errors import ConfigError
-from ..events import ApprovalNeeded, Failed
-from ..testing.offline import OFFLINE_NOTE
 from ..tools.registry import DEFAULT_TOOL_TIMEOUT, schema_library
 from . import commands as line_commands
 from .approval_prompt import CellApprover
-from .cell_view import CellRenderer
+from .cell_view import render_turn
 
 CELL_PREFIX = "%%copilot"
+SETTINGS = (
+    "model",
+    "max_rounds",
+    "tool_timeout",
+    "approve_read",
+    "approve_read_secret",
+    "approve_edit",
+    "approve_execute",
+    "available_tools",
+    "excluded_tools",
+)
+"""Traits that are session settings; `_sync` copies each to the session when it changes."""
 
 
 @magics_class
@@ -70,35 +79,33 @@ class CopilotMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self.session = CopilotSession(shell)
-        self._sync_settings()
+        for name in SETTINGS:
+            self._sync(name)
 
-    @observe(
-        "model",
-        "max_rounds",
-        "tool_timeout",
-        "approve_read",
-        "approve_read_secret",
-        "approve_edit",
-        "approve_execute",
-        "available_tools",
-        "excluded_tools",
-    )
+    @observe(*SETTINGS)
     def _settings_changed(self, change: Any) -> None:
-        self._sync_settings()
+        self._sync(change["name"])
 
-    def _sync_settings(self) -> None:
+    def _sync(self, name: str) -> None:
+        """The one writer of the session's settings: each trait, when it changes, to its own."""
         session = self.session
-        session.model_spec = self.model
-        session.max_rounds = self.max_rounds
-        session.tool_timeout = self.tool_timeout or None
-        session.approvals = ApprovalPolicy(
-            read=self.approve_read,
-            read_secret=self.approve_read_secret,
-            edit=self.approve_edit,
-            execute=self.approve_execute,
-        )
-        session.available = self.available_tools
-        session.excluded = list(self.excluded_tools)
+        if name == "model":
+            session.model_spec = self.model
+        elif name == "max_rounds":
+            session.max_rounds = self.max_rounds
+        elif name == "tool_timeout":
+            session.tool_timeout = self.tool_timeout or None
+        elif name.startswith("approve_"):
+            session.approvals = ApprovalPolicy(
+                read=self.approve_read,
+                read_secret=self.approve_read_secret,
+                edit=self.approve_edit,
+                execute=self.approve_execute,
+            )
+        elif name == "available_tools":
+            session.available = self.available_tools
+        elif name == "excluded_tools":
+            session.excluded = list(self.excluded_tools)
 
     # --- the magic as IPython sees it ---------------------------------------------------------
 
@@ -130,17 +137,14 @@ class CopilotMagics(Magics):
         shows the conversation and its token budget.
         """
         if cell is None:
-            words = line.split()
-            line_commands.run(self.session, words)
-            if words and words[0] == "model" and len(words) > 1:
-                self.model = words[1]
+            line_commands.run(self.session, line.split(), self)
             return
         _run_blocking(self.run_cell(line, cell))
 
     # --- one request ------------------------------------------------------------------------
 
     async def run_cell(self, line: str, cell: str) -> None:
-        """Run one `%%copilot` cell: parse options, stream the agent's turn into the output."""
+        """Run one `%%copilot` cell: a session turn, shown in the cell, asking through it."""
         args = parse_argstring(self.copilot, line)
         if args.command:
             raise UsageError(
@@ -152,33 +156,21 @@ class CopilotMagics(Magics):
         prompt = cell.strip()
         if not prompt:
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
+        policy = self.session.approvals
+        if args.yes or args.read_only:  # this cell only: the session keeps its own
+            policy = policy.approve_changes() if args.yes else policy.read_only()
         try:
-            model = self.session.model(args.model)
-            agent = self.session.agent_for(model, new=args.new)
+            turn = self.session.turn(
+                prompt,
+                approver=CellApprover(self.shell, mode=self.approval_prompt),  # type: ignore[arg-type]
+                model=args.model,
+                approvals=policy,
+                max_rounds=args.max_rounds,
+                new=args.new,
+            )
+            await render_turn(turn)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
-        policy = self.session.approvals.approve_changes() if args.yes else self.session.approvals
-        agent.approvals = policy.read_only() if args.read_only else policy
-        approver = CellApprover(self.shell, mode=self.approval_prompt)  # type: ignore[arg-type]
-        renderer = CellRenderer()
-        if getattr(model, "offline", False):
-            renderer.notice(OFFLINE_NOTE)
-        try:
-            async with aclosing(
-                agent.run(prompt, max_rounds=args.max_rounds or self.max_rounds)
-            ) as events:
-                async for event in events:
-                    renderer.handle(event)
-                    if isinstance(event, ApprovalNeeded):
-                        renderer.flush()
-                        approver.answer(event)
-                    elif isinstance(event, Failed):
-                        break
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            renderer.notice("_⏹ interrupted_")
-            raise
-        finally:
-            renderer.flush()
 
 
 def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:

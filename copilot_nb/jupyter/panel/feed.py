@@ -15,7 +15,6 @@ approval wanted · `asked` approval answered · `diff` a file changed · `done` 
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -27,8 +26,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
+from ...agent.session import TurnEvent, TurnNote
 from ...events import (
-    AgentEvent,
     ApprovalNeeded,
     CellChanged,
     Done,
@@ -41,7 +40,8 @@ from ...events import (
     ToolStarted,
     UsageReported,
 )
-from ..approval_prompt import warning
+from ...text import clip
+from ..approval_prompt import arguments_preview, warning
 
 Op = list[Any]
 UPDATE_INTERVAL = 0.1
@@ -58,8 +58,8 @@ URGENT = frozenset({"u", "ask", "asked", "err", "end", "clear"})
 """Ops the user waits for: they go out at once, with whatever is pending before them."""
 
 
-def event_ops(event: AgentEvent) -> list[Op]:
-    """The ops that show one agent event (usage goes to the meter, not the transcript)."""
+def event_ops(event: TurnEvent) -> list[Op]:
+    """The ops that show one event of a turn (usage goes to the meter, not the transcript)."""
     match event:
         case TextDelta(text=text):
             return [["t", text]] if text else []
@@ -72,44 +72,18 @@ def event_ops(event: AgentEvent) -> list[Op]:
             note = warning(event)
             return [["ask", call_id, category, note] if note else ["ask", call_id, category]]
         case FileChanged(path=path, diff=diff):
-            return [["diff", path, clip(diff)]]
+            return [["diff", path, clip(diff, CLIP)]]
         case CellChanged(notebook=notebook, cell_id=cell_id, diff=diff):
-            return [["diff", f"{notebook} cell {cell_id}", clip(diff)]]
+            return [["diff", f"{notebook} cell {cell_id}", clip(diff, CLIP)]]
         case ToolFinished(call_id=call_id, ok=ok, summary=summary, content=content):
-            return [["done", call_id, ok, summary, clip(content)]]
-        case Notice(text=text):
+            return [["done", call_id, ok, summary, clip(content, CLIP)]]
+        case Notice(text=text) | TurnNote(text=text):
             return [["note", text]]
         case Failed(error=error):
             return [["err", error, ""]]
         case Done() | UsageReported():
             return []
     assert_never(event)
-
-
-def arguments_preview(arguments: Any) -> tuple[str, str]:
-    """What a tool card shows before the call runs, in full: an edit as a diff, content as code."""
-    if isinstance(arguments, dict):
-        old, new = arguments.get("old_str"), arguments.get("new_str")
-        if isinstance(old, str) and isinstance(new, str):
-            lines = [f"-{line}" for line in old.splitlines()]
-            lines += [f"+{line}" for line in new.splitlines()]
-            return "diff", "\n".join(lines)
-        for key in ("content", "source", "code"):
-            if isinstance(arguments.get(key), str):
-                return "code", arguments[key]
-        if not arguments:
-            return "", ""
-    try:
-        text = json.dumps(arguments, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(arguments)
-    return "json", text
-
-
-def clip(text: str, limit: int = CLIP) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
 
 
 class Outbox:

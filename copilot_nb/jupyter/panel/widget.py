@@ -26,11 +26,9 @@ import traitlets
 from IPython.core.error import UsageError
 
 from ...agent.approvals import ApprovalPolicy
-from ...agent.loop import Agent
-from ...agent.model_strings import default_model_spec, resolve_model
+from ...agent.session import CopilotSession, TurnEvent
 from ...errors import CopilotError
 from ...events import ApprovalNeeded, Failed, UsageReported
-from ...models.base import Model
 from .feed import UPDATE_INTERVAL, Outbox, event_ops
 
 _HERE = Path(__file__).parent
@@ -57,35 +55,33 @@ class ChatWidget(anywidget.AnyWidget):
 
 
 class ChatPanel:
-    """A chat with an agent: prompts from the widget become turns, events become transcript ops.
+    """A chat on a session: prompts from the widget become its turns, events become transcript ops.
 
-    `agent_provider` returns the conversation to continue (the one `%%copilot` cells use, in a
-    kernel); `model_provider` turns the picker's model string into a model.
+    In a kernel the session is the one `%%copilot` cells use, so both continue one conversation.
+    The panel is its turns' `Approver`: a question waits for a view's Approve or Deny.
     """
 
     def __init__(
         self,
-        agent_provider: Callable[[], Agent],
+        session: CopilotSession,
         *,
         models: list[str] | None = None,
         model: str | None = None,
-        model_provider: Callable[[str], Model] = resolve_model,
-        approvals: ApprovalPolicy | Callable[[], ApprovalPolicy] | None = None,
+        approvals: ApprovalPolicy | None = None,
         budget: int = 0,
         max_rounds: int | None = None,
         title: str = "Copilot",
         interval: float = UPDATE_INTERVAL,
     ) -> None:
-        spec = model or default_model_spec()
+        spec = model or session.current_model_spec()
         choices = list(dict.fromkeys([spec, *(models or []), "offline"]))
         self.widget = ChatWidget(title=title, models=choices, model=spec, budget=budget)
         self.outbox = Outbox(self.widget.send, interval=interval, call_later=_call_later)
-        self.approvals = approvals if approvals is not None else ApprovalPolicy()
-        """Who decides during the panel's turns; a callable is asked at the start of each turn."""
+        self.session = session
+        self.approvals = approvals
+        """The panel's own policy for its turns; None: the session's at each turn."""
         self.max_rounds = max_rounds
         self.task: asyncio.Task[None] | None = None
-        self._agent_provider = agent_provider
-        self._model_provider = model_provider
         self._asking: dict[str, ApprovalNeeded] = {}
         self._shown_at: int | None = None
         self._loop = _running_loop()
@@ -133,7 +129,7 @@ class ChatPanel:
         from ..github_login import model_choices
 
         try:
-            found = await model_choices(spec, self._model_provider(spec))
+            found = await model_choices(spec, self.session.model(spec))
         except (CopilotError, httpx.HTTPError, ValueError):
             return  # not signed in, no /models, unreachable: the picker keeps what it has
         self.widget.models = list(dict.fromkeys([*self.widget.models, *found]))
@@ -164,29 +160,27 @@ class ChatPanel:
             self._end(status)
 
     async def _run(self, prompt: str) -> str:
-        agent = self._agent_provider()
-        model = self._model_provider(self.widget.model)
-        agent.model = model
-        if getattr(model, "offline", False):
-            from ...testing.offline import OFFLINE_NOTE
+        turn = self.session.turn(
+            prompt,
+            approver=self,
+            model=self.widget.model,
+            approvals=self.approvals,
+            max_rounds=self.max_rounds,
+        )
+        status = "done"
+        async with aclosing(turn) as events:
+            async for event in events:
+                self._show(event)
+                if isinstance(event, Failed):
+                    status = "failed"
+        return status
 
-            self.outbox.put(["note", OFFLINE_NOTE])
-        policy = self.approvals() if callable(self.approvals) else self.approvals
-        saved, agent.approvals = agent.approvals, policy
-        try:
-            async with aclosing(agent.run(prompt, max_rounds=self.max_rounds)) as events:
-                async for event in events:
-                    self._show(event)
-                    if isinstance(event, Failed):
-                        return "failed"
-        finally:
-            agent.approvals = saved
-        return "done"
+    def answer(self, request: ApprovalNeeded) -> None:
+        """The turn's `Approver`: the ask op is out; a view's Approve or Deny answers it."""
+        self._asking[request.call_id] = request
 
-    def _show(self, event: Any) -> None:
-        if isinstance(event, ApprovalNeeded):
-            self._asking[event.call_id] = event
-        elif isinstance(event, UsageReported):
+    def _show(self, event: TurnEvent) -> None:
+        if isinstance(event, UsageReported):
             with self.widget.hold_sync():
                 self.widget.tokens_in += event.usage.input_tokens
                 self.widget.tokens_out += event.usage.output_tokens
@@ -195,13 +189,11 @@ class ChatPanel:
             self.outbox.put(op)
 
     def _end(self, status: str) -> None:
-        for request in self._asking.values():
-            request.deny("the run ended before the user answered")
-        self._asking.clear()
+        self._asking.clear()  # the session denied what was left unanswered
         self.outbox.put(["end", status])
         self.widget.busy = False
 
-    def _answer(self, call_id: str, approved: bool) -> None:
+    def _decide(self, call_id: str, approved: bool) -> None:
         request = self._asking.pop(call_id, None)
         if request is None or request.answered:
             return
@@ -212,11 +204,7 @@ class ChatPanel:
         self.outbox.put(["asked", call_id, approved])
 
     def _reset(self) -> None:
-        try:
-            self._agent_provider().reset()
-        except Exception as exc:
-            self.outbox.put(["err", f"new chat: {exc}", ""])
-            return
+        self.session.reset()
         with self.widget.hold_sync():
             self.widget.tokens_in = self.widget.tokens_out = self.widget.context = 0
         self.outbox.clear()
@@ -242,7 +230,7 @@ class ChatPanel:
             elif kind == "stop":
                 self.stop()
             elif kind in ("approve", "deny"):
-                self._answer(str(content.get("id", "")), kind == "approve")
+                self._decide(str(content.get("id", "")), kind == "approve")
             elif kind == "new":
                 self.new_chat()
             elif kind == "ready":
@@ -265,18 +253,15 @@ class ChatPanel:
         return f"<ChatPanel model={self.widget.model!r} busy={self.busy}>"
 
 
-def chat(**options: Any) -> ChatPanel:
+def chat(session: CopilotSession | None = None, **options: Any) -> ChatPanel:
     """Open the chat panel: in JupyterLab's right sidebar when `sidecar` is installed, else inline.
 
-    In a kernel it continues the conversation of the `%%copilot` cells. Options go to
-    `ChatPanel` (`models`, `model`, `approvals`, `budget`, `max_rounds`, `title`); `sidebar=False`
-    shows it inline even where `sidecar` is installed.
+    In a kernel it continues the conversation of the `%%copilot` cells (their session). Options
+    go to `ChatPanel` (`models`, `model`, `approvals`, `budget`, `max_rounds`, `title`);
+    `sidebar=False` shows it inline even where `sidecar` is installed.
     """
     sidebar = options.pop("sidebar", True)
-    if "agent_provider" not in options:
-        options = {**_shared_conversation(), **options}
-    agent_provider = options.pop("agent_provider")
-    panel = ChatPanel(agent_provider, **options)
+    panel = ChatPanel(session if session is not None else _kernel_session(), **options)
     panel._shown_at = _execution_count()
     panel.discover_models()
     from IPython.display import Markdown, display
@@ -293,25 +278,16 @@ def chat(**options: Any) -> ChatPanel:
     return panel
 
 
-def _shared_conversation() -> dict[str, Any]:
-    """The kernel's `%%copilot` conversation, models and approval settings (loading the extension)."""
+def _kernel_session() -> CopilotSession:
+    """The kernel's `%%copilot` session (loading the extension), else a session of its own."""
     from IPython import get_ipython
 
     shell = get_ipython()
-    if shell is not None:
-        from ..magics import session as kernel_session
+    if shell is None:
+        return CopilotSession()
+    from ..magics import session as kernel_session
 
-        session = kernel_session(shell)
-    else:
-        from ...agent.session import CopilotSession
-
-        session = CopilotSession()
-    return {
-        "agent_provider": lambda: session.agent_for(session.model()),
-        "model_provider": session.model,
-        "model": session.current_model_spec(),
-        "approvals": lambda: session.approvals,
-    }
+    return kernel_session(shell)
 
 
 def _open_in_sidecar(panel: ChatPanel) -> bool:
