@@ -1,15 +1,25 @@
-"""Shared fixtures: a clean environment (no real provider is ever reached) and loopback servers."""
+"""Shared fixtures: a clean environment, a guard that keeps every connection on loopback, a
+workspace with its tools, and loopback servers. Helpers that are not fixtures live in helpers.py."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from copilot_nb.models import transport
 from copilot_nb.testing import ScriptedServer
 from copilot_nb.testing.github_fake import FakeGitHub
+from copilot_nb.tools import ToolSet, workspace_tools
+from copilot_nb.workspace.workspace import Workspace
+from tests.helpers import Sleeps
 
-pytest_plugins = ["tests.browser_lab"]  # JupyterLab in Chromium: lab, page, replies, outside
+pytest_plugins = [
+    "tests.network_guard",  # a connection past loopback fails the test: refused_connections
+    "tests.browser_lab",  # JupyterLab in Chromium: lab, page, replies, outside
+    "pytester",  # runs pytest on a made-up test file: pytester
+]
 
 PROVIDER_VARIABLES = (
     "COPILOT_NB_MODEL",
@@ -33,6 +43,41 @@ def no_provider_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests must never reach a real provider, whatever the developer's shell exports."""
     for name in PROVIDER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An empty workspace folder, `ws` in the test's tmp_path: siblings of it are outside.
+
+    A test module that needs files in it overrides this fixture with one that asks for `root`
+    and fills it in."""
+    (tmp_path / "ws").mkdir()
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+def ws(root: Path) -> Workspace:
+    """The workspace on `root`, with the default policies."""
+    return Workspace(root)
+
+
+@pytest.fixture
+def tools(ws: Workspace) -> ToolSet:
+    """The file and search tools on `ws`, as the agent gets them; call one with helpers.call."""
+    return workspace_tools(ws)
+
+
+@pytest.fixture
+def retry_sleeps(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
+    """The waits the models' transport asks for between retries, recorded instead of slept.
+
+    Through the transport's own injectable `sleep`, so a test reads the waits instead of timing
+    them on the wall clock."""
+    sleeps = Sleeps()
+    for opener in (transport.stream_reply, transport.open_stream):
+        assert opener.__kwdefaults__ is not None and "sleep" in opener.__kwdefaults__
+        monkeypatch.setitem(opener.__kwdefaults__, "sleep", sleeps)
+    return sleeps
 
 
 @pytest.fixture

@@ -39,9 +39,8 @@ def snapshot(root: Path) -> dict[str, tuple[str, object, int]]:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(root: Path) -> Path:
     """A small project: a script with odd permissions, CRLF text, bytes, a folder tree, a link."""
-    root = tmp_path / "ws"
     (root / "pkg" / "sub").mkdir(parents=True)
     (root / "run.sh").write_bytes(b"#!/bin/sh\necho old\n")
     (root / "run.sh").chmod(0o751)
@@ -54,11 +53,6 @@ def root(tmp_path: Path) -> Path:
     (root / "pkg" / "empty").mkdir()
     (root / "pkg" / "link.py").symlink_to("a.py")
     return root
-
-
-@pytest.fixture
-def ws(root: Path) -> Workspace:
-    return Workspace(root)
 
 
 def test_writes_are_undone_byte_for_byte_with_their_permissions(ws: Workspace, root: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from copilot_nb.tools import ToolOutput, ToolSet
 from copilot_nb.tools.kernel import kernel_tools
+from tests.helpers import call
 
 
 @pytest.fixture
@@ -47,10 +48,6 @@ def namespace() -> dict[str, Any]:
 @pytest.fixture
 def tools(namespace: dict[str, Any]) -> ToolSet:
     return kernel_tools(lambda: namespace)
-
-
-async def call(tools: ToolSet, tool_name: str, /, **arguments: Any) -> ToolOutput:
-    return await tools.call_tool(tool_name, arguments)
 
 
 def test_the_tools_and_their_categories(tools: ToolSet) -> None:

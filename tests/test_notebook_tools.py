@@ -14,11 +14,12 @@ import nbformat
 import pytest
 
 from copilot_nb.events import CellChanged
-from copilot_nb.tools import ToolOutput, ToolSet
+from copilot_nb.tools import ToolSet
 from copilot_nb.tools.notebook import notebook_tools
 from copilot_nb.tools.outputs import image_size
 from copilot_nb.workspace.notebook_file import current_notebook_path, read_notebook
 from copilot_nb.workspace.workspace import Workspace
+from tests.helpers import call
 
 
 def png(width: int, height: int) -> bytes:
@@ -48,12 +49,6 @@ def jpeg_header(width: int, height: int) -> bytes:
 
 PNG_B64 = base64.b64encode(png(640, 480)).decode()
 JPEG_B64 = base64.b64encode(jpeg_header(1024, 768)).decode()
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    return tmp_path / "ws"
 
 
 def make_notebook(path: Path) -> nbformat.NotebookNode:
@@ -121,12 +116,9 @@ def cells(nb_path: Path) -> list[Any]:
 
 
 @pytest.fixture
-def tools(root: Path) -> ToolSet:
-    return notebook_tools(Workspace(root), current_notebook=lambda: "analysis.ipynb")
-
-
-async def call(tools: ToolSet, name: str, **arguments: Any) -> ToolOutput:
-    return await tools.call_tool(name, arguments)
+def tools(ws: Workspace) -> ToolSet:
+    """The notebook tools, in a kernel whose notebook is analysis.ipynb."""
+    return notebook_tools(ws, current_notebook=lambda: "analysis.ipynb")
 
 
 def on_disk(path: Path) -> list[Any]:

@@ -12,29 +12,18 @@ import pytest
 
 from copilot_nb.config import settings_dirs
 from copilot_nb.errors import SandboxError
-from copilot_nb.tools import ToolSet, file_tools
-from copilot_nb.tools.search import search_tools
+from copilot_nb.tools import ToolSet
 from copilot_nb.workspace.workspace import Workspace
 from copilot_nb.workspace.write_policy import DEFAULT_DENY, DenyRule, WritePolicy
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / ".git" / "hooks").mkdir(parents=True)
-    (tmp_path / "ws" / ".git" / "config").write_text("[core]\n")
-    (tmp_path / "ws" / "notes.txt").write_text("hello\n")
-    return tmp_path / "ws"
-
-
-@pytest.fixture
-def ws(root: Path) -> Workspace:
-    return Workspace(root)
-
-
-@pytest.fixture
-def tools(ws: Workspace) -> ToolSet:
-    return ToolSet([*file_tools(ws), *search_tools(ws)])
+def root(root: Path) -> Path:
+    """A workspace with git's store (and a hook folder) and one ordinary file."""
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / "notes.txt").write_text("hello\n")
+    return root
 
 
 PROTECTED = [

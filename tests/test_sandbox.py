@@ -16,18 +16,12 @@ from copilot_nb.workspace.workspace import Workspace
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(root: Path) -> Path:
     """A workspace root with a file in it, next to a sibling directory holding a secret."""
-    (tmp_path / "root").mkdir()
-    (tmp_path / "root" / "notes.txt").write_text("hello\n")
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "secret.txt").write_text("secret\n")
-    return tmp_path / "root"
-
-
-@pytest.fixture
-def ws(root: Path) -> Workspace:
-    return Workspace(root)
+    (root / "notes.txt").write_text("hello\n")
+    (root.parent / "outside").mkdir()
+    (root.parent / "outside" / "secret.txt").write_text("secret\n")
+    return root
 
 
 # --- what is accepted -------------------------------------------------------------------------

@@ -6,24 +6,23 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from copilot_nb.tools import ToolOutput, ToolSet
+from copilot_nb.tools import ToolSet
 from copilot_nb.tools import search as search_tools_module
 from copilot_nb.tools import text_search as engine
 from copilot_nb.tools.search import search_tools
 from copilot_nb.tools.walk import compile_glob
 from copilot_nb.workspace.workspace import Workspace
+from tests.helpers import call
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(root: Path) -> Path:
     """A project with git's store, ignored build output, nested ignores and a binary file."""
-    root = tmp_path / "ws"
     files = {
         "README.md": "# Demo\nTODO: write docs\n",
         "setup.py": "from setuptools import setup\nsetup()\n",
@@ -48,15 +47,6 @@ def root(tmp_path: Path) -> Path:
         (root / name).write_text(text)
     (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00TODO")
     return root
-
-
-@pytest.fixture
-def tools(root: Path) -> ToolSet:
-    return search_tools(Workspace(root))
-
-
-async def call(tools: ToolSet, name: str, **arguments: Any) -> ToolOutput:
-    return await tools.call_tool(name, arguments)
 
 
 # --- find_files --------------------------------------------------------------------------------
@@ -323,7 +313,8 @@ async def test_delete_path_removes_a_symlink_not_its_target(root: Path, tools: T
     assert not (root / "link.md").is_symlink() and (root / "README.md").exists()
 
 
-def test_the_search_tools_and_their_categories(tools: ToolSet) -> None:
+def test_the_search_tools_and_their_categories(ws: Workspace) -> None:
+    tools = search_tools(ws)
     assert {t.name: t.category for t in tools} == {
         "find_files": "read",
         "search_text": "read",
@@ -342,11 +333,11 @@ def test_the_search_tools_and_their_categories(tools: ToolSet) -> None:
 SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "search_tools_schema.json"
 
 
-def test_the_search_tool_schemas_match_the_snapshot(tools: ToolSet) -> None:
+def test_the_search_tool_schemas_match_the_snapshot(ws: Workspace) -> None:
     """A change to what the model sees must show up as a diff of the snapshot file."""
     actual = [
         {"name": s.name, "description": s.description, "parameters": s.parameters}
-        for s in tools.list_tools()
+        for s in search_tools(ws).list_tools()
     ]
     if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n")

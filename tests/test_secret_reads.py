@@ -15,7 +15,7 @@ from copilot_nb.errors import ConfigError
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.messages import ToolResult
 from copilot_nb.testing import call, reply
-from copilot_nb.tools import ToolSet, workspace_tools
+from copilot_nb.tools import ToolSet
 from copilot_nb.tools.notebook import notebook_tools
 from copilot_nb.workspace.secret_paths import DEFAULT_SECRETS, SecretRules
 from copilot_nb.workspace.workspace import Workspace
@@ -87,9 +87,8 @@ ORDINARY_PATHS = [
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(root: Path) -> Path:
     """A home-like folder with every kind of secret and some ordinary files."""
-    root = tmp_path / "home"
     for name in SECRET_PATHS + ORDINARY_PATHS:
         path = root / name
         if path.exists():
@@ -103,12 +102,8 @@ def root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ws(root: Path) -> Workspace:
+    """The workspace with only the built-in secret rules (none from a settings file)."""
     return Workspace(root, secrets=SecretRules(settings=()))
-
-
-@pytest.fixture
-def tools(ws: Workspace) -> ToolSet:
-    return workspace_tools(ws)
 
 
 def category(tools: ToolSet, name: str, arguments: Any) -> str:

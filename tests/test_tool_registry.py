@@ -14,24 +14,6 @@ from copilot_nb.messages import ToolSpec
 from copilot_nb.tools import Tool, ToolOutput, ToolSet, file_tools, tool
 from copilot_nb.workspace.workspace import Workspace
 
-SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "file_tools_schema.json"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    return tmp_path / "ws"
-
-
-@pytest.fixture
-def tools(root: Path) -> ToolSet:
-    return file_tools(Workspace(root))
-
-
-async def call(tools: ToolSet, name: str, **arguments: Any) -> ToolOutput:
-    return await tools.call_tool(name, arguments)
-
-
 # --- tool(): schemas from typed functions -----------------------------------------------------
 
 

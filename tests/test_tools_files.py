@@ -10,26 +10,12 @@ from typing import Any
 import pytest
 
 from copilot_nb.events import FileChanged
-from copilot_nb.tools import ToolOutput, ToolSet, file_tools
+from copilot_nb.tools import ToolSet, file_tools
 from copilot_nb.tools import files as files_module
 from copilot_nb.workspace.workspace import Workspace
+from tests.helpers import call
 
 SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "file_tools_schema.json"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    return tmp_path / "ws"
-
-
-@pytest.fixture
-def tools(root: Path) -> ToolSet:
-    return file_tools(Workspace(root))
-
-
-async def call(tools: ToolSet, name: str, **arguments: Any) -> ToolOutput:
-    return await tools.call_tool(name, arguments)
 
 
 # --- read_file --------------------------------------------------------------------------------
@@ -302,7 +288,8 @@ async def test_list_directory_errors_are_results(tools: ToolSet, root: Path) -> 
 # --- the schema the model sees ----------------------------------------------------------------
 
 
-def test_file_tools_are_exactly_four_with_edit_categories(tools: ToolSet) -> None:
+def test_file_tools_are_exactly_four_with_edit_categories(ws: Workspace) -> None:
+    tools = file_tools(ws)
     assert [t.name for t in tools] == ["read_file", "write_file", "edit_file", "list_directory"]
     assert {t.name: t.category for t in tools} == {
         "read_file": "read",
@@ -312,11 +299,11 @@ def test_file_tools_are_exactly_four_with_edit_categories(tools: ToolSet) -> Non
     }
 
 
-def test_the_file_tool_schemas_match_the_snapshot(tools: ToolSet) -> None:
+def test_the_file_tool_schemas_match_the_snapshot(ws: Workspace) -> None:
     """A change to what the model sees must show up as a diff of the snapshot file."""
     actual = [
         {"name": s.name, "description": s.description, "parameters": s.parameters}
-        for s in tools.list_tools()
+        for s in file_tools(ws).list_tools()
     ]
     if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
         SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,54 @@
+"""What the test files share besides fixtures: call a tool, wait for what can be seen, record sleeps.
+
+Tests wait for observable state, never for time to pass: `wait_until` (a thread or a plain test)
+and `until` (on the test's loop) poll a predicate until it holds, and fail with a message after a
+generous deadline that only guards against a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from copilot_nb.tools import ToolOutput, ToolSet
+
+DEADLINE = 10.0
+"""Seconds before a wait gives up: long enough for a loaded CI machine, short enough to read."""
+
+
+async def call(tools: ToolSet, tool_name: str, /, **arguments: Any) -> ToolOutput:
+    """Call one tool by name with keyword arguments, as the model would, and get its output."""
+    return await tools.call_tool(tool_name, arguments)
+
+
+def wait_until(
+    predicate: Callable[[], object], timeout: float = DEADLINE, *, what: str = ""
+) -> None:
+    """Block until `predicate()` is true; an AssertionError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"not within {timeout:g} s: {what or predicate}"
+        time.sleep(0.005)  # a poll interval: the loop ends on the predicate, not on the time
+
+
+async def until(
+    predicate: Callable[[], object], timeout: float = DEADLINE, *, what: str = ""
+) -> None:
+    """`wait_until` on the running loop: other tasks run while it polls."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"not within {timeout:g} s: {what or predicate}"
+        await asyncio.sleep(0.005)
+
+
+class Sleeps:
+    """An injectable async sleep that records the waits asked for and returns at once."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await asyncio.sleep(0)  # still a point where other tasks run, as a real sleep is
