@@ -25,7 +25,7 @@ from .context import ToolContext
 from .os_errors import os_errors
 from .registry import ToolOutput, ToolSet, bound_tool
 from .text_search import SKIP_NOTE, TextSearch, narrower_glob
-from .walk import Glob, GlobError, WalkStats, compile_glob, stoppable, walk_glob
+from .walk import Glob, GlobError, compile_glob, stoppable, walk_glob
 
 MAX_FOUND = 500
 """Paths shown by one find_files call."""
@@ -58,7 +58,7 @@ async def find_files(ctx: ToolContext, glob: str) -> ToolOutput:
 
     def work(stop: threading.Event) -> list[str]:
         with _glob_errors("find_files"):
-            return sorted(rel for rel, _ in walk_glob(workspace, compiled, WalkStats(), stop))
+            return sorted(rel for rel, _ in walk_glob(workspace, compiled, stop))
 
     found = await stoppable(work)
     if not found:
@@ -94,7 +94,7 @@ async def search_text(ctx: ToolContext, regex: str, glob: str | None = None) -> 
     def work(stop: threading.Event) -> ToolOutput:
         search = TextSearch(regex, stop=stop, is_secret=is_secret)
         with _glob_errors("search_text"):
-            search.run(walk_glob(workspace, compiled, WalkStats(), stop))
+            search.run(walk_glob(workspace, compiled, stop))
         return search.output(glob)
 
     return await stoppable(work)

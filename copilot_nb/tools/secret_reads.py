@@ -34,17 +34,16 @@ def reads_secret(
     workspace: Workspace,
     keys: Iterable[str],
     *,
-    otherwise: str = "read",
     default: Callable[[], str | None] | None = None,
 ) -> Callable[[Mapping[str, Any]], str]:
     """A classifier: `read-secret` when any of these path arguments names a secret, else
-    `otherwise`; `default` gives the path used when an argument is missing or null."""
+    `read`; `default` gives the path used when an argument is missing or null."""
     names = tuple(keys)
 
     def classify(arguments: Mapping[str, Any]) -> str:
         args = call_arguments(arguments)
         if args is None:
-            return otherwise
+            return "read"
         for key in names:
             value = args.get(key)
             missing = value is None or (isinstance(value, str) and not value.strip())
@@ -52,6 +51,6 @@ def reads_secret(
                 value = default()
             if isinstance(value, str) and value.strip() and workspace.secret(value) is not None:
                 return SECRET
-        return otherwise
+        return "read"
 
     return classify

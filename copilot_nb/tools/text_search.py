@@ -154,12 +154,6 @@ class TextSearch:
         finally:
             self.finished.set()
 
-    def search_file(self, rel: str, path: str) -> None:
-        """One file on its own (the search of many files batches them)."""
-        batch = _Batch()
-        self._take(rel, path, batch)
-        self._flush(batch)
-
     def _take(self, rel: str, path: str, batch: _Batch) -> None:
         """Read one file; a small one joins the batch, a big one is searched block by block."""
         data = self._read(rel, path)

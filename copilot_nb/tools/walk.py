@@ -14,7 +14,6 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -26,15 +25,6 @@ from ..workspace.workspace import Workspace
 T = TypeVar("T")
 ALWAYS_SKIPPED = frozenset({".git", ".ipynb_checkpoints"})
 """Folders never walked: git's store, and Jupyter's copies of every notebook."""
-
-
-@dataclass(kw_only=True)
-class WalkStats:
-    """What a walk left out, so a result can say why something is missing."""
-
-    ignored: int = 0
-    symlinks: int = 0
-    folders: int = 0
 
 
 class Stopped(Exception):
@@ -53,10 +43,7 @@ async def stoppable(work: Callable[[threading.Event], T]) -> T:
 
 
 def walk_glob(
-    workspace: Workspace,
-    glob: Glob | None,
-    stats: WalkStats | None = None,
-    stop: threading.Event | None = None,
+    workspace: Workspace, glob: Glob | None, stop: threading.Event | None = None
 ) -> Iterator[tuple[str, str]]:
     """The files a glob matches (all files for None), walked from the glob's literal folder.
 
@@ -67,20 +54,18 @@ def walk_glob(
     if start:
         workspace.resolve(start)
     keep = glob.matches if glob is not None else None
-    yield from walk_files(workspace.root, start, stats, keep=keep, stop=stop)
+    yield from walk_files(workspace.root, start, keep=keep, stop=stop)
 
 
 def walk_files(
     root: Path,
     start: str = "",
-    stats: WalkStats | None = None,
     *,
     keep: Callable[[str], bool] | None = None,
     stop: threading.Event | None = None,
 ) -> Iterator[tuple[str, str]]:
     """(root-relative posix path, absolute path) of every file git would see, in sorted order;
     only those `keep` accepts, and Stopped before the next folder once `stop` is set."""
-    stats = stats if stats is not None else WalkStats()
     specs: list[tuple[str, _Rules]] = []
     exclude = root / ".git" / "info" / "exclude"
     if exclude.is_file():
@@ -97,14 +82,13 @@ def walk_files(
         base, prefix = base / part, prefix + part + "/"
         if base.is_symlink() or not base.is_dir():
             return
-    yield from _walk(base, prefix, specs, stats, keep, stop)
+    yield from _walk(base, prefix, specs, keep, stop)
 
 
 def _walk(
     top: Path,
     top_prefix: str,
     top_specs: list[tuple[str, _Rules]],
-    stats: WalkStats,
     keep: Callable[[str], bool] | None,
     stop: threading.Event | None,
 ) -> Iterator[tuple[str, str]]:
@@ -124,13 +108,11 @@ def _walk(
                 entries = sorted(it, key=lambda e: e.name, reverse=True)
         except OSError:
             continue
-        stats.folders += 1
         if any(e.name == ".gitignore" for e in entries):
             specs = [*specs, *_folder_spec(Path(path), relative)]
         for entry in entries:
             inner = relative + entry.name
             if entry.is_symlink():
-                stats.symlinks += 1
                 continue
             try:
                 is_dir = entry.is_dir()
@@ -139,13 +121,9 @@ def _walk(
             if is_dir:
                 if entry.name in ALWAYS_SKIPPED:
                     continue
-                if specs and _ignored(specs, inner + "/"):
-                    stats.ignored += 1
-                    continue
-                stack.append((entry.path, inner + "/", specs))
-            elif specs and _ignored(specs, inner):
-                stats.ignored += 1
-            elif keep is None or keep(inner):
+                if not (specs and _ignored(specs, inner + "/")):
+                    stack.append((entry.path, inner + "/", specs))
+            elif not (specs and _ignored(specs, inner)) and (keep is None or keep(inner)):
                 stack.append((entry.path, inner, None))
 
 
@@ -203,7 +181,6 @@ __all__ = [
     "Glob",
     "GlobError",
     "Stopped",
-    "WalkStats",
     "compile_glob",
     "stoppable",
     "walk_files",
