@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from copilot_nb.events import ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.models.anthropic_stream import MessagesStreamDecoder
-from copilot_nb.testing.anthropic_wire import anthropic_sse_event
+from copilot_nb.testing.anthropic_wire import anthropic_sse_event, content_block_events
 
 TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12)
 JSON_VALUES = st.recursive(
@@ -56,6 +56,36 @@ def tool_block(draw: st.DrawFn, n: int) -> dict[str, Any]:
     return {"kind": "tool_use", "id": f"toolu_{n:02d}", "name": f"tool_{n}", "pieces": pieces}
 
 
+def _start_and_deltas(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A drawn block as the wire's `content_block_start` block and its deltas."""
+    if block["kind"] == "thinking":
+        start: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": p} for p in block["pieces"]]
+        deltas.append({"type": "signature_delta", "signature": block["sig"]})
+    elif block["kind"] == "text":
+        start = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": p} for p in block["pieces"]]
+    else:
+        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": p} for p in block["pieces"]]
+    return start, deltas
+
+
+@st.composite
+def usages(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The usage of `message_start` (maybe with cache counts) and of `message_delta`."""
+    start = {"input_tokens": draw(st.integers(0, 10**6)), "output_tokens": 1}
+    if draw(st.booleans()):
+        start |= {
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": draw(st.integers(0, 99)),
+        }
+    delta: dict[str, Any] = {"output_tokens": draw(st.integers(1, 10**5))}
+    if draw(st.booleans()):
+        delta["input_tokens"] = draw(st.integers(0, 10**6))
+    return start, delta
+
+
 @st.composite
 def anthropic_stream(draw: st.DrawFn) -> tuple[list[bytes], dict[str, Any]]:
     """The events of one stream as SSE bytes, and the message facts they describe."""
@@ -71,15 +101,7 @@ def anthropic_stream(draw: st.DrawFn) -> tuple[list[bytes], dict[str, Any]]:
     ]
     body += [draw(tool_block(n)) for n in range(draw(st.integers(0, 3)))]
     blocks += draw(st.permutations(body))
-    usage_start = {"input_tokens": draw(st.integers(0, 10**6)), "output_tokens": 1}
-    if draw(st.booleans()):
-        usage_start |= {
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": draw(st.integers(0, 99)),
-        }
-    usage_delta: dict[str, Any] = {"output_tokens": draw(st.integers(1, 10**5))}
-    if draw(st.booleans()):
-        usage_delta["input_tokens"] = draw(st.integers(0, 10**6))
+    usage_start, usage_delta = draw(usages())
 
     events = [
         anthropic_sse_event(
@@ -100,35 +122,10 @@ def anthropic_stream(draw: st.DrawFn) -> tuple[list[bytes], dict[str, Any]]:
         )
     ]
     for index, block in enumerate(blocks):
-        if block["kind"] == "thinking":
-            start: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
-            deltas = [{"type": "thinking_delta", "thinking": p} for p in block["pieces"]]
-            deltas.append({"type": "signature_delta", "signature": block["sig"]})
-        elif block["kind"] == "text":
-            start = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": p} for p in block["pieces"]]
-        else:
-            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": p} for p in block["pieces"]]
-        events.append(
-            anthropic_sse_event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": start},
-            )
-        )
+        block_events = content_block_events(index, *_start_and_deltas(block))
         if draw(st.booleans()):
-            events.append(anthropic_sse_event("ping", {"type": "ping"}))
-        events += [
-            anthropic_sse_event(
-                "content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}
-            )
-            for d in deltas
-        ]
-        events.append(
-            anthropic_sse_event(
-                "content_block_stop", {"type": "content_block_stop", "index": index}
-            )
-        )
+            block_events.insert(1, anthropic_sse_event("ping", {"type": "ping"}))
+        events += block_events
     stop_reason = draw(STOP_REASONS)
     events.append(
         anthropic_sse_event(

@@ -140,6 +140,13 @@ async def test_the_auth_renews_a_token_that_expires_mid_conversation(github):
     await model.aclose()
 
 
+def test_the_copilot_auth_refuses_a_synchronous_client(github):
+    fake = github()
+    with httpx.Client() as client, pytest.raises(RuntimeError, match="AsyncClient"):
+        client.get(f"{fake.api_url}/models", auth=fake.model().auth)
+    assert fake.requests == []
+
+
 async def test_not_signed_in_says_run_copilot_login(github):
     fake = github()
     model = CopilotChat("gpt-4o", hosts=fake.hosts)

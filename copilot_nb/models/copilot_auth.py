@@ -61,7 +61,8 @@ class CopilotToken:
 
 class CopilotAuth(httpx.Auth):
     """Sets `Authorization: Bearer <Copilot token>`; after a 401, renews the token and sends the
-    request once more. Async only: the exchange is an HTTP request of its own."""
+    request once more, to the same URL (an account's API base does not change between tokens).
+    Async only: the exchange is an HTTP request of its own."""
 
     def __init__(
         self,

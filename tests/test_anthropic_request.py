@@ -1,0 +1,188 @@
+"""The Messages API request body: pure, pinned by a snapshot, and checked against the SDK's types."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, get_origin
+
+import pytest
+import typing_extensions as te
+from anthropic.types import (
+    AssistantMessageParam,
+    TextBlockParam,
+    ThinkingBlockParam,
+    ToolChoiceToolParam,
+    ToolParam,
+    ToolResultBlockParam,
+    ToolUseBlockParam,
+    UserMessageParam,
+)
+from anthropic.types.message_create_params import MessageCreateParamsStreaming
+from pydantic import TypeAdapter
+
+from copilot_nb.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    UserMessage,
+)
+from copilot_nb.models.anthropic import messages_request
+
+SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "anthropic_request.json"
+
+
+def conversation() -> list[Any]:
+    """A conversation with every shape the converter handles, including OpenAI-style dicts."""
+    return [
+        SystemMessage(content="You edit notebooks."),
+        {"role": "system", "content": "Be brief."},
+        UserMessage(content="Fix utils.py and tell me the mean of df.x ✓"),
+        AssistantMessage(
+            text="Let me look.",
+            reasoning="The user wants a fix.",
+            reasoning_signature="c2lnbmF0dXJl",
+            tool_calls=(
+                ToolCall.from_raw(
+                    id="toolu_01", name="read_file", raw_arguments='{"path": "utils.py"}'
+                ),
+                ToolCall.from_raw(
+                    id="toolu_02", name="eval", raw_arguments='{"expr": "df.x.mean(",'
+                ),
+            ),
+        ),
+        ToolResult(tool_call_id="toolu_01", name="read_file", content="def f():\n    return 1\n"),
+        ToolResult(
+            tool_call_id="toolu_02", name="eval", content="invalid JSON arguments", is_error=True
+        ),
+        {"role": "user", "content": [{"type": "text", "text": "Also run the tests."}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "toolu_03",
+                    "type": "function",
+                    "function": {"name": "run_tests", "arguments": ""},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "toolu_03", "content": ""},
+        AssistantMessage(reasoning="unsigned reasoning from another provider", text="All green."),
+        UserMessage(content="Thanks!"),
+    ]
+
+
+TOOLS: list[Any] = [
+    ToolSpec(
+        name="read_file",
+        description="Read a file in the workspace.",
+        parameters={
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+        },
+    ),
+    {
+        "type": "function",
+        "function": {"name": "run_tests", "parameters": {"type": "object", "properties": {}}},
+    },
+]
+
+
+def check_snapshot(payload: dict[str, Any]) -> None:
+    text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    if os.environ.get("UPDATE_SNAPSHOTS") or not SNAPSHOT.exists():
+        SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
+        SNAPSHOT.write_text(text, encoding="utf-8")
+    assert text == SNAPSHOT.read_text(encoding="utf-8"), (
+        "set UPDATE_SNAPSHOTS=1 to accept the change"
+    )
+
+
+def test_payload_details() -> None:
+    body = messages_request("m", conversation(), tools=TOOLS)
+    roles = [turn["role"] for turn in body["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
+    assert body["system"] == "You edit notebooks.\n\nBe brief."
+    first_reply = body["messages"][1]["content"]
+    assert first_reply[0] == {
+        "type": "thinking",
+        "thinking": "The user wants a fix.",
+        "signature": "c2lnbmF0dXJl",
+    }
+    assert first_reply[3] == {"type": "tool_use", "id": "toolu_02", "name": "eval", "input": {}}
+    results = body["messages"][2]["content"]
+    assert [block["type"] for block in results] == ["tool_result", "tool_result", "text"]
+    assert results[1]["is_error"] is True and "is_error" not in results[0]
+    assert body["messages"][5]["content"] == "All green."  # unsigned reasoning is not sent back
+    assert "tool_choice" not in body
+
+
+@pytest.mark.parametrize(
+    ("choice", "wire"),
+    [
+        ("auto", {"type": "auto"}),
+        ("none", {"type": "none"}),
+        ("required", {"type": "any"}),
+        ("read_file", {"type": "tool", "name": "read_file"}),
+        (
+            {"type": "function", "function": {"name": "run_tests"}},
+            {"type": "tool", "name": "run_tests"},
+        ),
+        (
+            {"type": "any", "disable_parallel_tool_use": True},
+            {"type": "any", "disable_parallel_tool_use": True},
+        ),
+    ],
+)
+def test_tool_choice_mapping(choice: Any, wire: dict[str, Any]) -> None:
+    assert (
+        messages_request("m", [UserMessage(content="hi")], tools=TOOLS, tool_choice=choice)[
+            "tool_choice"
+        ]
+        == wire
+    )
+
+
+def _keys(typed_dict: Any) -> tuple[set[str], set[str]]:
+    hints = te.get_type_hints(typed_dict, include_extras=True)
+    return set(hints), {key for key, hint in hints.items() if get_origin(hint) is te.Required}
+
+
+def _conforms(value: dict[str, Any], typed_dict: Any) -> None:
+    """`value` has every required key of the SDK's TypedDict, no unknown key, and valid values."""
+    known, required = _keys(typed_dict)
+    assert required <= set(value) <= known, (typed_dict.__name__, set(value))
+    TypeAdapter(typed_dict).validate_python(value)
+
+
+BLOCK_TYPES = {
+    "text": TextBlockParam,
+    "thinking": ThinkingBlockParam,
+    "tool_use": ToolUseBlockParam,
+    "tool_result": ToolResultBlockParam,
+}
+
+
+def test_payload_matches_the_sdk_request_types() -> None:
+    """Every part of the body is a shape the official SDK's request types describe."""
+    body = messages_request(
+        "claude-test",
+        conversation(),
+        tools=TOOLS,
+        tool_choice="read_file",
+        stop_sequences=["</answer>"],
+    )
+    known, required = _keys(MessageCreateParamsStreaming)
+    assert required <= set(body) <= known
+    for turn in body["messages"]:
+        _conforms(turn, UserMessageParam if turn["role"] == "user" else AssistantMessageParam)
+        for block in turn["content"] if isinstance(turn["content"], list) else ():
+            _conforms(block, BLOCK_TYPES[block["type"]])
+    for tool in body["tools"]:
+        _conforms(tool, ToolParam)
+    _conforms(body["tool_choice"], ToolChoiceToolParam)
