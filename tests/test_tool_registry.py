@@ -12,6 +12,10 @@ import pytest
 from copilot_nb.errors import ConfigError, SandboxError, ToolError
 from copilot_nb.messages import ToolSpec
 from copilot_nb.tools import Tool, ToolOutput, ToolSet, file_tools, tool
+from copilot_nb.tools.context import ToolContext
+from copilot_nb.tools.files import read_file
+from copilot_nb.tools.kernel import list_variables
+from copilot_nb.tools.registry import bound_tool
 from copilot_nb.workspace.workspace import Workspace
 
 # --- tool(): schemas from typed functions -----------------------------------------------------
@@ -314,3 +318,56 @@ async def test_cancellation_propagates_out_of_call_tool() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+# --- bound_tool: the built-in tools are functions of a context ---------------------------------
+
+
+def test_a_bound_tool_shows_the_model_every_parameter_but_the_context() -> None:
+    def greet(ctx: dict[str, str], name: str, loud: bool = False) -> str:
+        """Greet someone.
+
+        Args:
+            name: Who to greet.
+            loud: Shout it.
+        """
+        return ctx["greeting"] + " " + (name.upper() if loud else name)
+
+    bound = bound_tool(greet, {"greeting": "hello"}, category="edit")
+    assert (bound.name, bound.description, bound.category) == ("greet", "Greet someone.", "edit")
+    assert bound.parameters == {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "Who to greet."},
+            "loud": {"type": "boolean", "description": "Shout it.", "default": False},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+    assert bound(name="ann", loud=True) == "hello ANN"
+
+
+async def test_a_bound_async_tool_runs_on_the_loop_and_a_sync_one_in_a_worker() -> None:
+    loop_thread = threading.get_ident()
+
+    async def on_loop(ctx: object) -> str:
+        """Say whether the loop's thread runs this."""
+        return str(threading.get_ident() == loop_thread)
+
+    def in_worker(ctx: object) -> str:
+        """Say whether the loop's thread runs this."""
+        return str(threading.get_ident() == loop_thread)
+
+    tools = ToolSet([bound_tool(on_loop, None), bound_tool(in_worker, None)])
+    assert (await tools.call_tool("on_loop", {})).content == "True"
+    assert (await tools.call_tool("in_worker", {})).content == "False"
+
+
+async def test_a_built_in_tool_is_a_function_a_test_calls_with_its_own_context(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    out = read_file(ToolContext(workspace=Workspace(tmp_path)), "a.txt", start_line=2)
+    assert out.content == "a.txt (lines 2-2 of 2)\n     2\ttwo"
+    listed = await list_variables(ToolContext(namespace=lambda: {"total": 75}))
+    assert listed.content.splitlines()[-1].split() == ["total", "int", "28", "B", "75"]

@@ -9,11 +9,13 @@ from its next request on. Both offer what the agent uses of a ToolSet: iteration
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..messages import ToolSpec
+from ..text import first_line
 from .registry import DEFAULT_TOOL_TIMEOUT, Tool, ToolOutput, ToolSet
 from .toolset import ToolSource
 
@@ -132,37 +134,38 @@ class DeferredToolSet:
         return hits[:limit]
 
 
-def _search_tool(owner: DeferredToolSet) -> Tool:
-    def tool_search(pattern: str, limit: int = 10) -> ToolOutput:
-        import regex as regex_module
+def tool_search(owner: DeferredToolSet, pattern: str, limit: int = 10) -> ToolOutput:
+    """Find more tools: the matching ones become listed, and callable, from the next request."""
+    import regex as regex_module
 
-        try:
-            hits = owner.search(pattern, limit)
-        except regex_module.error as exc:
-            return ToolOutput(
-                content=f"tool_search: {pattern!r} is not a valid regex ({exc}); try a plain word",
-                is_error=True,
-            )
-        except TimeoutError:
-            return ToolOutput(
-                content=f"tool_search: {pattern!r} took longer than {SEARCH_SECONDS:g} s; "
-                "it backtracks catastrophically, try a plain word",
-                is_error=True,
-            )
-        if not hits:
-            return ToolOutput(
-                content=f"tool_search: no tool matches {pattern!r}; try a broader pattern",
-                summary="no match",
-            )
-        owner.enabled.update(t.name for t in hits)
-        lines = [
-            f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}" for t in hits
-        ]
+    try:
+        hits = owner.search(pattern, limit)
+    except regex_module.error as exc:
         return ToolOutput(
-            content="These tools are now available; call them by name:\n" + "\n".join(lines),
-            summary=f"{len(hits)} tool(s) found",
+            content=f"tool_search: {pattern!r} is not a valid regex ({exc}); try a plain word",
+            is_error=True,
         )
+    except TimeoutError:
+        return ToolOutput(
+            content=f"tool_search: {pattern!r} took longer than {SEARCH_SECONDS:g} s; "
+            "it backtracks catastrophically, try a plain word",
+            is_error=True,
+        )
+    if not hits:
+        return ToolOutput(
+            content=f"tool_search: no tool matches {pattern!r}; try a broader pattern",
+            summary="no match",
+        )
+    owner.enabled.update(t.name for t in hits)
+    lines = [f"- {t.name}: {first_line(t.description, 200)}" for t in hits]
+    return ToolOutput(
+        content="These tools are now available; call them by name:\n" + "\n".join(lines),
+        summary=f"{len(hits)} tool(s) found",
+    )
 
+
+def _search_tool(owner: DeferredToolSet) -> Tool:
+    """tool_search for one deferred tool set, with limits the model's schema states."""
     return Tool(
         name="tool_search",
         description=(
@@ -178,6 +181,6 @@ def _search_tool(owner: DeferredToolSet) -> Tool:
             "required": ["pattern"],
             "additionalProperties": False,
         },
-        function=tool_search,
+        function=functools.partial(tool_search, owner),
         category="read",
     )
