@@ -1,9 +1,11 @@
 """Tools as data: a `Tool` is a name, a description, a JSON schema and a function.
 
 `@tool` builds one from a typed Python function (schema from the type hints, descriptions from the
-docstring). A `ToolSet` holds tools by name and runs calls; whatever goes wrong in a call (unknown
-tool, arguments that are not JSON or break the schema, the tool raising) comes back as an error
-*result* the model can read and act on. Only cancellation and our own bugs in this module escape.
+docstring); `bound_tool` does the same for a built-in tool, a function whose first parameter is
+its context (`context.py`). A `ToolSet` holds tools by name and runs calls; whatever goes wrong in
+a call (unknown tool, arguments that are not JSON or break the schema, the tool raising) comes
+back as an error *result* the model can read and act on (the wording: `arguments.py`). Only
+cancellation and our own bugs in this module escape.
 
 Every call has a time limit (`DEFAULT_TOOL_TIMEOUT`, or the caller's `timeout=`). A call past it
 is cancelled and the model reads that it was stopped; the loop goes on at once either way. What
