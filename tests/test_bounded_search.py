@@ -109,7 +109,8 @@ class Recording(engine.TextSearch):
     def _take(self, rel: str, path: str, batch: Any) -> None:
         self.taken += 1
         self.started.set()
-        time.sleep(0.001)  # a slow disk: the search is still running when Stop comes
+        if self.taken == 1:  # a slow disk: the first file is still being read when Stop comes
+            self.stop.wait(30)
         super()._take(rel, path, batch)
 
 
@@ -162,7 +163,8 @@ async def test_find_files_stops_with_the_run(
             for item in original(*args, **kwargs):
                 walked.set()
                 count[0] += 1
-                time.sleep(0.001)
+                if count[0] == 1:  # a slow disk: the walk is still going when Stop comes
+                    kwargs["stop"].wait(30)
                 yield item
         finally:
             done.set()

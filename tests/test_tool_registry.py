@@ -17,6 +17,7 @@ from copilot_nb.tools.files import read_file
 from copilot_nb.tools.kernel import list_variables
 from copilot_nb.tools.registry import bound_tool
 from copilot_nb.workspace.workspace import Workspace
+from tests.helpers import until
 
 # --- tool(): schemas from typed functions -----------------------------------------------------
 
@@ -212,16 +213,17 @@ async def test_call_tool_runs_sync_tools_in_a_worker_thread() -> None:
 
 
 async def test_a_slow_sync_tool_does_not_block_the_event_loop() -> None:
-    release = threading.Event()
+    entered, release = threading.Event(), threading.Event()
 
     @tool
     def slow() -> str:
         """Block until released."""
+        entered.set()
         assert release.wait(5)
         return "done"
 
     task = asyncio.create_task(ToolSet([slow]).call_tool("slow", {}))
-    await asyncio.sleep(0)  # the loop keeps running while the tool blocks its thread
+    await until(entered.is_set)  # this polls on the loop while the tool blocks its own thread
     assert not task.done()
     release.set()
     assert (await task).content == "done"
