@@ -151,10 +151,11 @@ class CopilotSession:
             run = agent.run(prompt, max_rounds=max_rounds, approvals=approvals)
             async with aclosing(run) as events:
                 async for event in events:
-                    yield event
                     if isinstance(event, ApprovalNeeded):
                         asked.append(event)
-                        approver.answer(event)
+                    yield event
+                    if isinstance(event, ApprovalNeeded):
+                        approver.answer(event)  # once the surface has shown the question
                     elif isinstance(event, (Done, Failed)):
                         return
         finally:
@@ -199,21 +200,11 @@ class CopilotSession:
 
     # --- tools ------------------------------------------------------------------------------
 
-    def tools_for(self, workspace: Workspace) -> FilteredToolSet:
-        """Built-ins, then the user's tools (deferred when many), then the name filters."""
-        return FilteredToolSet(
-            self._catalogue(workspace), available=self.available, excluded=self.excluded
-        )
+    def tools_for(self, workspace: Workspace) -> DeferredToolSet:
+        """Built-ins, then the user's tools (deferred when many), both through the name filters.
 
-    def tool_listing(self, workspace: Workspace) -> ToolListing:
-        """What `%copilot tools` shows: every tool, and which wait for `tool_search`."""
-        catalogue = self._catalogue(workspace)
-        tools = list(FilteredToolSet(catalogue, available=self.available, excluded=self.excluded))
-        later = {t.name for t in catalogue.extra} if catalogue.deferring else set()
-        found = frozenset(later & self.found_tools)
-        return ToolListing(tools=tools, found=found, waiting=frozenset(later - found))
-
-    def _catalogue(self, workspace: Workspace) -> DeferredToolSet:
+        The filters apply before the deferral, so `tool_search` never finds an excluded tool and
+        only allowed tools count towards the deferral threshold."""
         core = ToolSet()
         for factory in self.toolset_factories:
             for item in factory(workspace):
@@ -229,9 +220,19 @@ class CopilotSession:
                 core.add(item, override=True)
             elif item.name not in extra:
                 extra.add(item)
-        catalogue = DeferredToolSet(core, extra)
+        catalogue = DeferredToolSet(self._allowed(core), self._allowed(extra))
         catalogue.enabled = self.found_tools  # shared: what tool_search finds outlives the turn
         return catalogue
+
+    def _allowed(self, tools: ToolSet) -> ToolSet:
+        return ToolSet(FilteredToolSet(tools, available=self.available, excluded=self.excluded))
+
+    def tool_listing(self, workspace: Workspace) -> ToolListing:
+        """What `%copilot tools` shows: every tool, and which wait for `tool_search`."""
+        catalogue = self.tools_for(workspace)
+        later = {t.name for t in catalogue.extra} if catalogue.deferring else set()
+        found = frozenset(later & self.found_tools)
+        return ToolListing(tools=list(catalogue), found=found, waiting=frozenset(later - found))
 
     def namespace_tools(self) -> list[Tool]:
         """Tools the user defined in the kernel (`@copilot_nb.tool` objects in the namespace)."""

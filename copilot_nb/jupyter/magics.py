@@ -77,8 +77,8 @@ class CopilotMagics(Magics):
     excluded_tools = List(Unicode(), help="Tools the agent may not use.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        self.session = CopilotSession(shell)  # first: config and keywords set traits at once
         super().__init__(shell=shell, **kwargs)
-        self.session = CopilotSession(shell)
         for name in SETTINGS:
             self._sync(name)
 
