@@ -14,7 +14,7 @@ import comm
 import pytest
 from comm.base_comm import BaseComm
 
-from copilot_nb import Agent
+from copilot_nb import Agent, ApprovalPolicy
 from copilot_nb.agent.session import CopilotSession
 from copilot_nb.jupyter.panel.feed import Outbox, arguments_preview, event_ops
 from copilot_nb.jupyter.panel.widget import ChatPanel
@@ -193,6 +193,32 @@ async def test_stop_while_an_approval_waits_leaves_a_valid_conversation(serve, o
     assert front.text() == "ok"
 
 
+async def test_a_panel_turn_is_the_sessions_turn_with_the_panel_as_approver(
+    serve, open_panel, tmp_path
+):
+    server = serve(
+        [reply("", call("write_file", id="w1", path="a.txt", content="a\n")), reply("ok")]
+    )
+    panel, front, agent = open_panel(server, approvals=ApprovalPolicy().approve_changes())
+    seen: list[tuple[str, dict[str, Any]]] = []
+    turn = panel.session.turn
+
+    def recording(prompt: str, **options: Any) -> Any:
+        seen.append((prompt, options))
+        return turn(prompt, **options)
+
+    panel.session.turn = recording  # type: ignore[method-assign]
+    panel.send("write a.txt")
+    await panel.wait()
+
+    ((prompt, options),) = seen
+    assert prompt == "write a.txt" and options["approver"] is panel
+    assert options["model"] == "openai:scripted" and options["approvals"].edit == "allow"
+    assert "ask" not in front.kinds() and (tmp_path / "a.txt").read_text() == "a\n"
+    assert panel.session.approvals == ApprovalPolicy(), "the panel's policy held for its turn"
+    assert agent.approvals == ApprovalPolicy()
+
+
 async def test_a_prompt_while_busy_is_refused_with_a_note(serve, open_panel):
     server = serve([reply("slow " * 200, chunk_size=5, delay=0.005)])
     panel, front, _ = open_panel(server)
@@ -249,9 +275,7 @@ async def test_the_model_picker_chooses_the_model_of_the_next_turn(serve, tmp_pa
         asked.append(spec)
         return server.model()
 
-    panel = ChatPanel(
-        CopilotSession(resolve=model_for), model="openai:a", models=["openai:b"]
-    )
+    panel = ChatPanel(CopilotSession(resolve=model_for), model="openai:a", models=["openai:b"])
     front = Front(panel)
     assert panel.widget.models == ["openai:a", "openai:b", "offline"]
     panel.send("first")
@@ -279,7 +303,7 @@ async def test_a_view_that_opens_later_gets_the_whole_transcript_once(serve, ope
 
 async def test_new_chat_forgets_the_conversation_and_clears_the_views(serve, open_panel):
     server = serve([reply("one"), reply("two")])
-    panel, front, agent = open_panel(server)
+    panel, front, _ = open_panel(server)
     panel.send("first")
     await panel.wait()
     front.say(kind="new")
@@ -550,6 +574,70 @@ def test_in_a_kernel_approvals_sent_to_a_subshell_reach_the_turn(serve, tmp_path
         ops = _kernel_ops(kernel, model_id, until=["end", "done"], timeout=10)
         assert ["asked", "w1", True] in ops
         assert (tmp_path / "a.txt").read_text() == "new\n"
+    finally:
+        kernel.close()
+
+
+RECORD_TURNS = """
+import copilot_nb
+from copilot_nb.jupyter.magics import session as kernel_session
+
+session = kernel_session()
+turns, turn = [], session.turn
+
+def recording(prompt, **options):
+    policy = options["approvals"] or session.approvals
+    turns.append((prompt, type(options["approver"]).__name__, policy.edit))
+    return turn(prompt, **options)
+
+session.turn = recording
+panel = copilot_nb.chat(sidebar=False)
+print(panel.widget.model_id)
+"""
+
+
+@pytest.mark.kernel
+def test_in_a_kernel_cells_and_the_panel_take_the_sessions_one_turn_path(serve, tmp_path):
+    """A `--yes` cell, a panel turn, a plain cell: each a `session.turn` with its own approver;
+    the cell's `--yes` holds for that cell only."""
+    from tests.kernel_session import KernelSession, scripted_env
+
+    def write(name: str, id: str) -> Any:
+        return reply("", call("write_file", id=id, path=name, content=f"{name}\n"))
+
+    server = serve(
+        [
+            *(write("a.txt", "w1"), reply("wrote a")),
+            *(write("b.txt", "w2"), reply("wrote b")),
+            *(write("c.txt", "w3"), reply("left c")),
+        ]
+    )
+    kernel = KernelSession(tmp_path, scripted_env(server))
+    try:
+        opened = kernel.execute(RECORD_TURNS)
+        assert opened.status == "ok", opened.reply["content"]
+        model_id = opened.stdout.strip()
+        assert kernel.execute("%%copilot --yes\nwrite a.txt").status == "ok"
+        assert (tmp_path / "a.txt").read_text() == "a.txt\n"
+
+        content = {"kind": "prompt", "text": "write b.txt"}
+        data = {"method": "custom", "content": content}
+        message = kernel.client.session.msg("comm_msg", {"comm_id": model_id, "data": data})
+        kernel.client.shell_channel.send(message)
+        _kernel_ops(kernel, model_id, until=["ask", "w2", "edit"])  # --yes did not carry over
+        data["content"] = {"kind": "approve", "id": "w2"}
+        message = kernel.client.session.msg("comm_msg", {"comm_id": model_id, "data": data})
+        kernel.client.shell_channel.send(message)
+        _kernel_ops(kernel, model_id, until=["end", "done"])
+        assert (tmp_path / "b.txt").read_text() == "b.txt\n"
+
+        cell = kernel.execute("%%copilot\nwrite c.txt")  # headless: nobody to ask, so denied
+        assert cell.status == "ok" and not (tmp_path / "c.txt").exists()
+        shown = kernel.execute("print(turns, session.approvals.edit, session.agent.approvals.edit)")
+        assert shown.stdout.strip() == (
+            "[('write a.txt', 'CellApprover', 'allow'), ('write b.txt', 'ChatPanel', 'ask'), "
+            "('write c.txt', 'CellApprover', 'ask')] ask ask"
+        )
     finally:
         kernel.close()
 
