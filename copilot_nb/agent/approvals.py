@@ -57,7 +57,7 @@ class ApprovalPolicy:
 
     @classmethod
     def allow_all(cls) -> ApprovalPolicy:
-        """Everything runs without asking (`--yes`, scripts that own their loop)."""
+        """Everything runs without asking, reading secrets too: for a script that owns its loop."""
         return cls(read="allow", read_secret="allow", edit="allow", execute="allow")
 
     def approve_changes(self) -> ApprovalPolicy:

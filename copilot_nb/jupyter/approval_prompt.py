@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ..events import ApprovalNeeded
+from ..text import first_line
 from ..workspace.write_policy import runs_code_later
 from .safe_html import escape
 
@@ -43,7 +44,7 @@ _PATH_KEYS = ("path", "destination", "source")
 def question(event: ApprovalNeeded) -> str:
     """One line: which tool wants to do what, to what."""
     verb = VERBS.get(event.category, "run")
-    target = " ".join(event.summary.split())
+    target = first_line(event.summary)
     return f"{event.name} wants to {verb}" + (f": {target}" if target else "")
 
 
@@ -182,9 +183,7 @@ class CellApprover:
     def _show_buttons(self, event: ApprovalNeeded) -> None:
         import ipywidgets as widgets
 
-        title = (
-            f"<b>{escape(event.name)}</b> <code>{escape(' '.join(event.summary.split()))}</code>"
-        )
+        title = f"<b>{escape(event.name)}</b> <code>{escape(first_line(event.summary))}</code>"
         approve = widgets.Button(description="Approve", button_style="success", icon="check")
         deny = widgets.Button(description="Deny", button_style="danger", icon="times")
         status = widgets.HTML(approval_html(event))

@@ -37,11 +37,14 @@ from ..events import (
     ToolStarted,
     UsageReported,
 )
+from ..text import first_line
 from .safe_html import Rendered, details_html, diff_html, escape, inline_html, markdown_html
 
 UPDATE_INTERVAL = 0.25
 """Seconds between display updates while streaming: smooth to the eye, cheap for the front end."""
 INTERRUPTED = "_⏹ interrupted_"
+LINE = 200
+"""Characters of a tool's target or outcome on its line; the model still gets all of it."""
 
 
 @dataclass
@@ -56,17 +59,17 @@ class _ToolLine:
         icon = {None: "⏳", True: "✓", False: "✗"}[self.ok]
         line = f"{icon} <strong>{escape(self.name)}</strong>"
         if self.target:
-            line += f" <code>{escape(_one_line(self.target))}</code>"
+            line += f" <code>{escape(first_line(self.target, LINE))}</code>"
         if self.outcome:
-            line += f" — {escape(_one_line(self.outcome))}"
+            line += f" — {escape(first_line(self.outcome, LINE))}"
         diffs = "".join(details_html("diff", diff_html(d)) for d in self.diffs)
         return f"<div>{line}</div>{diffs}"
 
     def plain(self) -> str:
         icon = {None: "⏳", True: "✓", False: "✗"}[self.ok]
-        line = " ".join(p for p in (icon, self.name, _one_line(self.target)) if p)
+        line = " ".join(p for p in (icon, self.name, first_line(self.target, LINE)) if p)
         if self.outcome:
-            line += f" — {_one_line(self.outcome)}"
+            line += f" — {first_line(self.outcome, LINE)}"
         return "\n\n".join([line, *(d.rstrip("\n") for d in self.diffs)])
 
 
@@ -122,9 +125,6 @@ class Transcript:
     def rendered(self) -> Rendered:
         return Rendered(self.html(), self.text())
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return self.rendered()._repr_mimebundle_()
-
 
 class CellRenderer:
     """Feeds agent events into a Transcript and keeps one display output in step with it."""
@@ -147,7 +147,6 @@ class CellRenderer:
         self._dirty = False
         self._tools: dict[str, _ToolLine] = {}
         self._current: _ToolLine | None = None
-        self.updates = 0
         self.tokens_in = self.tokens_out = 0
         self._handle = display(self.transcript.rendered(), display_id=True)
 
@@ -207,13 +206,8 @@ class CellRenderer:
         """Send the current transcript to the display, if it changed."""
         if self._dirty:
             self._handle.update(self.transcript.rendered())
-            self.updates += 1
             self._dirty = False
         self._last = self._clock()
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 async def render_turn(

@@ -108,7 +108,6 @@ class Outbox:
         self._timer: Any = None
         self._last = -math.inf
         self.history: list[Op] = []
-        self.batches = 0
 
     def put(self, op: Op) -> None:
         """Queue one op; send the batch now if the op is urgent or the batch is due."""
@@ -133,7 +132,6 @@ class Outbox:
         if self._pending:
             batch, self._pending, self._size = self._pending, [], 0
             self._send({"ops": batch})
-            self.batches += 1
             self._last = self._clock()
 
     def clear(self) -> None:
