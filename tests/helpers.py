@@ -44,11 +44,17 @@ async def until(
 
 
 class Sleeps:
-    """An injectable async sleep that records the waits asked for and returns at once."""
+    """An injectable async sleep that records the waits asked for and returns at once; `clock`
+    is a matching injectable clock that moves only by what was slept."""
 
     def __init__(self) -> None:
         self.waits: list[float] = []
+        self.now = 0.0
 
     async def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)
+        self.now += seconds
         await asyncio.sleep(0)  # still a point where other tasks run, as a real sleep is
+
+    def clock(self) -> float:
+        return self.now

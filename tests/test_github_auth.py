@@ -24,6 +24,7 @@ from copilot_nb.models.github_tokens import (
     write_private,
 )
 from copilot_nb.testing.github_fake import FakeGitHub
+from tests.helpers import Sleeps
 
 
 @pytest.fixture(autouse=True)
@@ -33,16 +34,6 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return tmp_path
-
-
-class Sleeps:
-    """Records the waits the device flow asks for, without waiting."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 def polls(fake: FakeGitHub) -> list[dict]:
@@ -100,12 +91,8 @@ async def test_a_sign_in_that_cannot_finish_says_why_and_what_to_do(github, outc
 
 async def test_the_code_expires_locally_when_github_never_answers(github):
     fake = github(polls=["authorization_pending"] * 100, interval=300)
-    now = [0.0]
-
-    async def sleep(seconds: float) -> None:
-        now[0] += seconds
-
-    flow = DeviceFlow(fake.hosts, sleep=sleep, clock=lambda: now[0])
+    sleeps = Sleeps()
+    flow = DeviceFlow(fake.hosts, sleep=sleeps, clock=sleeps.clock)
     code = await flow.start()  # expires_in is 900 s: three polls fit, the fourth is too late
     with pytest.raises(AuthError, match="expired"):
         await flow.wait(code)
