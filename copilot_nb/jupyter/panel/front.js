@@ -1,8 +1,8 @@
 // The chat panel's front end (an anywidget ES module, no build step, no network). The kernel
 // sends small ops ({ops: [[kind, ...args]]}); this view keeps the transcript and renders answers
 // with `markdown()` and `diffHtml()` from markdown.js, which is concatenated before it.
-
-// --- the view ----------------------------------------------------------------------------
+// `render` builds the view (`buildView`), keeps the transcript (`Transcript`, one method per op)
+// and wires the controls (`wireInput`) and the synced traits (`watchModel`).
 
 const el = (tag, cls, text) => {
   const node = document.createElement(tag);
@@ -19,245 +19,286 @@ const EMPTY = [
   "Enter sends, Shift+Enter starts a new line. The conversation is shared with %%copilot cells.",
 ];
 
-function render({ model, el: root }) {
-  const view = Math.random().toString(36).slice(2);
+// --- the view ----------------------------------------------------------------------------
+
+function buildView(model, root) {
   root.classList.add("cnb-root");
   root.setAttribute("data-lm-suppress-shortcuts", "true");
   root.replaceChildren();
-
+  const v = {};
   const header = el("div", "cnb-header");
-  const title = el("div", "cnb-title", model.get("title"));
-  const fresh = el("button", "cnb-new", "New chat");
-  fresh.type = "button";
-  fresh.title = "Forget the conversation and start a new one";
-  header.append(title, fresh);
+  v.title = el("div", "cnb-title", model.get("title"));
+  v.fresh = el("button", "cnb-new", "New chat");
+  v.fresh.type = "button";
+  v.fresh.title = "Forget the conversation and start a new one";
+  header.append(v.title, v.fresh);
 
-  const log = el("div", "cnb-log");
-  log.setAttribute("role", "log");
-  const empty = el("div", "cnb-empty");
-  empty.append(el("p", "cnb-empty-lead", EMPTY[0]), el("p", "", EMPTY[1]));
-  const working = el("div", "cnb-working");
-  working.append(el("span"), el("span"), el("span"));
+  v.log = el("div", "cnb-log");
+  v.log.setAttribute("role", "log");
+  v.empty = el("div", "cnb-empty");
+  v.empty.append(el("p", "cnb-empty-lead", EMPTY[0]), el("p", "", EMPTY[1]));
+  v.working = el("div", "cnb-working");
+  v.working.append(el("span"), el("span"), el("span"));
 
   const footer = el("div", "cnb-footer");
-  const input = el("textarea", "cnb-input");
-  input.rows = 1;
-  input.placeholder = "Ask Copilot…";
-  input.title = "Enter sends, Shift+Enter starts a new line";
-  const send = el("button", "cnb-send", "Send");
-  const stop = el("button", "cnb-stop", "Stop");
-  send.type = stop.type = "button";
+  v.input = el("textarea", "cnb-input");
+  v.input.rows = 1;
+  v.input.placeholder = "Ask Copilot…";
+  v.input.title = "Enter sends, Shift+Enter starts a new line";
+  v.send = el("button", "cnb-send", "Send");
+  v.stop = el("button", "cnb-stop", "Stop");
+  v.send.type = v.stop.type = "button";
   const row = el("div", "cnb-inputrow");
-  row.append(input, send, stop);
+  row.append(v.input, v.send, v.stop);
   const status = el("div", "cnb-status");
-  const picker = el("select", "cnb-model");
-  picker.title = "Model for the next request";
-  const meter = el("span", "cnb-meter");
-  const bar = el("span", "cnb-bar");
-  const fill = el("span", "cnb-fill");
-  bar.append(fill);
-  status.append(picker, meter, bar);
+  v.picker = el("select", "cnb-model");
+  v.picker.title = "Model for the next request";
+  v.meter = el("span", "cnb-meter");
+  v.bar = el("span", "cnb-bar");
+  v.fill = el("span", "cnb-fill");
+  v.bar.append(v.fill);
+  status.append(v.picker, v.meter, v.bar);
   footer.append(row, status);
-  root.append(header, log, footer);
+  root.append(header, v.log, footer);
+  return v;
+}
 
-  let synced = false;
-  let text = null; // the answer block being streamed: {node, raw}
-  let thought = null;
-  const cards = new Map();
-  let lastCard = null;
-  const dirty = new Set();
-  let frame = 0;
+// --- the transcript ----------------------------------------------------------------------
 
-  const nearBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 48;
-  const add = (node) => {
-    log.insertBefore(node, working);
-    empty.remove();
-    return node;
-  };
-  const paint = () => {
-    frame = 0;
-    const stick = nearBottom();
-    for (const block of dirty) block.node.innerHTML = markdown(block.raw);
-    dirty.clear();
-    if (stick) log.scrollTop = log.scrollHeight;
-  };
-  const schedule = () => {
-    if (!frame) frame = requestAnimationFrame(paint);
-  };
-  const clear = () => {
-    log.replaceChildren(empty, working);
-    text = thought = lastCard = null;
-    cards.clear();
-    dirty.clear();
-  };
+function toolCard(name, target, kind, preview) {
+  const box = el("div", "cnb-tool");
+  box.dataset.state = "running";
+  const details = el("details");
+  const head = el("summary", "cnb-tool-head");
+  head.append(el("span", "cnb-icon"), el("span", "cnb-tool-name", name));
+  if (target) head.append(el("span", "cnb-tool-target", target));
+  const outcome = el("span", "cnb-tool-outcome");
+  head.append(outcome);
+  const body = el("div", "cnb-tool-body");
+  const args = el("pre", "cnb-args");
+  if (kind === "diff") args.innerHTML = diffHtml(preview);
+  else args.textContent = preview;
+  const label = { diff: "Change", code: "Content" }[kind] || "Arguments";
+  if (preview) body.append(el("div", "cnb-label", label), args);
+  const lines = preview ? preview.split("\n").length : 0;
+  if (lines > FOLD_LINES || (preview && preview.length > FOLD_CHARS)) {
+    // all of it is here: folded to a few lines, a click shows everything (nothing is cut)
+    args.classList.add("cnb-folded");
+    const more = el("button", "cnb-more", `Show all ${lines.toLocaleString()} lines (${preview.length.toLocaleString()} characters)`);
+    more.type = "button";
+    more.onclick = () => {
+      const folded = args.classList.toggle("cnb-folded");
+      args.classList.toggle("cnb-unfolded", !folded);
+      more.textContent = folded ? `Show all ${lines.toLocaleString()} lines` : "Fold";
+    };
+    body.append(more);
+  }
+  details.append(head, body);
+  box.append(details);
+  return { name, box, details, body, args, outcome, approve: null, diffed: false };
+}
 
-  function card(id, name, target, kind, preview) {
-    const box = el("div", "cnb-tool");
-    box.dataset.state = "running";
-    const details = el("details");
-    const head = el("summary", "cnb-tool-head");
-    head.append(el("span", "cnb-icon"), el("span", "cnb-tool-name", name));
-    if (target) head.append(el("span", "cnb-tool-target", target));
-    const outcome = el("span", "cnb-tool-outcome");
-    head.append(outcome);
-    const body = el("div", "cnb-tool-body");
-    const args = el("pre", "cnb-args");
-    if (kind === "diff") args.innerHTML = diffHtml(preview);
-    else args.textContent = preview;
-    const label = { diff: "Change", code: "Content" }[kind] || "Arguments";
-    if (preview) body.append(el("div", "cnb-label", label), args);
-    const lines = preview ? preview.split("\n").length : 0;
-    if (lines > FOLD_LINES || (preview && preview.length > FOLD_CHARS)) {
-      // all of it is here: folded to a few lines, a click shows everything (nothing is cut)
-      args.classList.add("cnb-folded");
-      const more = el("button", "cnb-more", `Show all ${lines.toLocaleString()} lines (${preview.length.toLocaleString()} characters)`);
-      more.type = "button";
-      more.onclick = () => {
-        const folded = args.classList.toggle("cnb-folded");
-        args.classList.toggle("cnb-unfolded", !folded);
-        more.textContent = folded ? `Show all ${lines.toLocaleString()} lines` : "Fold";
-      };
-      body.append(more);
-    }
-    details.append(head, body);
-    box.append(details);
-    const entry = { box, details, body, args, outcome, approve: null, diffed: false };
-    cards.set(id, entry);
-    lastCard = entry;
-    return entry;
+function askBar(model, entry, id, category, warning) {
+  const bar = el("div", "cnb-approve");
+  const yes = el("button", "cnb-approve-btn", "Approve");
+  const no = el("button", "cnb-deny-btn", "Deny");
+  yes.type = no.type = "button";
+  const answer = (kind) => {
+    yes.disabled = no.disabled = true;
+    model.send({ kind, id });
+  };
+  yes.onclick = () => answer("approve");
+  no.onclick = () => answer("deny");
+  bar.append(el("span", "cnb-approve-q", `Allow ${entry.name} to ${ASK[category] || "run"}?`), yes, no);
+  if (warning) bar.append(el("div", "cnb-approve-warn", `⚠ ${warning}`));
+  return bar;
+}
+
+const OPS = { t: "answer", r: "thinking", u: "user", tool: "tool", ask: "ask", asked: "asked", diff: "diff", done: "done", note: "note", err: "error", end: "end", clear: "clear" };
+
+class Transcript {
+  constructor(model, view) {
+    this.model = model;
+    this.log = view.log;
+    this.empty = view.empty;
+    this.working = view.working;
+    this.cards = new Map();
+    this.dirty = new Set();
+    this.frame = 0;
+    this.clear();
   }
 
-  function ask(entry, id, category, warning) {
+  nearBottom() {
+    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
+  }
+
+  add(node) {
+    this.log.insertBefore(node, this.working);
+    this.empty.remove();
+    return node;
+  }
+
+  paint() {
+    this.frame = 0;
+    const stick = this.nearBottom();
+    for (const block of this.dirty) block.node.innerHTML = markdown(block.raw);
+    this.dirty.clear();
+    if (stick) this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  schedule() {
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.paint());
+  }
+
+  apply(op) {
+    const [kind, ...a] = op;
+    if (kind !== "t") this.text = null; // the answer block being streamed: {node, raw}
+    if (kind !== "r") this.thought = null;
+    const method = OPS[kind];
+    if (method) this[method](...a);
+  }
+
+  answer(text) {
+    if (!this.text) this.text = { node: this.add(el("div", "cnb-answer")), raw: "" };
+    this.text.raw += text;
+    this.dirty.add(this.text);
+  }
+
+  thinking(text) {
+    if (!this.thought) {
+      const box = this.add(el("details", "cnb-thinking"));
+      box.append(el("summary", "", "Thinking"));
+      this.thought = { body: box.appendChild(el("div", "cnb-thinking-body")) };
+    }
+    this.thought.body.textContent += text;
+  }
+
+  user(text) {
+    this.add(el("div", "cnb-user", text));
+  }
+
+  tool(id, name, target, kind, preview) {
+    const entry = toolCard(name, target, kind, preview);
+    this.cards.set(id, entry);
+    this.lastCard = entry;
+    this.add(entry.box);
+  }
+
+  ask(id, category, warning) {
+    const entry = this.cards.get(id);
+    if (!entry) return;
     entry.box.dataset.state = "asking";
     entry.details.open = true;
-    const bar = el("div", "cnb-approve");
-    const yes = el("button", "cnb-approve-btn", "Approve");
-    const no = el("button", "cnb-deny-btn", "Deny");
-    yes.type = no.type = "button";
-    const answer = (kind) => {
-      yes.disabled = no.disabled = true;
-      model.send({ kind, id });
-    };
-    yes.onclick = () => answer("approve");
-    no.onclick = () => answer("deny");
-    bar.append(el("span", "cnb-approve-q", `Allow ${entry.box.querySelector(".cnb-tool-name").textContent} to ${ASK[category] || "run"}?`), yes, no);
-    if (warning) bar.append(el("div", "cnb-approve-warn", `⚠ ${warning}`));
-    entry.box.append(bar);
-    entry.approve = bar;
+    entry.approve = askBar(this.model, entry, id, category, warning);
+    entry.box.append(entry.approve);
   }
 
-  function apply(op) {
-    const [kind, ...a] = op;
-    if (kind !== "t") text = null;
-    if (kind !== "r") thought = null;
-    if (kind === "t") {
-      if (!text) text = { node: add(el("div", "cnb-answer")), raw: "" };
-      text.raw += a[0];
-      dirty.add(text);
-    } else if (kind === "r") {
-      if (!thought) {
-        const box = add(el("details", "cnb-thinking"));
-        box.append(el("summary", "", "Thinking"));
-        thought = { body: box.appendChild(el("div", "cnb-thinking-body")) };
-      }
-      thought.body.textContent += a[0];
-    } else if (kind === "u") {
-      add(el("div", "cnb-user", a[0]));
-    } else if (kind === "tool") {
-      add(card(a[0], a[1], a[2], a[3], a[4]).box);
-    } else if (kind === "ask") {
-      const entry = cards.get(a[0]);
-      if (entry) ask(entry, a[0], a[1], a[2]);
-    } else if (kind === "asked") {
-      const entry = cards.get(a[0]);
-      if (entry) {
-        entry.approve?.remove();
-        entry.approve = null;
-        entry.box.dataset.state = a[1] ? "running" : "error";
-        entry.outcome.textContent = a[1] ? "approved" : "denied";
-      }
-    } else if (kind === "diff") {
-      if (lastCard) {
-        const { body, args } = lastCard;
-        args.innerHTML = diffHtml(a[1]);
-        if (args.parentNode === body) args.previousElementSibling?.remove();
-        else body.prepend(args);
-        const label = el("div", "cnb-label", "Diff ");
-        label.append(el("span", "cnb-path", a[0]));
-        body.insertBefore(label, args);
-        lastCard.diffed = true;
-      }
-    } else if (kind === "done") {
-      const entry = cards.get(a[0]);
-      if (entry) {
-        entry.box.dataset.state = a[1] ? "ok" : "error";
-        entry.outcome.textContent = a[2];
-        // an edit's result repeats its diff: show it only when the call failed
-        if (a[3] && !(a[1] && entry.diffed)) {
-          entry.body.append(el("div", "cnb-label", "Result"), el("pre", "cnb-result", a[3]));
-        }
-      }
-    } else if (kind === "note") {
-      const note = add(el("div", "cnb-note"));
-      note.innerHTML = markdown(a[0]);
-    } else if (kind === "err") {
-      const box = add(el("div", "cnb-error"));
-      box.append(el("div", "cnb-error-msg", a[0]));
-      if (a[1]) {
-        const more = el("details");
-        more.append(el("summary", "", "Details"), el("pre", "", a[1]));
-        box.append(more);
-      }
-    } else if (kind === "end") {
-      for (const entry of cards.values()) {
-        entry.approve?.remove();
-        entry.approve = null;
-        if (entry.box.dataset.state === "running" || entry.box.dataset.state === "asking") {
-          entry.box.dataset.state = "stopped";
-          entry.outcome.textContent ||= "cancelled";
-        }
-      }
-      if (a[0] === "stopped") add(el("div", "cnb-stopped", "Stopped"));
-    } else if (kind === "clear") {
-      clear();
+  asked(id, approved) {
+    const entry = this.cards.get(id);
+    if (!entry) return;
+    entry.approve?.remove();
+    entry.approve = null;
+    entry.box.dataset.state = approved ? "running" : "error";
+    entry.outcome.textContent = approved ? "approved" : "denied";
+  }
+
+  diff(path, diff) {
+    if (!this.lastCard) return;
+    const { body, args } = this.lastCard;
+    args.innerHTML = diffHtml(diff);
+    if (args.parentNode === body) args.previousElementSibling?.remove();
+    else body.prepend(args);
+    const label = el("div", "cnb-label", "Diff ");
+    label.append(el("span", "cnb-path", path));
+    body.insertBefore(label, args);
+    this.lastCard.diffed = true;
+  }
+
+  done(id, ok, summary, result) {
+    const entry = this.cards.get(id);
+    if (!entry) return;
+    entry.box.dataset.state = ok ? "ok" : "error";
+    entry.outcome.textContent = summary;
+    // an edit's result repeats its diff: show it only when the call failed
+    if (result && !(ok && entry.diffed)) {
+      entry.body.append(el("div", "cnb-label", "Result"), el("pre", "cnb-result", result));
     }
   }
 
-  const onMessage = (msg) => {
+  note(text) {
+    this.add(el("div", "cnb-note")).innerHTML = markdown(text);
+  }
+
+  error(message, detail) {
+    const box = this.add(el("div", "cnb-error"));
+    box.append(el("div", "cnb-error-msg", message));
+    if (detail) {
+      const more = el("details");
+      more.append(el("summary", "", "Details"), el("pre", "", detail));
+      box.append(more);
+    }
+  }
+
+  end(status) {
+    for (const entry of this.cards.values()) {
+      entry.approve?.remove();
+      entry.approve = null;
+      if (entry.box.dataset.state === "running" || entry.box.dataset.state === "asking") {
+        entry.box.dataset.state = "stopped";
+        entry.outcome.textContent ||= "cancelled";
+      }
+    }
+    if (status === "stopped") this.add(el("div", "cnb-stopped", "Stopped"));
+  }
+
+  clear() {
+    this.log.replaceChildren(this.empty, this.working);
+    this.text = this.thought = this.lastCard = null;
+    this.cards.clear();
+    this.dirty.clear();
+  }
+
+  receive(msg, view) {
     if (msg.replay !== undefined) {
       if (msg.replay !== view) return;
-      clear();
-      msg.ops.forEach(apply);
-      synced = true;
-      paint();
-      log.scrollTop = log.scrollHeight;
-    } else if (synced && msg.ops) {
-      const stick = nearBottom();
-      msg.ops.forEach(apply);
-      if (stick) log.scrollTop = log.scrollHeight;
-      schedule();
+      this.clear();
+      msg.ops.forEach((op) => this.apply(op));
+      this.synced = true;
+      this.paint();
+      this.log.scrollTop = this.log.scrollHeight;
+    } else if (this.synced && msg.ops) {
+      const stick = this.nearBottom();
+      msg.ops.forEach((op) => this.apply(op));
+      if (stick) this.log.scrollTop = this.log.scrollHeight;
+      this.schedule();
     }
-  };
+  }
+}
 
+// --- the controls ------------------------------------------------------------------------
+
+function wireInput(model, root, v) {
+  const grow = () => {
+    v.input.style.height = "auto";
+    v.input.style.height = `${Math.min(v.input.scrollHeight, 180)}px`;
+  };
   const submit = () => {
-    const prompt = input.value.trim();
+    const prompt = v.input.value.trim();
     if (!prompt || model.get("busy")) return;
     model.send({ kind: "prompt", text: prompt });
-    input.value = "";
+    v.input.value = "";
     grow();
   };
-  const grow = () => {
-    input.style.height = "auto";
-    input.style.height = `${Math.min(input.scrollHeight, 180)}px`;
-  };
-  const onKey = (event) => {
+  root.addEventListener("keydown", (event) => {
     event.stopPropagation(); // keys typed here are not notebook shortcuts
-    if (event.target === input && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    if (event.target === v.input && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       submit();
     }
-  };
-  const onClick = (event) => {
+  });
+  root.addEventListener("keyup", (e) => e.stopPropagation());
+  root.addEventListener("keypress", (e) => e.stopPropagation());
+  root.addEventListener("click", (event) => {
     const copy = event.target.closest?.(".cnb-copy");
     if (copy) {
       const code = copy.closest(".cnb-codeblock").querySelector("code").textContent;
@@ -266,66 +307,71 @@ function render({ model, el: root }) {
         setTimeout(() => (copy.textContent = "Copy"), 1200);
       });
     }
+  });
+  v.input.addEventListener("input", grow);
+  v.send.onclick = submit;
+  v.stop.onclick = () => {
+    v.stop.disabled = true;
+    model.send({ kind: "stop" });
   };
+  v.fresh.onclick = () => model.send({ kind: "new" });
+  v.picker.onchange = () => {
+    model.set("model", v.picker.value);
+    model.save_changes();
+  };
+}
+
+function watchModel(model, root, v, transcript, view) {
   const models = () => {
-    picker.replaceChildren(...model.get("models").map((m) => el("option", "", m)));
-    picker.value = model.get("model");
+    v.picker.replaceChildren(...model.get("models").map((m) => el("option", "", m)));
+    v.picker.value = model.get("model");
   };
   const busy = () => {
     const on = model.get("busy");
     root.classList.toggle("cnb-busy", on);
-    send.hidden = on;
-    stop.hidden = !on;
-    if (!on) stop.disabled = false;
+    v.send.hidden = on;
+    v.stop.hidden = !on;
+    if (!on) v.stop.disabled = false;
   };
   const usage = () => {
     const [inTok, outTok, ctx, budget] = ["tokens_in", "tokens_out", "context", "budget"].map((k) => model.get(k));
-    meter.textContent = inTok || outTok ? `${fmt(inTok)} in · ${fmt(outTok)} out` : "";
-    meter.title = `${inTok.toLocaleString()} input and ${outTok.toLocaleString()} output tokens in this chat`;
-    bar.hidden = !budget;
+    v.meter.textContent = inTok || outTok ? `${fmt(inTok)} in · ${fmt(outTok)} out` : "";
+    v.meter.title = `${inTok.toLocaleString()} input and ${outTok.toLocaleString()} output tokens in this chat`;
+    v.bar.hidden = !budget;
     if (budget) {
       const share = Math.min(1, ctx / budget);
-      fill.style.width = `${(share * 100).toFixed(1)}%`;
-      bar.classList.toggle("cnb-warn", share > 0.8);
-      bar.title = `context: ${ctx.toLocaleString()} of ${budget.toLocaleString()} tokens`;
+      v.fill.style.width = `${(share * 100).toFixed(1)}%`;
+      v.bar.classList.toggle("cnb-warn", share > 0.8);
+      v.bar.title = `context: ${ctx.toLocaleString()} of ${budget.toLocaleString()} tokens`;
     }
   };
-
-  root.addEventListener("keydown", onKey);
-  root.addEventListener("keyup", (e) => e.stopPropagation());
-  root.addEventListener("keypress", (e) => e.stopPropagation());
-  root.addEventListener("click", onClick);
-  input.addEventListener("input", grow);
-  send.onclick = submit;
-  stop.onclick = () => {
-    stop.disabled = true;
-    model.send({ kind: "stop" });
-  };
-  fresh.onclick = () => model.send({ kind: "new" });
-  picker.onchange = () => {
-    model.set("model", picker.value);
-    model.save_changes();
-  };
-  const watched = {
-    "msg:custom": onMessage,
+  models();
+  busy();
+  usage();
+  return {
+    "msg:custom": (msg) => transcript.receive(msg, view),
     "change:models": models,
     "change:model": models,
     "change:busy": busy,
-    "change:title": () => (title.textContent = model.get("title")),
+    "change:title": () => (v.title.textContent = model.get("title")),
     "change:tokens_in": usage,
     "change:tokens_out": usage,
     "change:context": usage,
     "change:budget": usage,
   };
+}
+
+function render({ model, el: root }) {
+  const view = Math.random().toString(36).slice(2);
+  const v = buildView(model, root);
+  const transcript = new Transcript(model, v);
+  wireInput(model, root, v);
+  const watched = watchModel(model, root, v, transcript, view);
   for (const [name, fn] of Object.entries(watched)) model.on(name, fn);
-  clear();
-  models();
-  busy();
-  usage();
   model.send({ kind: "ready", view });
   return () => {
     for (const [name, fn] of Object.entries(watched)) model.off(name, fn);
-    if (frame) cancelAnimationFrame(frame);
+    if (transcript.frame) cancelAnimationFrame(transcript.frame);
   };
 }
 

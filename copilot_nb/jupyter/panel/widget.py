@@ -42,7 +42,9 @@ class ChatWidget(anywidget.AnyWidget):
     _esm = "\n".join(
         (_HERE / name).read_text(encoding="utf-8") for name in ("markdown.js", "front.js")
     )
-    _css = (_HERE / "panel.css").read_text(encoding="utf-8")
+    _css = "\n".join(
+        (_HERE / name).read_text(encoding="utf-8") for name in ("panel.css", "transcript.css")
+    )
 
     title = traitlets.Unicode("Copilot").tag(sync=True)
     models = traitlets.List(traitlets.Unicode()).tag(sync=True)
