@@ -1,0 +1,123 @@
+"""What the chat panel sends its front end, without a widget: batched ops, previews, event ops."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from copilot_nb.jupyter.panel.feed import Outbox, arguments_preview, event_ops
+
+
+def test_outbox_joins_text_and_sends_a_batch_when_it_is_due():
+    sent: list[dict[str, Any]] = []
+    now = [0.0]
+    timers: list[float] = []
+    box = Outbox(
+        sent.append, interval=0.1, max_wait=0.3, clock=lambda: now[0], call_later=_record(timers)
+    )
+    box.put(["t", "a"])  # the first op after a quiet spell goes at once
+    now[0] = 0.01
+    box.put(["t", "b"])
+    box.put(["t", "c"])
+    box.put(["r", "hm"])
+    assert sent == [{"ops": [["t", "a"]]}]
+    assert timers == [pytest.approx(0.29)], "a small batch is sent by a timer at the latest"
+    now[0] = 0.2
+    box.put(["t", "d"])  # the interval has passed, but a few characters wait for more
+    assert len(sent) == 1
+    now[0] = 0.31
+    box.put(["t", "e"])  # ... up to max_wait
+    assert sent[-1] == {"ops": [["t", "bc"], ["r", "hm"], ["t", "de"]]}
+    now[0] = 0.35
+    box.put(["t", "x" * 60])
+    assert len(sent) == 2 and timers[-1] == pytest.approx(0.06)
+    now[0] = 0.45
+    box.put(["t", "y"])  # a full batch goes as soon as the interval has passed
+    assert sent[-1] == {"ops": [["t", "x" * 60 + "y"]]}
+    now[0] = 0.46
+    box.put(["t", "z"])
+    box.put(["end", "done"])  # urgent: goes at once, with what was pending
+    assert sent[-1] == {"ops": [["t", "z"], ["end", "done"]]}
+    assert box.history == [
+        ["t", "abc"],
+        ["r", "hm"],
+        ["t", "de" + "x" * 60 + "yz"],
+        ["end", "done"],
+    ]
+
+
+def test_outbox_replay_and_clear():
+    sent: list[dict[str, Any]] = []
+    box = Outbox(sent.append, interval=10, clock=lambda: 0.0)
+    box.put(["u", "hi"])
+    box.put(["t", "x"])
+    box.replay("v")
+    assert sent[-2:] == [{"ops": [["t", "x"]]}, {"replay": "v", "ops": [["u", "hi"], ["t", "x"]]}]
+    box.clear()
+    assert sent[-1] == {"ops": [["clear"]]} and box.history == []
+
+
+def test_arguments_preview_shows_edits_as_diffs_and_everything_it_approves():
+    assert arguments_preview({"path": "a", "old_str": "x\ny", "new_str": "z"}) == (
+        "diff",
+        "-x\n-y\n+z",
+    )
+    assert arguments_preview({"path": "a", "content": "print(1)"}) == ("code", "print(1)")
+    assert arguments_preview({}) == ("", "")
+    body = "".join(f"line {n}\n" for n in range(2000))
+    assert arguments_preview({"code": body}) == ("code", body), "an approval hides nothing"
+    kind, text = arguments_preview({"pattern": "x" * 10_000})
+    assert kind == "json" and len(text) > 10_000
+
+
+def test_an_approval_says_when_the_file_runs_code_later():
+    from copilot_nb.events import ApprovalNeeded
+
+    loop = asyncio.new_event_loop()
+    try:
+        asks = [
+            event_ops(
+                ApprovalNeeded(
+                    call_id="w1",
+                    name="write_file",
+                    arguments={"path": path, "content": "x"},
+                    summary=path,
+                    category="edit",
+                    decision=loop.create_future(),
+                )
+            )
+            for path in ("conftest.py", "notes.md")
+        ]
+    finally:
+        loop.close()
+    assert asks == [
+        [["ask", "w1", "edit", "conftest.py runs code later: pytest imports it when tests run"]],
+        [["ask", "w1", "edit"]],
+    ]
+
+
+def test_event_ops_leave_usage_and_done_to_the_meter():
+    from copilot_nb.events import Done, TextDelta, UsageReported
+    from copilot_nb.messages import Usage
+
+    assert event_ops(TextDelta(text="")) == []
+    assert event_ops(Done(text="x")) == []
+    assert event_ops(UsageReported(usage=Usage(input_tokens=1))) == []
+
+
+def _record(timers: list[float]) -> Any:
+    def call_later(delay: float, callback: Any) -> object:
+        timers.append(delay)
+        return object()  # a handle with no cancel(): the timer is never due in these tests
+
+    return call_later
+
+
+def test_a_cell_edit_shows_as_a_diff_in_the_panel():
+    from copilot_nb.events import CellChanged
+    from copilot_nb.jupyter.panel.feed import event_ops
+
+    ops = event_ops(CellChanged(notebook="a.ipynb", cell_id="c1", change="edited", diff="-x\n+y\n"))
+    assert ops == [["diff", "a.ipynb cell c1", "-x\n+y\n"]]
