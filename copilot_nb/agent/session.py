@@ -101,8 +101,9 @@ class CopilotSession:
 
     @property
     def busy(self) -> bool:
-        """True while a turn of this conversation runs (from a cell or the chat panel)."""
-        return self._turning
+        """True while a turn of this conversation runs (a cell, the chat panel, or a script
+        running the session's agent itself)."""
+        return self._turning or (self.agent is not None and self.agent.running)
 
     def turn(
         self,
@@ -135,7 +136,7 @@ class CopilotSession:
         max_rounds: int | None,
         new: bool,
     ) -> AsyncGenerator[TurnEvent, None]:
-        if self._turning:  # checked and set with no await between: one turn at a time
+        if self.busy:  # checked and set with no await between: one turn at a time
             yield Failed(error=BUSY)
             return
         self._turning = True

@@ -157,19 +157,19 @@ class CellApprover:
         self._ask = ask
         self._show = show
 
-    def answer(self, event: ApprovalNeeded) -> None:
+    def answer(self, request: ApprovalNeeded) -> None:
         """Show the question; the agent resumes when the user (or this method) answers."""
         if nobody_can_answer(self.shell):
-            event.deny(NOBODY)
+            request.deny(NOBODY)
         elif self.mode == "widget" or (self.mode == "auto" and self._widgets_usable()):
-            self._show_buttons(event)
+            self._show_buttons(request)
         else:
-            self._show(approval_text(event))
+            self._show(approval_text(request))
             reply = self._ask("Allow? [y/N] ")
             if reply.strip().lower() in ("y", "yes"):
-                event.approve()
+                request.approve()
             else:
-                event.deny(reply.strip() if reply.strip().lower() not in ("", "n", "no") else "")
+                request.deny(reply.strip() if reply.strip().lower() not in ("", "n", "no") else "")
 
     def _widgets_usable(self) -> bool:
         if getattr(self.shell, "kernel", None) is None:
