@@ -7,10 +7,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_decode, bench_import, bench_loop, bench_panel
+from benchmarks import bench_decode, bench_import, bench_loop, bench_panel, bench_render
 
 if __name__ == "__main__":
     bench_decode.main()
     bench_import.main()
     bench_loop.main()
     bench_panel.main()
+    bench_render.main()

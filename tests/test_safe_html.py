@@ -5,7 +5,6 @@ HTML with nothing that runs or loads by itself, checked by parsing it (tests/htm
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -241,20 +240,6 @@ def test_the_approval_prompt_names_the_action_and_files_that_run_code_later():
     )
     code = asking("run_code", "print(1)", {"code": "print(1)"}, category="execute")
     assert "wants to run code" in approval_text(code)
-
-
-def test_rendering_a_long_answer_stays_cheap():
-    """A streamed cell re-renders its whole answer at every update (at most 4 a second)."""
-    from tests.text_samples import PROSE, PYTHON
-
-    piece = f"## Part\n\n{PROSE[:600]}\n\n- a **b** `c`\n\n```python\n{PYTHON[:400]}\n```\n\n"
-    answer = (piece * (20_000 // len(piece) + 1))[:20_000]
-    markdown_html("warm up")
-    started = time.perf_counter()
-    for n in range(5):
-        markdown_html(answer + " " * n)  # a different text each time: no cache
-    per_render = (time.perf_counter() - started) / 5
-    assert per_render < 0.05, f"{per_render * 1000:.1f} ms to render 20 KB"
 
 
 def test_a_link_we_build_to_an_unsafe_target_is_only_text():
