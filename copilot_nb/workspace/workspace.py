@@ -35,8 +35,8 @@ from pathlib import Path
 
 from ..errors import ConfigError, SandboxError
 from .checkpoints import Checkpoints
-from .secret_paths import SecretRules
 from .restore import RestoredPath
+from .secret_paths import SecretRules
 from .write_policy import WritePolicy
 
 PathIn = str | os.PathLike[str]
