@@ -271,3 +271,19 @@ async def test_a_yes_cell_leaves_the_sessions_policy_for_the_next_cell(
     assert (tmp_path / "a.txt").read_text() == "a.txt\n"
     assert magics.session.approvals is standing and standing.edit == "ask"
     assert magics.session.agent is not None and magics.session.agent.approvals is standing
+
+
+async def test_undo_still_reaches_a_change_made_before_a_new_conversation(
+    serve, tmp_path, monkeypatch
+):
+    server = serve([write("a.txt", "w1"), reply("wrote a"), reply("hello")])
+    session = scripted_session(server, tmp_path, monkeypatch)
+    session.approvals = session.approvals.approve_changes()
+    await events_of(session, "write a.txt")
+    session.reset()  # %copilot reset, --new and New chat all end up here
+    await events_of(session, "something else")
+    assert (tmp_path / "a.txt").exists()
+
+    restored = session.workspace().undo()
+    assert [item.path for item in restored] == ["a.txt"]
+    assert not (tmp_path / "a.txt").exists()

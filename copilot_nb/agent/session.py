@@ -65,6 +65,8 @@ class CopilotSession:
     ) -> None:
         self.shell = shell
         self.agent: Agent | None = None
+        self._workspace: Workspace | None = None
+        """The last conversation's workspace: its checkpoints outlive a reset."""
         self.model_spec = ""
         self.max_rounds = DEFAULT_MAX_ROUNDS
         self.tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
@@ -173,7 +175,9 @@ class CopilotSession:
             self.reset()
         cwd = os.path.realpath(os.getcwd())
         if self.agent is None:
-            workspace = Workspace(cwd)
+            workspace = self.workspace()
+            if str(workspace.root) != cwd:
+                workspace = Workspace(cwd)
             self.agent = Agent(
                 model=model,
                 workspace=workspace,
@@ -191,13 +195,22 @@ class CopilotSession:
         return self.agent
 
     def reset(self) -> None:
-        """Forget the conversation and the tools found in it (`--new`, `reset`, New chat)."""
+        """Forget the conversation and the tools found in it (`--new`, `reset`, New chat); the
+        workspace and its checkpoints stay, so `%copilot undo` still reaches earlier changes."""
+        if self.agent is not None:
+            self._workspace = self.agent.workspace
         self.agent = None
         self.found_tools = set()
 
     def workspace(self) -> Workspace:
-        """The conversation's workspace (where its checkpoints are), else the current directory."""
-        return self.agent.workspace if self.agent is not None else Workspace(os.getcwd())
+        """The conversation's workspace (where its checkpoints are), else the last one in the
+        current directory, else a new one there."""
+        if self.agent is not None:
+            return self.agent.workspace
+        cwd = os.path.realpath(os.getcwd())
+        if self._workspace is None or str(self._workspace.root) != cwd:
+            self._workspace = Workspace(cwd)
+        return self._workspace
 
     # --- tools ------------------------------------------------------------------------------
 
