@@ -102,3 +102,8 @@ async def test_the_model_searches_then_calls_what_it_found(serve, tmp_path):
     assert len(listed[0]) == 4
     result = [m for m in server.requests[2].messages if m["role"] == "tool"][-1]
     assert result["content"] == "weather_now(3)"
+
+
+async def test_a_filtered_deferred_catalogue_stays_deferred():
+    filtered = FilteredToolSet(DeferredToolSet(CORE, many(60)), excluded=["write_file"])
+    assert [s.name for s in filtered.list_tools()] == ["read_file", "list_directory", "tool_search"]

@@ -17,14 +17,8 @@ import httpx
 
 from ..agent.model_strings import PROVIDERS, resolve_model
 from ..models.copilot import CopilotChat, CopilotModelInfo
-from ..models.github_auth import (
-    DeviceCode,
-    DeviceFlow,
-    GitHubHosts,
-    GitHubToken,
-    fetch_user,
-    save_github_token,
-)
+from ..models.github_auth import DeviceCode, DeviceFlow, fetch_user
+from ..models.github_tokens import GitHubHosts, GitHubToken, save_github_token
 from ..models.openai import OpenAIChat
 from ..models.transport import http_error
 from .safe_html import escape, link_html, table_html

@@ -22,7 +22,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from ..models.github_auth import DEFAULT_CLIENT_ID, DEVICE_GRANT, GitHubHosts
+from ..models.github_auth import DEFAULT_CLIENT_ID, DEVICE_GRANT
+from ..models.github_tokens import GitHubHosts
 from .script import Reply, ScriptedRequest, Step
 from .scripted import Script
 from .server import LoopbackService, _Handler

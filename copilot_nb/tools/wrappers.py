@@ -58,7 +58,8 @@ class FilteredToolSet:
         return self.inner.get(name) if self.allows(name) else None
 
     def list_tools(self) -> list[ToolSpec]:
-        return [t.spec for t in self]
+        """What the inner set lists (so a deferred catalogue stays deferred), filtered."""
+        return [spec for spec in self.inner.list_tools() if self.allows(spec.name)]
 
     async def call_tool(
         self, name: str, arguments: Any, *, timeout: float | None = DEFAULT_TOOL_TIMEOUT
