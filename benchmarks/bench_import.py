@@ -12,7 +12,7 @@ PROBE = (
     "t = time.perf_counter(); import copilot_nb.jupyter.magics;"
     "print(time.perf_counter() - t)"
 )
-HEAVY = ("openai", "anthropic", "pandas", "numpy", "ipywidgets", "jsonschema_rs")
+HEAVY = ("openai", "anthropic", "pandas", "numpy", "ipywidgets", "httpx", "copilot_nb.tools")
 
 
 def main() -> float:
@@ -31,7 +31,7 @@ def main() -> float:
     heavy = [name for name in HEAVY if name in loaded]
     seconds = statistics.median(times)
     print(f"\n%load_ext copilot_nb import time (median of {REPEATS}, IPython already loaded)")
-    print(f"{'seconds':>8}  {'target':>6}  heavy SDKs imported")
+    print(f"{'seconds':>8}  {'target':>6}  heavy modules imported")
     print(f"{seconds:>8.3f}  {'< 0.3':>6}  {', '.join(heavy) or 'none'}")
     return seconds
 

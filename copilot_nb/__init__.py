@@ -6,11 +6,10 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from .agent.approvals import ApprovalPolicy
-from .agent.loop import Agent
-from .agent.model_strings import resolve_model
 from .errors import (
     AgentError,
     AuthError,
@@ -27,14 +26,44 @@ from .errors import (
     ToolError,
 )
 from .messages import AssistantMessage, ToolCall, ToolResult, ToolSpec, Usage
-from .models.anthropic import AnthropicChat
-from .models.copilot import CopilotChat
-from .models.openai import OpenAIChat
-from .tools import Tool, ToolOutput, ToolSet, tool
-from .workspace.workspace import Workspace
 
 if TYPE_CHECKING:
+    from .agent.loop import Agent
+    from .agent.model_strings import resolve_model
     from .jupyter.panel.widget import ChatPanel
+    from .models.anthropic import AnthropicChat
+    from .models.copilot import CopilotChat
+    from .models.openai import OpenAIChat
+    from .tools import Tool, ToolOutput, ToolSet, tool
+    from .workspace.workspace import Workspace
+
+_LAZY = {
+    "Agent": ".agent.loop",
+    "AnthropicChat": ".models.anthropic",
+    "CopilotChat": ".models.copilot",
+    "OpenAIChat": ".models.openai",
+    "Tool": ".tools",
+    "ToolOutput": ".tools",
+    "ToolSet": ".tools",
+    "Workspace": ".workspace.workspace",
+    "resolve_model": ".agent.model_strings",
+    "tool": ".tools",
+}
+"""Public names whose modules load on first use (PEP 562), so `%load_ext copilot_nb` does not
+import httpx, the agent and every tool before the first request."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'copilot_nb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __version__ = "0.1.0"
 

@@ -1,11 +1,17 @@
-"""Where copilot_nb keeps its settings: one rule, read by the sign-in that stores a token there and
-by the workspace policies that protect it from the agent."""
+"""Settings every layer reads: the defaults the magics show before anything heavy loads, and where
+copilot_nb keeps its settings (one rule, read by the sign-in that stores a token there and by the
+workspace policies that protect it from the agent)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
+
+DEFAULT_MAX_ROUNDS = 20
+"""Most model rounds in one request."""
+DEFAULT_TOOL_TIMEOUT = 120.0
+"""Seconds one tool call may run before it is stopped and the model told so."""
 
 
 def config_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -15,6 +15,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
 
+from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import AgentError, ConfigError, ModelConnectionError, ModelError, StreamError
 from ..events import (
     AgentEvent,
@@ -43,13 +44,11 @@ from ..messages import (
 from ..models.base import Model
 from ..text import first_line
 from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
-from ..tools.registry import DEFAULT_TOOL_TIMEOUT
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy
 from .context_window import ContextWindow
 
-DEFAULT_MAX_ROUNDS = 20
 STREAM_RETRIES = 1
 """How often a round whose stream broke off is asked again before the run fails."""
 _SCRIPT_POLICY = ApprovalPolicy(read="allow", edit="allow", execute="allow")

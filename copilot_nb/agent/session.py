@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Union
 
+from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 from ..events import AgentEvent, ApprovalNeeded, Done, Failed
 from ..models.base import Model
 from ..tools import Tool, ToolSet, workspace_tools
 from ..tools.kernel_toolsets import kernel_toolsets
-from ..tools.registry import DEFAULT_TOOL_TIMEOUT
 from ..tools.wrappers import DeferredToolSet, FilteredToolSet
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy
 from .approver import UNANSWERED, Approver
-from .loop import BUSY, DEFAULT_MAX_ROUNDS, Agent
+from .loop import BUSY, Agent
 from .model_strings import default_model_spec, resolve_model
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -21,13 +21,11 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Enum, Float, Integer, List, Unicode, observe
 
 from ..agent.approvals import DECISIONS, ApprovalPolicy
-from ..agent.loop import DEFAULT_MAX_ROUNDS
-from ..agent.session import CopilotSession
+from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
-from ..tools.registry import DEFAULT_TOOL_TIMEOUT, schema_library
-from . import commands as line_commands
-from .approval_prompt import CellApprover
-from .cell_view import render_turn
+
+if TYPE_CHECKING:
+    from ..agent.session import CopilotSession
 
 CELL_PREFIX = "%%copilot"
 SETTINGS = (
@@ -77,18 +75,30 @@ class CopilotMagics(Magics):
     excluded_tools = List(Unicode(), help="Tools the agent may not use.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
-        self.session = CopilotSession(shell)  # first: config and keywords set traits at once
+        self._session: CopilotSession | None = None
         super().__init__(shell=shell, **kwargs)
-        for name in SETTINGS:
-            self._sync(name)
+
+    @property
+    def session(self) -> CopilotSession:
+        """The kernel's conversation, built on first use: the agent, its tools and the models
+        load then, not at `%load_ext`."""
+        if self._session is None:
+            from ..agent.session import CopilotSession
+
+            self._session = CopilotSession(self.shell)
+            for name in SETTINGS:
+                self._sync(name)
+        return self._session
 
     @observe(*SETTINGS)
     def _settings_changed(self, change: Any) -> None:
-        self._sync(change["name"])
+        if self._session is not None:
+            self._sync(change["name"])
 
     def _sync(self, name: str) -> None:
         """The one writer of the session's settings: each trait, when it changes, to its own."""
-        session = self.session
+        session = self._session
+        assert session is not None
         if name == "model":
             session.model_spec = self.model
         elif name == "max_rounds":
@@ -137,7 +147,9 @@ class CopilotMagics(Magics):
         shows the conversation and its token budget.
         """
         if cell is None:
-            line_commands.run(self.session, line.split(), self)
+            from . import commands
+
+            commands.run(self.session, line.split(), self)
             return
         _run_blocking(self.run_cell(line, cell))
 
@@ -156,6 +168,9 @@ class CopilotMagics(Magics):
         prompt = cell.strip()
         if not prompt:
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
+        from .approval_prompt import CellApprover
+        from .cell_view import render_turn
+
         policy = self.session.approvals
         if args.yes or args.read_only:  # this cell only: the session keeps its own
             policy = policy.approve_changes() if args.yes else policy.read_only()
@@ -226,12 +241,20 @@ async def _run_cell(line: str, cell: str) -> None:
     await copilot_magics().run_cell(line, cell)
 
 
+def _warm_up() -> None:
+    """Load the agent, its tools and the slow schema library while the user types the first
+    request, so the first `%%copilot` cell does not wait for them."""
+    from ..agent import session  # noqa: F401
+    from ..tools.registry import schema_library
+
+    schema_library()
+
+
 def load_ipython_extension(shell: Any) -> None:
     """`%load_ext copilot_nb`: register the magics and the cell transformer."""
     if "CopilotMagics" not in shell.magics_manager.registry:
         shell.register_magics(CopilotMagics)
-        # Import the slow schema library while the user types the first request.
-        threading.Thread(target=schema_library, name="copilot_nb-warm-up", daemon=True).start()
+        threading.Thread(target=_warm_up, name="copilot_nb-warm-up", daemon=True).start()
     if transform_copilot_cell not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform_copilot_cell)
 

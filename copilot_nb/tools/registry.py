@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
+from ..config import DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError, SandboxError, ToolError
 from ..events import CellChanged, FileChanged
 from ..messages import ToolSpec
@@ -37,8 +38,6 @@ from .schema import function_schema
 _log = logging.getLogger(__name__)
 CATEGORIES = ("read", "read-secret", "edit", "execute")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-DEFAULT_TOOL_TIMEOUT = 120.0
-"""Seconds one tool call may run before it is stopped and the model told so."""
 OWN_TIMEOUT_GRACE = 10.0
 """Seconds a tool with its own time limit gets past it, to stop and report what it did."""
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from ..config import DEFAULT_TOOL_TIMEOUT
 from ..messages import ToolSpec
-from .registry import DEFAULT_TOOL_TIMEOUT, Tool, ToolOutput
+from .registry import Tool, ToolOutput
 
 
 @runtime_checkable

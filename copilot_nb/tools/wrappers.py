@@ -14,9 +14,10 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..config import DEFAULT_TOOL_TIMEOUT
 from ..messages import ToolSpec
 from ..text import first_line
-from .registry import DEFAULT_TOOL_TIMEOUT, Tool, ToolOutput, ToolSet
+from .registry import Tool, ToolOutput, ToolSet
 from .toolset import ToolSource
 
 DEFER_THRESHOLD = 40
