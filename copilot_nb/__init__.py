@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .models.anthropic import AnthropicChat
     from .models.copilot import CopilotChat
     from .models.openai import OpenAIChat
+    from .models.responses import OpenAIResponses
     from .tools import Tool, ToolOutput, ToolSet, tool
     from .workspace.workspace import Workspace
 
@@ -42,6 +43,7 @@ _LAZY = {
     "AnthropicChat": ".models.anthropic",
     "CopilotChat": ".models.copilot",
     "OpenAIChat": ".models.openai",
+    "OpenAIResponses": ".models.responses",
     "Tool": ".tools",
     "ToolOutput": ".tools",
     "ToolSet": ".tools",
@@ -83,6 +85,7 @@ __all__ = [
     "ModelError",
     "ModelHTTPError",
     "OpenAIChat",
+    "OpenAIResponses",
     "SandboxError",
     "ScriptError",
     "StreamError",

@@ -122,6 +122,9 @@ class AssistantMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str = ""
     reasoning_signature: str | None = None
+    reasoning_items: tuple[Mapping[str, Any], ...] = ()
+    """Opaque reasoning items (OpenAI Responses, encrypted) to send back unchanged on the next
+    request of a stateless conversation; other providers leave it empty."""
     refusal: str = ""
     finish_reason: str | None = None
     usage: Usage | None = None

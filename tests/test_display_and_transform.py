@@ -132,6 +132,7 @@ def test_public_names_are_pinned():
         "ModelError",
         "ModelHTTPError",
         "OpenAIChat",
+        "OpenAIResponses",
         "SandboxError",
         "ScriptError",
         "StreamError",

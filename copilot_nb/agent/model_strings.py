@@ -10,7 +10,7 @@ from ..models.base import Model, collect
 
 DEFAULT_OPENAI_MODEL = "gpt-4o"
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
-PROVIDERS = ("openai", "ollama", "anthropic", "copilot", "offline")
+PROVIDERS = ("openai", "openai-responses", "ollama", "anthropic", "copilot", "offline")
 
 
 def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
@@ -42,6 +42,10 @@ def resolve_model(spec: str | None = None) -> Model:
         from ..models.openai import OpenAIChat
 
         return OpenAIChat(name)
+    if provider == "openai-responses":
+        from ..models.responses import OpenAIResponses
+
+        return OpenAIResponses(name)
     if provider == "ollama":
         from ..models.openai import OpenAIChat
 

@@ -108,6 +108,8 @@ class _Handler(BaseHTTPRequestHandler):
             "/v1/chat/completions",
             "/chat/completions",
             "/v1/messages",
+            "/v1/responses",
+            "/responses",
         ):
             self._send_json(
                 404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
@@ -128,6 +130,13 @@ class _Handler(BaseHTTPRequestHandler):
             from .anthropic_wire import anthropic_sse_events
 
             events: Iterable[bytes] = anthropic_sse_events(turn, model=model, message_id=reply_id)
+        elif self.path.rstrip("/").endswith("/responses"):
+            from .responses_wire import responses_sse_events
+
+            encrypted = "reasoning.encrypted_content" in (body.get("include") or ())
+            events = responses_sse_events(
+                turn, model=model, response_id=reply_id, encrypted_reasoning=encrypted
+            )
         elif body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             events = openai_sse_events(
@@ -174,7 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class ScriptedServer(LoopbackService):
-    """Serves `POST /v1/chat/completions`, `POST /v1/messages` and `GET /v1/models` on 127.0.0.1.
+    """Serves `POST /v1/chat/completions`, `POST /v1/messages`, `POST /v1/responses` and
+    `GET /v1/models` on 127.0.0.1.
 
     Use as a context manager, or call `start()`/`stop()`. `url` is the OpenAI-style base URL
     (ending in `/v1`); `requests` holds every request body received, in order.

@@ -1,0 +1,110 @@
+"""Our conversation as an OpenAI Responses API request body: pure, so it can be pinned by snapshots.
+
+The conversation is stateless (`store: false`): every request carries the whole history, and
+reasoning items the model returned encrypted go back as they came, before that turn's calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResult,
+    ToolSpec,
+    UserMessage,
+    as_messages,
+    as_tool_spec,
+)
+from .base import ModelRequest, ToolChoice
+
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
+
+
+def message_to_items(message: Message) -> list[dict[str, Any]]:
+    """One message as Responses input items (an assistant turn may become several)."""
+    if isinstance(message, (SystemMessage, UserMessage)):
+        return [{"role": message.role, "content": message.content}]
+    if isinstance(message, ToolResult):
+        return [
+            {
+                "type": "function_call_output",
+                "call_id": message.tool_call_id,
+                "output": message.content,
+            }
+        ]
+    if isinstance(message, AssistantMessage):
+        items: list[dict[str, Any]] = [dict(item) for item in message.reasoning_items]
+        if message.text:
+            items.append({"role": "assistant", "content": message.text})
+        items.extend(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call.raw_arguments or "{}",
+            }
+            for call in message.tool_calls
+        )
+        return items
+    raise TypeError(f"not a message: {message!r}")
+
+
+def tool_to_responses(spec: ToolSpec) -> dict[str, Any]:
+    """A Responses function tool: flat, unlike Chat Completions' nested `function`."""
+    return {
+        "type": "function",
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": dict(spec.parameters),
+    }
+
+
+def tool_choice_to_responses(choice: ToolChoice) -> str | Mapping[str, Any] | None:
+    """ "auto"/"none"/"required" pass through; any other string names the one tool to call."""
+    if choice is None or not isinstance(choice, str):
+        return choice
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "name": choice}
+
+
+def responses_request(
+    model: str, request: ModelRequest, *, reasoning: bool = False
+) -> dict[str, Any]:
+    """The streamed request's body. Leading system messages become `instructions`; `max_tokens`
+    is sent as `max_output_tokens`; encrypted reasoning is asked for when `reasoning` is True, the
+    request sets `reasoning`, or the history carries reasoning items."""
+    messages = as_messages(request.messages)
+    system: list[str] = []
+    while messages:
+        first = messages[0]
+        if not isinstance(first, SystemMessage):
+            break
+        system.append(first.content)
+        messages.pop(0)
+    body: dict[str, Any] = {"model": model}
+    if system:
+        body["instructions"] = "\n\n".join(system)
+    body["input"] = [item for m in messages for item in message_to_items(m)]
+    body["stream"] = True
+    body["store"] = False
+    if request.tools:
+        body["tools"] = [tool_to_responses(as_tool_spec(t)) for t in request.tools]
+        wire_choice = tool_choice_to_responses(request.tool_choice)
+        if wire_choice is not None:
+            body["tool_choice"] = wire_choice
+    options = {key: value for key, value in request.options.items() if value is not None}
+    if "max_tokens" in options:
+        options.setdefault("max_output_tokens", options.pop("max_tokens"))
+    body.update(options)
+    carried = any(isinstance(m, AssistantMessage) and m.reasoning_items for m in messages)
+    if reasoning or carried or "reasoning" in options:
+        include = list(body.get("include") or [])
+        if ENCRYPTED_REASONING not in include:
+            include.append(ENCRYPTED_REASONING)
+        body["include"] = include
+    return body

@@ -1,0 +1,141 @@
+"""OpenAIResponses talks to the loopback ScriptedServer speaking the Responses API's exact bytes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from copilot_nb.agent.model_strings import resolve_model
+from copilot_nb.events import ModelResponse, ReasoningDelta, TextDelta, ToolCallDelta
+from copilot_nb.messages import AssistantMessage, SystemMessage, ToolResult, UserMessage
+from copilot_nb.models.base import ModelRequest
+from copilot_nb.models.responses import OpenAIResponses, reasons
+from copilot_nb.models.responses_request import responses_request
+from copilot_nb.testing.script import ScriptedTurn, call, reply
+from copilot_nb.testing.server import ScriptedServer
+
+TOOL = {
+    "name": "read_file",
+    "description": "Read a file.",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+}
+
+
+def test_the_request_body_is_pinned() -> None:
+    """System prompt as instructions, stateless, flat function tools, calls and results as items,
+    encrypted reasoning sent back before the turn's calls."""
+    carried = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}
+    answer = AssistantMessage(
+        text="Reading it.",
+        tool_calls=(call("read_file", id="call_1", path="a.py"),),
+        reasoning_items=(carried,),
+    )
+    request = ModelRequest(
+        messages=[
+            SystemMessage(content="Be brief."),
+            UserMessage(content="Open a.py"),
+            answer,
+            ToolResult(tool_call_id="call_1", name="read_file", content="print(1)"),
+        ],
+        tools=[TOOL],
+        tool_choice="read_file",
+        options={"max_tokens": 100, "temperature": None},
+    )
+    assert responses_request("gpt-4o", request) == {
+        "model": "gpt-4o",
+        "instructions": "Be brief.",
+        "input": [
+            {"role": "user", "content": "Open a.py"},
+            carried,
+            {"role": "assistant", "content": "Reading it."},
+            {
+                "type": "function_call",
+                "call_id": "call_1",
+                "name": "read_file",
+                "arguments": '{"path": "a.py"}',
+            },
+            {"type": "function_call_output", "call_id": "call_1", "output": "print(1)"},
+        ],
+        "stream": True,
+        "store": False,
+        "tools": [{"type": "function", **TOOL}],
+        "tool_choice": {"type": "function", "name": "read_file"},
+        "max_output_tokens": 100,
+        "include": ["reasoning.encrypted_content"],
+    }
+
+
+def test_encrypted_reasoning_is_asked_for_from_reasoning_models_only() -> None:
+    request = ModelRequest(messages=[UserMessage(content="hi")])
+    assert "include" not in responses_request("gpt-4o", request)
+    assert responses_request("gpt-5", request, reasoning=True)["include"] == [
+        "reasoning.encrypted_content"
+    ]
+    assert [reasons(m) for m in ("gpt-5.3-codex", "o3-mini", "openai/gpt-oss-120b", "gpt-4o")] == [
+        True,
+        True,
+        True,
+        False,
+    ]
+
+
+def test_the_model_string_names_the_responses_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    model = resolve_model("openai-responses:gpt-5")
+    assert isinstance(model, OpenAIResponses)
+    assert (model.name, model.base_url, model.api_key) == (
+        "gpt-5",
+        "http://127.0.0.1:9/v1",
+        "sk-test",
+    )
+
+
+async def test_a_reply_streams_as_events_over_loopback() -> None:
+    turn = ScriptedTurn(
+        text="Here it is.",
+        reasoning="Look first.",
+        tool_calls=(call("read_file", id="call_9", path="a.py"),),
+        chunk_size=4,
+    )
+    with ScriptedServer([turn]) as server:
+        model = OpenAIResponses("gpt-5", base_url=server.url, api_key="k")
+        events = [e async for e in model.stream([UserMessage(content="hi")], tools=[TOOL])]
+        await model.aclose()
+    assert server.requests[0].path == "/v1/responses"
+    assert server.requests[0].headers["Authorization"] == "Bearer k"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Here it is."
+    assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "Look first."
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert (deltas[0].id, deltas[0].name) == ("call_9", "read_file")
+    assert "".join(d.arguments for d in deltas) == '{"path": "a.py"}'
+    final = events[-1]
+    assert isinstance(final, ModelResponse)
+    message = final.message
+    assert message.finish_reason == "tool_calls"
+    assert message.tool_calls[0].arguments == {"path": "a.py"}
+    assert [item["type"] for item in message.reasoning_items] == ["reasoning"]
+
+
+async def test_an_agent_runs_a_tool_calling_turn_with_reasoning_carried_back(tmp_path) -> None:
+    from copilot_nb import Agent
+    from copilot_nb.events import Done
+
+    (tmp_path / "a.py").write_text("print(1)\n")
+    script = [
+        reply("", call("read_file", path="a.py"), reasoning="Read it first."),
+        reply("It prints 1."),
+    ]
+    with ScriptedServer(script) as server:
+        model = OpenAIResponses("gpt-5", base_url=server.url, api_key="k")
+        seen = [e async for e in Agent(model=model, workspace=tmp_path).run("What does a.py do?")]
+        await model.aclose()
+    assert isinstance(seen[-1], Done) and seen[-1].text == "It prints 1."
+    second = server.requests[1].body
+    kinds = [item.get("type", item.get("role")) for item in second["input"]]
+    assert kinds[-3:] == ["reasoning", "function_call", "function_call_output"]
+    assert second["input"][-1]["output"] and "print(1)" in json.dumps(second["input"][-1])
+    assert second["store"] is False
+    assert second["include"] == ["reasoning.encrypted_content"]
+    server.assert_complete()
