@@ -13,10 +13,18 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from benchmarks.streams import BodyServer, anthropic_body, big_turn, openai_body, request_json
+from benchmarks.streams import (
+    BodyServer,
+    anthropic_body,
+    big_turn,
+    openai_body,
+    request_json,
+    responses_body,
+)
 from copilot_nb.models.anthropic import AnthropicChat
 from copilot_nb.models.base import collect
 from copilot_nb.models.openai import OpenAIChat
+from copilot_nb.models.responses import OpenAIResponses
 
 REPEATS = 7
 HI = [{"role": "user", "content": "go"}]
@@ -42,6 +50,17 @@ async def openai_sdk(base: str) -> None:
     await client.close()
 
 
+async def responses_sdk(base: str) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(api_key="bench", base_url=f"{base}/v1", max_retries=0)
+    async with client.responses.stream(model="bench", input="go") as stream:
+        async for _ in stream:
+            pass
+        await stream.get_final_response()
+    await client.close()
+
+
 async def anthropic_sdk(base: str) -> None:
     import anthropic
 
@@ -55,6 +74,13 @@ async def anthropic_sdk(base: str) -> None:
 
 async def ours_openai(base: str) -> None:
     model = OpenAIChat("bench", base_url=f"{base}/v1", api_key="bench")
+    message = await collect(model.stream(HI))
+    assert len(message.tool_calls) == 3
+    await model.aclose()
+
+
+async def ours_responses(base: str) -> None:
+    model = OpenAIResponses("bench", base_url=f"{base}/v1", api_key="bench")
     message = await collect(model.stream(HI))
     assert len(message.tool_calls) == 3
     await model.aclose()
@@ -79,7 +105,11 @@ async def median_seconds(run: Callable[[], Awaitable[None]]) -> float:
 
 async def measure() -> list[tuple[str, str, float, float]]:
     turn = big_turn()
-    bodies = {"/v1/chat/completions": openai_body(turn), "/v1/messages": anthropic_body(turn)}
+    bodies = {
+        "/v1/chat/completions": openai_body(turn),
+        "/v1/messages": anthropic_body(turn),
+        "/v1/responses": responses_body(turn),
+    }
     server = BodyServer(bodies)
     rows: list[tuple[str, str, float, float]] = []
     try:
@@ -88,6 +118,14 @@ async def measure() -> list[tuple[str, str, float, float]]:
                 "openai",
                 "/v1/chat/completions",
                 (("openai SDK stream helper", openai_sdk), ("copilot_nb OpenAIChat", ours_openai)),
+            ),
+            (
+                "responses",
+                "/v1/responses",
+                (
+                    ("openai SDK responses.stream", responses_sdk),
+                    ("copilot_nb OpenAIResponses", ours_responses),
+                ),
             ),
             (
                 "anthropic",

@@ -9,6 +9,7 @@ from typing import Any
 
 from copilot_nb.testing.anthropic_wire import anthropic_sse_events
 from copilot_nb.testing.openai_wire import openai_sse_events
+from copilot_nb.testing.responses_wire import responses_sse_events
 from copilot_nb.testing.script import ScriptedTurn, call
 from copilot_nb.testing.server import LoopbackHTTPServer
 
@@ -40,8 +41,12 @@ def anthropic_body(turn: ScriptedTurn) -> bytes:
     return b"".join(anthropic_sse_events(turn, model="bench", message_id="msg_bench"))
 
 
+def responses_body(turn: ScriptedTurn) -> bytes:
+    return b"".join(responses_sse_events(turn, model="bench", response_id="resp_bench"))
+
+
 class BodyServer:
-    """Serves fixed SSE bodies at the OpenAI and Anthropic paths, in WRITE_SIZE pieces."""
+    """Serves fixed SSE bodies at the providers' paths, in WRITE_SIZE pieces."""
 
     def __init__(self, bodies: dict[str, bytes]) -> None:
         owner = self

@@ -139,3 +139,38 @@ async def test_an_agent_runs_a_tool_calling_turn_with_reasoning_carried_back(tmp
     assert second["store"] is False
     assert second["include"] == ["reasoning.encrypted_content"]
     server.assert_complete()
+
+
+async def test_the_official_sdk_reads_the_scripted_wire_as_we_do() -> None:
+    """`responses_wire` is what OpenAI sends: openai-python's `responses.stream()` accepts it
+    over HTTP and builds the same reply."""
+    import openai
+
+    turn = ScriptedTurn(
+        text="Naïve café ✓",
+        reasoning="Plan: read.",
+        tool_calls=(call("read_file", id="call_1", path="a.py"), call("ls", id="call_2")),
+        chunk_size=3,
+    )
+    with ScriptedServer([turn, turn]) as server:
+        client = openai.AsyncOpenAI(api_key="k", base_url=server.url, max_retries=0)
+        async with client.responses.stream(
+            model="gpt-5", input="hi", include=["reasoning.encrypted_content"]
+        ) as stream:
+            final = await stream.get_final_response()
+        await client.close()
+        model = OpenAIResponses("gpt-5", base_url=server.url, api_key="k")
+        ours = await model.complete([UserMessage(content="hi")])
+        await model.aclose()
+    assert final.output_text == ours.text
+    calls = [item for item in final.output if item.type == "function_call"]
+    assert [(c.call_id, c.name, json.loads(c.arguments)) for c in calls] == [
+        (t.id, t.name, t.arguments) for t in ours.tool_calls
+    ]
+    reasoning = [item for item in final.output if item.type == "reasoning"]
+    assert [part.text for item in reasoning for part in item.summary] == [ours.reasoning]
+    assert [item.encrypted_content for item in reasoning] == [
+        item["encrypted_content"] for item in ours.reasoning_items
+    ]
+    assert final.usage is not None and ours.usage is not None
+    assert final.usage.to_dict() == dict(ours.usage.raw)

@@ -322,3 +322,13 @@ def _is_json(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_event_and_data_pairs_keep_their_type_and_the_last_id() -> None:
+    """OpenAI's Responses and Anthropic's framing (`event:` then one `data:` line) read fast."""
+    data = b"id: 7\n\nevent: a\ndata: 1\n\nevent:b\ndata:2\n\nevent: \ndata: 3\n\n"
+    assert decode([data]) == [
+        ServerSentEvent(event="a", data="1", id="7"),
+        ServerSentEvent(event="b", data="2", id="7"),
+        ServerSentEvent(data="3", id="7"),
+    ]

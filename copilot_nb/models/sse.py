@@ -116,12 +116,12 @@ class SSEDecoder:
     def _region(self, region: bytes) -> list[ServerSentEvent]:
         """Interpret whole lines (`region` ends with LF, its only line ending).
 
-        The hot path is a block of one `data:` line: a regex over the bytes finds them and each
-        value is decoded once; other lines go through `_lines`.
+        The hot path is a block of one `data:` line, maybe after an `event:` line: a regex over the
+        bytes finds them and each value is decoded once; other lines go through `_lines`.
         """
         events: list[ServerSentEvent] = []
         lines: list[str] = []
-        for value, line in _TOKENS.findall(region):
+        for name, value, line in _TOKENS.findall(region):
             if line:
                 lines.append(line[:-1].decode("utf-8", "replace"))
                 continue
@@ -130,9 +130,13 @@ class SSEDecoder:
                 lines = []
             text = value.decode("utf-8", "replace")
             if self._data or self._event or self._retry is not None:
-                events += self._lines(["data: " + text, ""])
+                head = ["event: " + name.decode("utf-8", "replace")] if name else []
+                events += self._lines([*head, "data: " + text, ""])
                 continue
-            events.append(_data_event(text, self._last_id))
+            event = _data_event(text, self._last_id)
+            if name:
+                _set_event(event, name.decode("utf-8", "replace"))
+            events.append(event)
         if lines:
             events += self._lines(lines)
         return events
@@ -187,8 +191,9 @@ class SSEDecoder:
         return event
 
 
-_TOKENS = re.compile(rb"data: ?([^\n]*)\n\n|([^\n]*\n)")
-"""A one-line `data:` event (group 1), or else any one line (group 2)."""
+_TOKENS = re.compile(rb"(?:event: ?([^\n]*)\n)?data: ?([^\n]*)\n\n|([^\n]*\n)")
+"""A one-line `data:` event, maybe after an `event:` line (groups 1 and 2; OpenAI's Responses and
+Anthropic's framing), or else any one line (group 3)."""
 
 _new = object.__new__
 _set_event, _set_data, _set_id, _set_retry = (
