@@ -174,3 +174,26 @@ async def test_the_official_sdk_reads_the_scripted_wire_as_we_do() -> None:
     ]
     assert final.usage is not None and ours.usage is not None
     assert final.usage.to_dict() == dict(ours.usage.raw)
+
+
+async def test_http_errors_and_broken_streams_go_through_the_shared_transport() -> None:
+    from copilot_nb.errors import ModelConnectionError, ModelHTTPError
+    from copilot_nb.testing.script import fail
+
+    refused = 'model "gpt-4o" is not accessible via the /responses endpoint'
+    script = [
+        fail(400, refused),
+        fail(503, "busy", headers={"retry-after-ms": "1"}),
+        reply("Fine."),
+        ScriptedTurn(text="x" * 200, chunk_size=10, break_after=5),
+    ]
+    with ScriptedServer(script) as server:
+        model = OpenAIResponses("gpt-4o", base_url=server.url, api_key="k")
+        with pytest.raises(ModelHTTPError, match="not accessible via the /responses") as caught:
+            await model.complete([UserMessage(content="hi")])
+        assert caught.value.status == 400
+        assert (await model.complete([UserMessage(content="hi")])).text == "Fine."  # after a retry
+        with pytest.raises(ModelConnectionError, match=r"broke off|ended before"):
+            await model.complete([UserMessage(content="hi")])
+        await model.aclose()
+    server.assert_complete()
