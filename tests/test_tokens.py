@@ -109,3 +109,10 @@ def test_anthropic_cached_input_counts_towards_the_request_size():
     raw = {"input_tokens": 20, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 5}
     assert prompt_tokens(Usage(input_tokens=20, raw=raw)) == 3025
     assert prompt_tokens(Usage(input_tokens=900, raw={"prompt_tokens": 900})) == 900
+
+
+def test_encrypted_reasoning_sent_back_is_counted():
+    item = {"type": "reasoning", "encrypted_content": "A" * 16_000, "summary": []}
+    plain = AssistantMessage(text="done")
+    carried = AssistantMessage(text="done", reasoning_items=(item,))
+    assert message_tokens(carried) - message_tokens(plain) == 3_000

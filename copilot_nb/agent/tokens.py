@@ -66,6 +66,8 @@ def message_tokens(message: Message) -> int:
         total = MESSAGE_OVERHEAD + estimate_tokens(message.text)
         if message.reasoning_signature:  # signed reasoning (Anthropic) is sent back
             total += estimate_tokens(message.reasoning)
+        for item in message.reasoning_items:  # encrypted reasoning (Responses) is sent back
+            total += reasoning_item_tokens(item)
         for call in message.tool_calls:
             arguments = call.raw_arguments or json.dumps(call.arguments)
             total += TOOL_CALL_OVERHEAD + estimate_tokens(f"{call.id} {call.name} {arguments}")
@@ -73,6 +75,17 @@ def message_tokens(message: Message) -> int:
     if isinstance(message, ToolResult):
         return MESSAGE_OVERHEAD + estimate_tokens(f"{message.tool_call_id} {message.content}")
     return MESSAGE_OVERHEAD + estimate_tokens(message.content)
+
+
+def reasoning_item_tokens(item: Mapping[str, Any]) -> int:
+    """An encrypted reasoning item sent back: the server decrypts it and counts the reasoning as
+    input. Base64 holds 3 bytes in 4 characters and text runs about 4 bytes a token, so the
+    ciphertext's length × 3/16 estimates it; reported usage calibrates the rest."""
+    encrypted = item.get("encrypted_content") or ""
+    summary = " ".join(
+        str(part.get("text", "")) for part in item.get("summary") or () if isinstance(part, Mapping)
+    )
+    return len(str(encrypted)) * 3 // 16 + estimate_tokens(summary)
 
 
 def tools_tokens(tools: Sequence[ToolSpec]) -> int:
