@@ -13,6 +13,7 @@ from copilot_nb import Agent, AuthError, ConfigError, ModelHTTPError
 from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.jupyter.github_login import show_models
 from copilot_nb.models.copilot import CopilotChat, initiator, parse_models
+from copilot_nb.models.copilot_headers import EDITOR_SETTINGS
 from copilot_nb.testing import call, reply
 from copilot_nb.testing.github_fake import COPILOT_MODELS, FakeGitHub
 
@@ -24,6 +25,8 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No real sign-in of the developer's can leak into a test."""
     monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    for name in EDITOR_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
 
 
 class Clock:
@@ -185,8 +188,9 @@ async def test_the_copilot_headers_reach_the_api(github):
     token = next(iter(fake.copilot_tokens))
     assert user_round["authorization"] == f"Bearer {token}"
     assert user_round["copilot-integration-id"] == "vscode-chat"
-    for name in ("editor-version", "editor-plugin-version", "user-agent"):
-        assert user_round[name].startswith("copilot_nb/")
+    assert user_round["editor-version"] == "vscode/1.107.0"
+    assert user_round["editor-plugin-version"] == "copilot-chat/0.35.0"
+    assert user_round["user-agent"] == "GitHubCopilotChat/0.35.0"
     assert user_round["openai-intent"] == "conversation-panel"
     assert (user_round["x-initiator"], tool_round["x-initiator"]) == ("user", "agent")
     assert user_round["x-request-id"] != tool_round["x-request-id"]
@@ -205,7 +209,7 @@ async def test_the_fake_refuses_requests_without_editor_headers(github):
             headers={"Authorization": f"Bearer {token}"},
         )
     assert response.status_code == 400
-    assert "Editor-Version" in response.json()["error"]["message"]
+    assert response.text == "bad request: missing Editor-Version header for IDE auth"
 
 
 def test_initiator_is_user_only_when_the_user_spoke_last():
@@ -300,7 +304,7 @@ def test_models_command_shows_copilot_chat_models_as_a_table(github, monkeypatch
         monkeypatch.setenv(name, value)
     show_models("copilot")
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "GitHub Copilot: 5 chat models; use one as copilot:<model>"
+    assert lines[0] == "GitHub Copilot: 7 chat models; use one as copilot:<model>"
     assert lines[1].split() == [
         "model",
         "name",
@@ -309,6 +313,8 @@ def test_models_command_shows_copilot_chat_models_as_a_table(github, monkeypatch
         "max",
         "output",
         "tools",
+        "endpoint",
+        "premium",
         "notes",
     ]
     assert lines[2].split()[:6] == ["gpt-4o", "GPT-4o", "Azure", "OpenAI", "128k", "4k"]

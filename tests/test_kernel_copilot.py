@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from copilot_nb.testing import reply
+from copilot_nb.testing import call, reply
 from copilot_nb.testing.github_fake import FakeGitHub
 from tests.html_safety import table_rows
 from tests.kernel_session import KernelSession
@@ -92,3 +92,38 @@ def test_a_denied_sign_in_is_a_usage_error(signed_out):
     assert run.reply["content"]["ename"] == "UsageError"
     assert "denied" in run.reply["content"]["evalue"]
     assert not token_file.exists()
+
+
+@pytest.mark.parametrize(
+    ("model", "endpoint"),
+    [
+        ("gpt-5.3-codex", "/responses"),
+        ("claude-sonnet-4", "/v1/messages"),
+        ("gpt-4o", "/chat/completions"),
+    ],
+)
+def test_a_copilot_cell_calls_a_tool_through_the_models_endpoint(tmp_path, model, endpoint):
+    """Each model is asked through the endpoint Copilot lists for it, tool round included."""
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    steps = [reply("", call("list_directory", id="l1", path=".")), reply("There is **data.csv**.")]
+    with FakeGitHub(steps) as fake:
+        env = {
+            **fake.environ,
+            "COPILOT_NB_GITHUB_TOKEN": fake.add_github_token(),
+            "COPILOT_NB_CONFIG_DIR": str(tmp_path / "config"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        }
+        kernel = KernelSession(tmp_path, env)
+        try:
+            assert kernel.execute("%load_ext copilot_nb").status == "ok"
+            run = kernel.execute(f"%%copilot --model copilot:{model}\nwhat files are here?")
+        finally:
+            kernel.close()
+        assert run.status == "ok", run.reply["content"]
+        assert "There is **data.csv**." in "".join(run.final_displays().values())
+        assert [r.path for r in fake.chat_requests] == [endpoint] * 2
+        first, second = ({k.lower(): v for k, v in r.headers.items()} for r in fake.chat_requests)
+        assert (first["x-initiator"], second["x-initiator"]) == ("user", "agent")
+        assert first["editor-version"] == "vscode/1.107.0"
+        assert "data.csv" in json.dumps(fake.chat_requests[1].body)
+        fake.assert_complete()

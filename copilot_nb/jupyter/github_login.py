@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 import httpx
 
 from ..agent.model_strings import PROVIDERS, resolve_model
-from ..models.copilot import CopilotChat, CopilotModelInfo
+from ..models.copilot import CopilotChat
+from ..models.copilot_models import CopilotModelInfo, choose_endpoint, endpoint_label
 from ..models.github_auth import DeviceCode, DeviceFlow, fetch_user
 from ..models.github_tokens import GitHubHosts, GitHubToken, save_github_token
 from ..models.openai import OpenAIChat
@@ -99,7 +100,7 @@ def show_models(spec: str) -> None:
     model = resolve_model(spec)
     if isinstance(model, CopilotChat):
         infos = run_interruptibly(_closing(model, model.list_models()))
-        _show(copilot_table(infos))
+        _show(copilot_table(infos, model.spoken))
     elif isinstance(model, OpenAIChat):
         ids = run_interruptibly(_closing(model, openai_model_ids(model)))
         _show(model_list(model.provider, model.base_url, ids))
@@ -134,7 +135,11 @@ async def model_choices(spec: str, model: Any) -> list[str]:
     provider = spec.partition(":")[0]
     if isinstance(model, CopilotChat):
         infos = await model.list_models()
-        ids = [m.id for m in infos if m.kind == "chat" and m.picker_enabled]
+        ids = [
+            m.id
+            for m in infos
+            if m.kind == "chat" and m.picker_enabled and choose_endpoint(m, spoken=model.spoken)
+        ]
     elif isinstance(model, OpenAIChat):
         ids = await openai_model_ids(model)
     else:
@@ -153,8 +158,11 @@ def model_list(provider: str, base_url: str, ids: Sequence[str]) -> dict[str, st
     return {"text/plain": "\n".join(plain), "text/html": markup}
 
 
-def copilot_table(infos: Sequence[CopilotModelInfo]) -> dict[str, str]:
-    """Copilot's chat models as a table (and plain text): window, output, tools."""
+def copilot_table(
+    infos: Sequence[CopilotModelInfo], spoken: Sequence[str] = CopilotChat.spoken
+) -> dict[str, str]:
+    """Copilot's chat models as a table (and plain text): window, output, tools, the endpoint
+    copilot_nb asks each through, and what one request costs in premium requests."""
     chat = sorted((m for m in infos if m.kind == "chat"), key=lambda m: not m.picker_enabled)
     rows = [
         (
@@ -164,19 +172,36 @@ def copilot_table(infos: Sequence[CopilotModelInfo]) -> dict[str, str]:
             _tokens(m.context_window),
             _tokens(m.max_output_tokens),
             "✓" if m.tool_calls else "—",
+            endpoint_label(m, spoken),
+            _premium(m.premium_multiplier),
             ", ".join(_notes(m)),
         )
         for m in chat
     ]
-    header = ("model", "name", "vendor", "context", "max output", "tools", "notes")
+    header = (
+        "model",
+        "name",
+        "vendor",
+        "context",
+        "max output",
+        "tools",
+        "endpoint",
+        "premium",
+        "notes",
+    )
     title = f"GitHub Copilot: {len(rows)} chat models; use one as copilot:<model>"
-    markup = f"<p>{escape(title)}</p>" + table_html(header, rows, align="lllrrcl")
+    markup = f"<p>{escape(title)}</p>" + table_html(header, rows, align="lllrrclrl")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     plain = [title] + [
         "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
         for r in [header, *rows]
     ]
     return {"text/plain": "\n".join(plain), "text/html": markup}
+
+
+def _premium(multiplier: float | None) -> str:
+    """`1x`, `0.33x`; `0x` means included in the plan; `?` when the list does not say."""
+    return "?" if multiplier is None else f"{multiplier:g}x"
 
 
 def _notes(model: CopilotModelInfo) -> list[str]:

@@ -216,27 +216,38 @@ class AnthropicChat(ChatModel):
             **options,
         )
 
+    auth: httpx.Auth | None = None
+    """Authentication that renews itself (Copilot's token when Copilot serves Claude); None: the
+    key headers of `request_headers()`."""
+
+    label = "Anthropic"
+    """Who answered, as errors name it."""
+
+    async def prepare_request(self, request: ModelRequest) -> tuple[str, dict[str, str]]:
+        """The base URL and headers of the next request; a gateway in front of Claude (GitHub
+        Copilot) overrides this to name its API and add its own headers."""
+        return self.base_url, self.request_headers()
+
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Deltas as they arrive, then the complete message."""
         body = self.request_body(request)
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        auth = self.auth if self.auth is not None else httpx.USE_CLIENT_DEFAULT
 
         async def send() -> httpx.Response:
+            base_url, headers = await self.prepare_request(request)
             client = self._http.get()
             wire = client.build_request(
-                "POST",
-                f"{self.base_url}/v1/messages",
-                content=content,
-                headers=self.request_headers(),
+                "POST", f"{base_url}/v1/messages", content=content, headers=headers
             )
-            return await client.send(wire, stream=True)
+            return await client.send(wire, stream=True, auth=auth)
 
         async for event in stream_reply(
             send,
             MessagesStreamDecoder(),
-            provider="Anthropic",
+            provider=self.label,
             where=self.base_url,
-            sign_in_hint=self._key_hint(),
+            sign_in_hint=self.sign_in_hint(),
             policy=self.retry,
         ):
             yield event
@@ -244,7 +255,7 @@ class AnthropicChat(ChatModel):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def _key_hint(self) -> str:
+    def sign_in_hint(self) -> str:
         if self.auth_token and not self.api_key:
             return "Check ANTHROPIC_AUTH_TOKEN (or auth_token=): the token was refused."
         if not self.api_key:

@@ -25,24 +25,13 @@ import httpx
 
 from ..errors import AuthError, ModelConnectionError, ModelError, ModelHTTPError
 from ..text import shorten
+from .copilot_headers import EditorHeaders
 from .github_tokens import GitHubHosts, GitHubToken, find_github_token
-from .transport import USER_AGENT, error_text
+from .transport import error_text
 
 COPILOT_API_URL = "https://api.githubcopilot.com"
-INTEGRATION_ID = "vscode-chat"
-"""The integration id open-source Copilot chat clients (e.g. Zed) send; the API requires one."""
 REFRESH_MARGIN = 60.0
 """Seconds before `expires_at` at which a Copilot token is renewed rather than used."""
-
-
-def copilot_headers() -> dict[str, str]:
-    """The editor identification the Copilot API and the token exchange require."""
-    return {
-        "Editor-Version": USER_AGENT,
-        "Editor-Plugin-Version": USER_AGENT,
-        "User-Agent": USER_AGENT,
-        "Copilot-Integration-Id": INTEGRATION_ID,
-    }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,8 +61,11 @@ class CopilotAuth(httpx.Auth):
         client: Callable[[], httpx.AsyncClient],
         clock: Callable[[], float] = time.time,
         refresh_margin: float = REFRESH_MARGIN,
+        editor: EditorHeaders | None = None,
     ) -> None:
         self.hosts = hosts
+        self.editor = editor or EditorHeaders()
+        """The editor identification the exchange sends, as the API requests do."""
         self.refresh_margin = refresh_margin
         self.exchanges = 0
         """How many Copilot tokens were obtained (one per expiry, plus one per 401)."""
@@ -132,7 +124,9 @@ class CopilotAuth(httpx.Auth):
         url = f"{self.hosts.api_url}/copilot_internal/v2/token"
         headers = {"Authorization": f"token {github.value}", "Accept": "application/json"}
         try:
-            response = await self._client().get(url, headers={**copilot_headers(), **headers})
+            response = await self._client().get(
+                url, headers={**self.editor.as_headers(), **headers}
+            )
         except httpx.TransportError as exc:
             raise ModelConnectionError(
                 f"copilot: could not reach {url}: {error_text(exc)}"

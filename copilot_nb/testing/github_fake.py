@@ -4,9 +4,15 @@ It answers the OAuth device flow (`/login/device/code`, `/login/oauth/access_tok
 scripted sequence of `authorization_pending`, `slow_down`, `expired_token` or `access_denied`),
 `/user`, `/copilot_internal/v2/token` (short-lived tokens with a chosen lifetime, counted, or
 refused) and, under `/copilot-api` (what the exchange names as `endpoints.api`), Copilot's
-`/models` and `/chat/completions`. Chat replies come from a script, exactly as `ScriptedServer`
-plays them; chat and model requests are refused without a valid Copilot token and editor headers.
-Every request is recorded.
+`/models`, `/chat/completions`, `/responses` and `/v1/messages`. Replies come from a script,
+exactly as `ScriptedServer` plays them, in the format of the endpoint asked.
+
+As the real API does (samples in `tests/data/conformance/responses/copilot/`): `/models` lists
+`supported_endpoints` and `billing` per model, in the real list's shape; a model asked through an
+endpoint it does not list is answered `400 unsupported_api_for_model` with the real body; a
+request without `Editor-Version`, or with one that does not name a known editor, is answered
+`400 bad request: missing (unknown) Editor-Version header for IDE auth` in plain text; and
+without a valid Copilot token, 401. Every request is recorded.
 """
 
 from __future__ import annotations
@@ -24,81 +30,15 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ..models.github_auth import DEFAULT_CLIENT_ID, DEVICE_GRANT
 from ..models.github_tokens import GitHubHosts
+from .copilot_catalog import CHAT, COPILOT_MODELS, MESSAGES, RESPONSES
 from .script import Reply, ScriptedRequest, Step
 from .scripted import Script
 from .server import LoopbackService, _Handler
 
 API_PREFIX = "/copilot-api"
 REQUIRED_HEADERS = ("Editor-Version", "Copilot-Integration-Id")
-
-
-def _model(
-    id: str, name: str, vendor: str, family: str, window: int, prompt: int, output: int, **more: Any
-) -> dict[str, Any]:
-    kind = more.pop("type", "chat")
-    supports = {"streaming": True, "tool_calls": more.pop("tool_calls", True)}
-    limits = {"max_context_window_tokens": window, "max_prompt_tokens": prompt}
-    limits["max_output_tokens"] = output
-    entry: dict[str, Any] = {
-        "id": id,
-        "name": name,
-        "vendor": vendor,
-        "version": id,
-        "object": "model",
-        "preview": more.pop("preview", False),
-        "model_picker_enabled": more.pop("picker", True),
-        "capabilities": {
-            "family": family,
-            "type": kind,
-            "object": "model_capabilities",
-            "tokenizer": "o200k_base",
-            "limits": limits,
-            "supports": supports,
-        },
-    }
-    entry.update(more)
-    return entry
-
-
-COPILOT_MODELS: list[dict[str, Any]] = [
-    _model("gpt-4o", "GPT-4o", "Azure OpenAI", "gpt-4o", 128000, 64000, 4096),
-    _model("gpt-4.1", "GPT-4.1", "Azure OpenAI", "gpt-4.1", 128000, 128000, 16384),
-    _model(
-        "claude-sonnet-4",
-        "Claude Sonnet 4",
-        "Anthropic",
-        "claude-sonnet-4",
-        216000,
-        128000,
-        16000,
-        policy={"state": "enabled", "terms": "Enable access to Claude Sonnet 4."},
-    ),
-    _model("o3-mini", "o3-mini", "Azure OpenAI", "o3-mini", 200000, 64000, 100000, picker=False),
-    _model(
-        "gemini-2.5-pro",
-        "Gemini 2.5 Pro (Preview)",
-        "Google",
-        "gemini-2.5-pro",
-        128000,
-        128000,
-        64000,
-        preview=True,
-        policy={"state": "disabled"},
-    ),
-    _model(
-        "text-embedding-3-small",
-        "Embedding V3 small",
-        "Azure OpenAI",
-        "text-embedding-3-small",
-        8191,
-        8191,
-        0,
-        type="embeddings",
-        tool_calls=False,
-        picker=False,
-    ),
-]
-"""A `/models` answer shaped like Copilot's: chat and embedding models, limits, policies."""
+KNOWN_EDITORS = ("vscode/", "Neovim/", "vim/", "JetBrains-")
+"""`Editor-Version` prefixes the fake recognises (the real API's list is not public)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,6 +76,8 @@ class FakeGitHub(LoopbackService):
         reject_exchange: int | None = None,
         models: Sequence[Mapping[str, Any]] | None = None,
         required_headers: Sequence[str] = REQUIRED_HEADERS,
+        known_editors: Sequence[str] = KNOWN_EDITORS,
+        serves: Mapping[str, Sequence[str]] | None = None,
         model_name: str = "gpt-4o",
     ) -> None:
         self.script = Script(steps, responder=responder)
@@ -150,6 +92,9 @@ class FakeGitHub(LoopbackService):
         """An HTTP status (401, 403, 404) the token exchange answers instead of a token."""
         self.models = list(models if models is not None else COPILOT_MODELS)
         self.required_headers = tuple(required_headers)
+        self.known_editors = tuple(known_editors)
+        self.serves = dict(serves or {})
+        """Endpoints that really serve a model, where the API disagrees with its own list."""
         self.requests: list[RecordedRequest] = []
         self.github_tokens: set[str] = set(github_tokens)
         self.copilot_tokens: dict[str, float] = {}
@@ -276,18 +221,42 @@ class FakeGitHub(LoopbackService):
             "sku": "copilot_for_individuals",
         }
 
-    def copilot_refusal(self, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]] | None:
-        """Why the Copilot API would refuse this request, or None."""
+    def copilot_refusal(
+        self, headers: Mapping[str, str]
+    ) -> tuple[int, str | dict[str, Any]] | None:
+        """Why the Copilot API would refuse this request, or None; a str is a plain-text body."""
         expiry = self.copilot_tokens.get(_credential(headers, "bearer") or "")
         if expiry is None:
             return 401, {"error": {"message": "unauthorized: invalid token", "code": "invalid"}}
         if expiry <= time.time():
             return 401, {"error": {"message": "unauthorized: token expired", "code": "expired"}}
+        editor = headers.get("Editor-Version")
+        if "Editor-Version" in self.required_headers and not editor:
+            return 400, "bad request: missing Editor-Version header for IDE auth"
+        if editor and not editor.startswith(self.known_editors):
+            return 400, "bad request: unknown Editor-Version header for IDE auth"
         for name in self.required_headers:
             if not headers.get(name):
                 message = f"bad request: missing {name} header for IDE auth"
                 return 400, {"error": {"message": message, "code": "bad_request"}}
         return None
+
+    def served_on(self, model: str, endpoint: str) -> bool:
+        """Whether the model list says `endpoint` serves `model` (models it does not list, and
+        models that list no endpoints, speak Chat Completions only)."""
+        with self._lock:
+            if model in self.serves:
+                return endpoint in self.serves[model]
+            entry = next((m for m in self.models if m.get("id") == model), None)
+        listed = entry.get("supported_endpoints") if entry is not None else None
+        return endpoint in (listed if listed else [CHAT])
+
+
+def unsupported_api_body(model: str, endpoint: str) -> bytes:
+    """The real answer's bytes (compact JSON, a line feed at the end)."""
+    message = f'model "{model}" is not accessible via the {endpoint} endpoint'
+    error = {"message": message, "code": "unsupported_api_for_model"}
+    return json.dumps({"error": error}, separators=(",", ":")).encode() + b"\n"
 
 
 def _credential(headers: Mapping[str, str], scheme: str) -> str | None:
@@ -328,11 +297,24 @@ class _FakeHandler(_Handler):
         elif path == f"{API_PREFIX}/models":
             refusal = self.owner.copilot_refusal(headers)
             if refusal is not None:
-                self._send_json(*refusal)
+                self._refuse(*refusal)
             else:
-                self._send_json(200, {"object": "list", "data": self.owner.models})
+                self._send_json(200, {"data": self.owner.models, "object": "list"})
         else:
             self._send_json(404, {"message": "Not Found"})
+
+    def _refuse(self, status: int, body: str | dict[str, Any]) -> None:
+        if isinstance(body, dict):
+            self._send_json(status, body)
+        else:
+            self._send_bytes(status, body.encode(), "text/plain; charset=utf-8")
+
+    def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -343,10 +325,16 @@ class _FakeHandler(_Handler):
             self._answer(*self.owner.device_code(body))
         elif path == "/login/oauth/access_token":
             self._answer(200, self.owner.access_token(body))
-        elif path == f"{API_PREFIX}/chat/completions":
+        elif path in (f"{API_PREFIX}{CHAT}", f"{API_PREFIX}{RESPONSES}", f"{API_PREFIX}{MESSAGES}"):
             refusal = self.owner.copilot_refusal(headers)
             if refusal is not None:
-                self._send_json(*refusal)
+                self._refuse(*refusal)
+                return
+            endpoint = path[len(API_PREFIX) :]
+            model = str(body.get("model", "")) if isinstance(body, dict) else ""
+            if not self.owner.served_on(model, endpoint):
+                data = unsupported_api_body(model, endpoint)
+                self._send_bytes(400, data, "application/json")
                 return
             self.path = self.path[len(API_PREFIX) :]
             self.rfile = io.BytesIO(raw)  # the scripted server's handler reads the body again
