@@ -86,6 +86,17 @@ def test_the_real_model_list_routes_each_model_through_an_endpoint_it_lists():
     assert models["claude-opus-4.6"].premium_multiplier == 3
 
 
+def test_the_fakes_model_list_has_the_real_lists_shape():
+    real = sample("models.json")["data"]
+    keys = set().union(*(entry.keys() for entry in real))
+    capability_keys = set().union(*(entry["capabilities"].keys() for entry in real))
+    for entry in COPILOT_MODELS:
+        assert set(entry) <= keys, entry["id"]
+        assert set(entry["capabilities"]) <= capability_keys, entry["id"]
+        assert set(entry["billing"]) <= {"is_premium", "multiplier", "restricted_to"}
+    assert len(parse_models(sample("models.json"))) == len(real) == 41
+
+
 def test_without_the_responses_api_a_responses_only_model_has_no_route():
     (codex,) = [m for m in parse_models(sample("models.json")) if m.id == "gpt-5.3-codex"]
     chat_and_messages = (MESSAGES, CHAT)
