@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn
+from typing import Any
 
 from ..errors import StreamError
 from ..events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from ..messages import AssistantMessage, ToolCall, Usage
 from ..text import shorten
-from .sse import ServerSentEvent, SSEDecoder
+from .json_stream import JSONStreamDecoder
+from .sse import ServerSentEvent
 
 _loads = json.loads
 
@@ -69,7 +70,7 @@ class _Choice:
         self.function_arguments: list[str] | None = None
 
 
-class ChatCompletionsDecoder:
+class ChatCompletionsDecoder(JSONStreamDecoder):
     """Accumulates one Chat Completions stream and yields the deltas of choice 0 as they arrive.
 
     `done` turns True at the `[DONE]` sentinel, after which input is ignored. An error in the
@@ -80,30 +81,12 @@ class ChatCompletionsDecoder:
     the provider's `index` when a server reuses one.
     """
 
+    EXPECTED = "a Chat Completions chunk (is the base URL an OpenAI-compatible endpoint?)"
+
     def __init__(self) -> None:
-        self.done = False
-        self.error: Any = None
-        self._sse = SSEDecoder()
+        super().__init__()
         self._choices: dict[int, _Choice] = {}
         self._usage: Mapping[str, Any] | None = None
-        self._stopped = False  # an error was seen: ignore all input after it
-        self._failure: StreamError | None = None  # seen but not raised yet
-        self._flushed = False
-
-    def feed(self, data: bytes) -> list[ModelEvent]:
-        """Decode one network read of the response body."""
-        self._raise_pending()
-        if self.done or self._stopped:
-            return []
-        return self._guarded(self._sse.feed(data))
-
-    def flush(self) -> list[ModelEvent]:
-        """End of body: decode an event the server did not finish with a blank line."""
-        self._raise_pending()
-        if self.done or self._stopped or self._flushed:
-            return []
-        self._flushed = True
-        return self._guarded(self._sse.flush())
 
     def close(self) -> AssistantMessage:
         """Finish the stream (see `flush`) and return choice 0's complete message.
@@ -158,17 +141,6 @@ class ChatCompletionsDecoder:
                 state.finish_reason = finish_reason
         return events
 
-    def _guarded(self, sse_events: Iterable[ServerSentEvent]) -> list[ModelEvent]:
-        """Decode events; an error after some deltas waits for the next call, so they are kept."""
-        out: list[ModelEvent] = []
-        try:
-            self._events(sse_events, out)
-        except StreamError as exc:
-            if not out:
-                raise
-            self._failure = exc
-        return out
-
     def _events(self, sse_events: Iterable[ServerSentEvent], out: list[ModelEvent]) -> None:
         """Turn decoded SSE events into model events, stopping at `[DONE]` or an error."""
         for sse in sse_events:
@@ -180,36 +152,7 @@ class ChatCompletionsDecoder:
                 return
             if not data:
                 continue
-            try:
-                chunk = _loads(data)
-            except ValueError:
-                self._fail(
-                    StreamError(
-                        f"the stream sent data that is not JSON: {shorten(data, 120)!r}; expected a "
-                        "Chat Completions chunk (is the base URL an OpenAI-compatible endpoint?)",
-                        body=data,
-                    )
-                )
-            if not isinstance(chunk, dict):
-                self._fail(
-                    StreamError(
-                        f"the stream sent a chunk that is not a JSON object: {shorten(data, 120)!r}",
-                        body=chunk,
-                    )
-                )
-            out.extend(self.feed_chunk(chunk))
-
-    def _fail(self, error: StreamError) -> NoReturn:
-        """Remember the error (input after it is ignored) and raise it."""
-        self.error = error.body
-        self._stopped = True
-        raise error
-
-    def _raise_pending(self) -> None:
-        """Raise an error that was held back so the deltas before it could be returned."""
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise failure
+            out.extend(self.feed_chunk(self._json_object(data)))
 
     def _message(self, state: _Choice | None) -> AssistantMessage:
         """Build a complete message from one choice's accumulated state."""

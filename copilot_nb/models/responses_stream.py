@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn
+from typing import Any
 
 from ..errors import StreamError
 from ..events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from ..messages import AssistantMessage, ToolCall, Usage
 from ..text import shorten
-from .sse import ServerSentEvent, SSEDecoder
+from .json_stream import JSONStreamDecoder
+from .sse import ServerSentEvent
 
 _loads = json.loads
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
@@ -50,7 +51,7 @@ class _Item:
         self.position: int | None = None  # the call's place among tool calls (function calls)
 
 
-class ResponsesDecoder:
+class ResponsesDecoder(JSONStreamDecoder):
     """Accumulates one Responses stream and yields its deltas as they arrive.
 
     `done` turns True at a terminal event (`response.completed`, `response.incomplete`) or
@@ -60,34 +61,16 @@ class ResponsesDecoder:
     `status` and `incomplete_reason` are the final response's, once it arrived.
     """
 
+    EXPECTED = "a Responses API event (does the server speak the Responses API?)"
+
     def __init__(self) -> None:
-        self.done = False
-        self.error: Any = None
+        super().__init__()
         self.status: str | None = None
         self.incomplete_reason: str | None = None
         self.response: Mapping[str, Any] | None = None
-        self._sse = SSEDecoder()
         self._items: dict[int, _Item] = {}
         self._calls = 0
         self._usage: Mapping[str, Any] | None = None
-        self._stopped = False
-        self._failure: StreamError | None = None
-        self._flushed = False
-
-    def feed(self, data: bytes) -> list[ModelEvent]:
-        """Decode one network read of the response body."""
-        self._raise_pending()
-        if self.done or self._stopped:
-            return []
-        return self._guarded(self._sse.feed(data))
-
-    def flush(self) -> list[ModelEvent]:
-        """End of body: decode an event the server did not finish with a blank line."""
-        self._raise_pending()
-        if self.done or self._stopped or self._flushed:
-            return []
-        self._flushed = True
-        return self._guarded(self._sse.flush())
 
     def close(self) -> AssistantMessage:
         """Finish the stream and return the complete message; raises an error not raised yet."""
@@ -276,16 +259,6 @@ class ResponsesDecoder:
             return None
         return "tool_calls" if has_calls else "stop"
 
-    def _guarded(self, sse_events: Iterable[ServerSentEvent]) -> list[ModelEvent]:
-        out: list[ModelEvent] = []
-        try:
-            self._events(sse_events, out)
-        except StreamError as exc:
-            if not out:
-                raise
-            self._failure = exc
-        return out
-
     def _events(self, sse_events: Iterable[ServerSentEvent], out: list[ModelEvent]) -> None:
         for sse in sse_events:
             data = sse.data
@@ -294,36 +267,9 @@ class ResponsesDecoder:
             if data.startswith("[DONE]"):
                 self.done = True
                 return
-            try:
-                event = _loads(data)
-            except ValueError:
-                self._fail(
-                    StreamError(
-                        f"the stream sent data that is not JSON: {shorten(data, 120)!r}; expected a "
-                        "Responses API event (does the server speak the Responses API?)",
-                        body=data,
-                    )
-                )
-            if not isinstance(event, dict):
-                self._fail(
-                    StreamError(
-                        f"the stream sent an event that is not a JSON object: {shorten(data, 120)!r}",
-                        body=event,
-                    )
-                )
-            out.extend(self.feed_event(event))
+            out.extend(self.feed_event(self._json_object(data)))
             if self.done:
                 return
-
-    def _fail(self, error: StreamError) -> NoReturn:
-        self.error = error.body
-        self._stopped = True
-        raise error
-
-    def _raise_pending(self) -> None:
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise failure
 
 
 def _parts(parts: Any, kind: str) -> str:
