@@ -68,6 +68,7 @@ TRANSIENT_KINDS = frozenset(
         "overloaded_error",
         "api_error",
         "rate_limit_error",
+        "rate_limit_exceeded",
         "server_error",
         "timeout",
         "internal_error",

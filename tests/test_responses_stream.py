@@ -99,7 +99,15 @@ def test_error_events_in_both_shapes(event: dict[str, Any]) -> None:
     with pytest.raises(StreamError, match=r"^Slow down$") as caught:
         decoder.feed(sse(event))
     assert caught.value.body["code"] == "rate_limit_exceeded"
+    assert caught.value.retryable, "a rate limit passes: the agent asks again once"
     assert decoder.feed(sse(*message_events(0, "late text"))) == []  # input after it is ignored
+
+
+def test_an_exhausted_quota_is_not_asked_again() -> None:
+    event = {"type": "error", "error": {"code": "insufficient_quota", "message": "No credit"}}
+    with pytest.raises(StreamError) as caught:
+        ResponsesDecoder().feed(sse(event))
+    assert not caught.value.retryable
 
 
 def test_items_are_matched_by_output_index_whatever_their_ids() -> None:
