@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from copilot_nb.errors import StreamError
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.models.anthropic_stream import MessagesStreamDecoder
+from tests.stream_splits import SPLITS, feed_all
 
 CORPUS = Path(__file__).parent / "data" / "conformance"
 
@@ -27,40 +27,9 @@ def _anthropic_cases() -> list[Path]:
 CASES = _anthropic_cases()
 
 
-def _whole(data: bytes) -> list[bytes]:
-    return [data]
-
-
-def _bytewise(data: bytes) -> list[bytes]:
-    return [data[i : i + 1] for i in range(len(data))]
-
-
-def _random_splits(seed: int) -> Any:
-    def split(data: bytes) -> list[bytes]:
-        rng = random.Random(seed)
-        cuts = sorted(rng.sample(range(1, len(data)), k=min(len(data) - 1, rng.randint(1, 60))))
-        return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-
-    return split
-
-
-SPLITS = {
-    "whole": _whole,
-    "bytewise": _bytewise,
-    **{f"random{s}": _random_splits(s) for s in range(5)},
-}
-
-
 def decode(pieces: list[bytes]) -> tuple[dict[str, Any], list[ModelEvent], StreamError | None]:
     decoder = MessagesStreamDecoder()
-    events: list[ModelEvent] = []
-    error: StreamError | None = None
-    try:
-        for piece in pieces:
-            events.extend(decoder.feed(piece))
-        decoder.close()
-    except StreamError as exc:
-        error = exc
+    events, error = feed_all(decoder, pieces)
     message = decoder.close()  # after the error: what arrived before it
     result = {
         "text": message.text,

@@ -9,7 +9,6 @@ streams (ids rotated on every event) follow the README's override: items are mat
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,18 +19,10 @@ from copilot_nb.errors import StreamError
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.messages import AssistantMessage
 from copilot_nb.models.responses_stream import ResponsesDecoder
+from tests.stream_splits import SPLITS, feed_all
 
 CORPUS = Path(__file__).parent / "data" / "conformance" / "responses"
 CASES = sorted(CORPUS.glob("*.sse"))
-
-
-def _random_splits(seed: int) -> Callable[[bytes], list[bytes]]:
-    def split(data: bytes) -> list[bytes]:
-        rng = random.Random(seed)
-        cuts = sorted(rng.sample(range(1, len(data)), k=min(len(data) - 1, rng.randint(1, 80))))
-        return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-
-    return split
 
 
 def _recorded(path: Path) -> Callable[[bytes], list[bytes]] | None:
@@ -47,11 +38,6 @@ def _recorded(path: Path) -> Callable[[bytes], list[bytes]] | None:
     return split
 
 
-SPLITS: dict[str, Callable[[bytes], list[bytes]]] = {
-    "whole": lambda data: [data],
-    "bytewise": lambda data: [data[i : i + 1] for i in range(len(data))],
-    **{f"random{seed}": _random_splits(seed) for seed in range(5)},
-}
 RECORDED = [path for path in CASES if _recorded(path) is not None]
 
 
@@ -59,15 +45,7 @@ def decode(
     pieces: list[bytes],
 ) -> tuple[ResponsesDecoder, AssistantMessage, list[ModelEvent], StreamError | None]:
     decoder = ResponsesDecoder()
-    events: list[ModelEvent] = []
-    error: StreamError | None = None
-    try:
-        for piece in pieces:
-            events.extend(decoder.feed(piece))
-        events.extend(decoder.flush())
-        decoder.close()
-    except StreamError as exc:
-        error = exc
+    events, error = feed_all(decoder, pieces)
     return decoder, decoder.close(), events, error  # after an error: what arrived before it
 
 
