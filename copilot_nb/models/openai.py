@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import httpx
 
@@ -16,7 +17,14 @@ from ..events import ModelEvent, Notice
 from .base import ChatModel, ModelRequest
 from .openai_request import chat_request
 from .openai_stream import ChatCompletionsDecoder
-from .transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, rejects_tools, stream_reply
+from .transport import (
+    DEFAULT_TIMEOUT,
+    LoopBoundClient,
+    RetryPolicy,
+    StreamDecoder,
+    rejects_tools,
+    stream_reply,
+)
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -71,24 +79,9 @@ class OpenAIChat(ChatModel):
         """Deltas as they arrive, then the complete message; a model that refuses tools (some
         local models) is asked once more without them."""
         body = chat_request(self.name, request)
-        auth = self.auth if self.auth is not None else httpx.USE_CLIENT_DEFAULT
-
-        async def send() -> httpx.Response:
-            base_url, headers = await self.prepare_request(request)
-            client = self._http.get()
-            wire = client.build_request(
-                "POST", f"{base_url}/chat/completions", json=body, headers=headers
-            )
-            return await client.send(wire, stream=True, auth=auth)
-
         try:
-            async for event in stream_reply(
-                send,
-                ChatCompletionsDecoder(),
-                provider=self.provider,
-                where=self.base_url,
-                sign_in_hint=self.sign_in_hint,
-                policy=self.retry,
+            async for event in self._post(
+                request, "/chat/completions", body, ChatCompletionsDecoder()
             ):
                 yield event
         except ModelHTTPError as error:
@@ -97,6 +90,28 @@ class OpenAIChat(ChatModel):
             yield Notice(text=f"{self.name} does not accept tools; asking again without them")
             async for event in self._stream(request.without_tools()):
                 yield event
+
+    def _post(
+        self, request: ModelRequest, path: str, body: Mapping[str, Any], decoder: StreamDecoder
+    ) -> AsyncIterator[ModelEvent]:
+        """POST `body` to `path` under the base URL and stream the reply through `decoder`, with
+        the request's headers and auth, the retry policy and the error mapping."""
+        auth = self.auth if self.auth is not None else httpx.USE_CLIENT_DEFAULT
+
+        async def send() -> httpx.Response:
+            base_url, headers = await self.prepare_request(request)
+            client = self._http.get()
+            wire = client.build_request("POST", f"{base_url}{path}", json=body, headers=headers)
+            return await client.send(wire, stream=True, auth=auth)
+
+        return stream_reply(
+            send,
+            decoder,
+            provider=self.provider,
+            where=self.base_url,
+            sign_in_hint=self.sign_in_hint,
+            policy=self.retry,
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()

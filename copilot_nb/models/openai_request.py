@@ -52,12 +52,17 @@ def tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def tool_choice_to_openai(choice: ToolChoice) -> str | Mapping[str, Any] | None:
-    """ "auto"/"none"/"required" pass through; any other string names the one tool to call."""
+def tool_choice_to_openai(
+    choice: ToolChoice, *, flat: bool = False
+) -> str | Mapping[str, Any] | None:
+    """ "auto"/"none"/"required" pass through; any other string names the one tool to call,
+    nested under `function` for Chat Completions, `flat` for the Responses API."""
     if choice is None or not isinstance(choice, str):
         return choice
     if choice in ("auto", "none", "required"):
         return choice
+    if flat:
+        return {"type": "function", "name": choice}
     return {"type": "function", "function": {"name": choice}}
 
 

@@ -9,16 +9,14 @@ The wire's quirks live in the pure decoder (`responses_stream.py`).
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Mapping
-
-import httpx
+from collections.abc import AsyncIterator
+from typing import Any
 
 from ..events import ModelEvent
 from .base import ModelRequest
 from .openai import OpenAIChat
 from .responses_request import responses_request
 from .responses_stream import ResponsesDecoder
-from .transport import DEFAULT_TIMEOUT, stream_reply
 
 _REASONING_MODELS = re.compile(r"^(o\d|gpt-5|gpt-oss)|codex", re.IGNORECASE)
 
@@ -36,44 +34,17 @@ class OpenAIResponses(OpenAIChat):
         self,
         model: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        max_retries: int = 2,
-        http_client: httpx.AsyncClient | None = None,
-        provider: str = "openai-responses",
         reasoning: bool | None = None,
+        provider: str = "openai-responses",
+        **options: Any,
     ) -> None:
-        super().__init__(
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            headers=headers,
-            timeout=timeout,
-            max_retries=max_retries,
-            http_client=http_client,
-            provider=provider,
-        )
+        """`options` are OpenAIChat's: api_key, base_url, headers, timeout, max_retries,
+        http_client."""
+        super().__init__(model, provider=provider, **options)
         self.reasoning = reasons(model) if reasoning is None else reasoning
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Deltas as they arrive, then the complete message (with reasoning items to carry)."""
         body = responses_request(self.name, request, reasoning=self.reasoning)
-        auth = self.auth if self.auth is not None else httpx.USE_CLIENT_DEFAULT
-
-        async def send() -> httpx.Response:
-            base_url, headers = await self.prepare_request(request)
-            client = self._http.get()
-            wire = client.build_request("POST", f"{base_url}/responses", json=body, headers=headers)
-            return await client.send(wire, stream=True, auth=auth)
-
-        async for event in stream_reply(
-            send,
-            ResponsesDecoder(),
-            provider=self.provider,
-            where=self.base_url,
-            sign_in_hint=self.sign_in_hint,
-            policy=self.retry,
-        ):
+        async for event in self._post(request, "/responses", body, ResponsesDecoder()):
             yield event

@@ -6,7 +6,6 @@ reasoning items the model returned encrypted go back as they came, before that t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..messages import (
@@ -19,7 +18,8 @@ from ..messages import (
     as_messages,
     as_tool_spec,
 )
-from .base import ModelRequest, ToolChoice
+from .base import ModelRequest
+from .openai_request import tool_choice_to_openai
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
@@ -63,15 +63,6 @@ def tool_to_responses(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def tool_choice_to_responses(choice: ToolChoice) -> str | Mapping[str, Any] | None:
-    """ "auto"/"none"/"required" pass through; any other string names the one tool to call."""
-    if choice is None or not isinstance(choice, str):
-        return choice
-    if choice in ("auto", "none", "required"):
-        return choice
-    return {"type": "function", "name": choice}
-
-
 def responses_request(
     model: str, request: ModelRequest, *, reasoning: bool = False
 ) -> dict[str, Any]:
@@ -94,7 +85,7 @@ def responses_request(
     body["store"] = False
     if request.tools:
         body["tools"] = [tool_to_responses(as_tool_spec(t)) for t in request.tools]
-        wire_choice = tool_choice_to_responses(request.tool_choice)
+        wire_choice = tool_choice_to_openai(request.tool_choice, flat=True)
         if wire_choice is not None:
             body["tool_choice"] = wire_choice
     options = {key: value for key, value in request.options.items() if value is not None}
