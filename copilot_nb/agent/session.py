@@ -234,9 +234,8 @@ class CopilotSession:
                 core.add(item, override=True)
             elif item.name not in extra:
                 extra.add(item)
-        catalogue = DeferredToolSet(self._allowed(core), self._allowed(extra))
-        catalogue.enabled = self.found_tools  # shared: what tool_search finds outlives the turn
-        return catalogue
+        # shared: what tool_search finds outlives the turn
+        return DeferredToolSet(self._allowed(core), self._allowed(extra), enabled=self.found_tools)
 
     def _allowed(self, tools: ToolSet) -> ToolSet:
         return ToolSet(FilteredToolSet(tools, available=self.available, excluded=self.excluded))

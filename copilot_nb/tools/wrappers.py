@@ -73,11 +73,20 @@ class FilteredToolSet:
 class DeferredToolSet:
     """Core tools always listed; past `threshold` tools in all, the extra ones wait to be found."""
 
-    def __init__(self, core: ToolSet, extra: ToolSet, *, threshold: int = DEFER_THRESHOLD) -> None:
+    def __init__(
+        self,
+        core: ToolSet,
+        extra: ToolSet,
+        *,
+        threshold: int = DEFER_THRESHOLD,
+        enabled: set[str] | None = None,
+    ) -> None:
         self.core = core
         self.extra = extra
         self.threshold = threshold
-        self.enabled: set[str] = set()
+        self.enabled: set[str] = set() if enabled is None else enabled
+        """Extra tools found so far; pass a set to keep them beyond this tool set (it is
+        updated in place)."""
         self._search = _search_tool(self)
 
     @property
