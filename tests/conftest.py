@@ -16,6 +16,7 @@ from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import Sleeps
 
 pytest_plugins = [
+    "tests.notebook_samples",
     "tests.network_guard",  # a connection past loopback fails the test: refused_connections
     "tests.browser_lab",  # JupyterLab in Chromium: lab, page, replies, outside
     "pytester",  # runs pytest on a made-up test file: pytester
