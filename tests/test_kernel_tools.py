@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from copilot_nb.jupyter.magics import transform_copilot_cell
 from copilot_nb.tools import ToolOutput, ToolSet, execute
 from copilot_nb.tools.kernel import kernel_tools
 from tests.helpers import call, wait_until
@@ -217,7 +218,7 @@ async def test_history_shows_inputs_outputs_and_the_last_error(
         "total = 75",
         "total * 2",
         "1/0",
-        "await __import__('copilot_nb.jupyter.magics').magics._run_cell('', 'why?')",
+        transform_copilot_cell(["%%copilot\n", "why?\n"])[0],  # as IPython keeps it
     ]
     namespace["Out"] = {3: 150}
     try:

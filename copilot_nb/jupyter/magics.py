@@ -21,7 +21,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Enum, Float, Integer, List, Unicode, observe
 
 from ..agent.approvals import DECISIONS, ApprovalPolicy
-from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
+from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
@@ -211,9 +211,7 @@ def transform_copilot_cell(lines: list[str]) -> list[str]:
     if first[:1] not in ("", " ", "\t", "\n") or first.strip().endswith("?"):
         return lines  # `%%copilotx`, or `%%copilot?` help: leave it to IPython
     body = "".join(lines[1:])
-    return [
-        f"await __import__('copilot_nb.jupyter.magics').jupyter.magics._run_cell({first.strip()!r}, {body!r})\n"
-    ]
+    return [f"await {COPILOT_CELL_CALL}({first.strip()!r}, {body!r})\n"]
 
 
 def copilot_magics(shell: Any = None) -> CopilotMagics:

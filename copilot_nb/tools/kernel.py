@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..config import COPILOT_CELL_CALL
 from ..errors import ToolError
 from ..text import human_bytes, shorten
 from .context import ToolContext
@@ -53,8 +54,6 @@ MAX_RUN_TIMEOUT = 600.0
 """Seconds run_code may be given: it is for quick checks, not for long jobs."""
 MAX_STDOUT_CHARS, MAX_STDERR_CHARS, MAX_VALUE_CHARS = 6000, 2000, 3000
 """Characters of run_code's captured stdout, stderr and result shown."""
-COPILOT_CELL_MARK = "__import__('copilot_nb.jupyter.magics')"
-"""What a `%%copilot` cell becomes in IPython's transformed history (see magics.py)."""
 MAX_TRACEBACK_LINES = 20
 """Lines of the last exception's traceback shown by get_history."""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -212,7 +211,7 @@ def _output(source: str, value: Any) -> str:
 
 def _is_copilot_cell(text: str) -> bool:
     """A `%%copilot` cell, as typed or as the input transformer rewrote it (IPython's `In`)."""
-    return text.lstrip().startswith("%%copilot") or COPILOT_CELL_MARK in text
+    return text.lstrip().startswith("%%copilot") or COPILOT_CELL_CALL in text
 
 
 def _last_error(shell: Any | None) -> list[str]:
