@@ -1,0 +1,312 @@
+/**
+ * copilot_nb's live-notebook channel: the agent in the kernel reads and edits the notebook the
+ * user has open, through the document's shared model, never behind its back on disk.
+ *
+ * For every open notebook document (one per document: a second view of the same notebook shares
+ * it) this opens a comm to the kernel target `copilot_nb.live`, once the kernel has copilot_nb
+ * loaded. The kernel is found ready by a comm-info probe for its silent `copilot_nb.beacon`
+ * (sent when the kernel connects and whenever it goes idle until attached) or by the short-lived
+ * `copilot_nb.hello` comm the kernel opens when the extension loads.
+ *
+ * The kernel sends requests `{id, op, ...}` and gets `{id, ok, result}` or `{id, ok: false,
+ * error, code}` back. Ops: `snapshot` (every cell as nbformat JSON, plus which cell runs now),
+ * `apply` (a list of changes checked first and then made in one shared-model transaction, so
+ * the notebook's own undo takes them back), `set_outputs` (a cell's outputs and execution
+ * count). A change names the source it expects a cell to have; if the user changed the cell
+ * meanwhile, nothing is changed and the reply says `conflict`.
+ *
+ * Everything received is data: sources and outputs go into the model, where JupyterLab's own
+ * renderers and sanitizer treat them as they treat any notebook content.
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { PageConfig } from '@jupyterlab/coreutils';
+import { DocumentRegistry } from '@jupyterlab/docregistry';
+import { INotebookModel, INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+const TARGET = 'copilot_nb.live';
+const BEACON = 'copilot_nb.beacon';
+const HELLO = 'copilot_nb.hello';
+const PROTOCOL = 1;
+
+type JSONObject = { [key: string]: any };
+
+/** A cell change the kernel asks for; `expected` is the source the agent last saw. */
+interface ICellChange {
+  kind: 'set_source' | 'insert' | 'delete';
+  cell_id?: string;
+  expected?: string;
+  source?: string;
+  after_id?: string | null;
+  cell?: JSONObject;
+  metadata?: JSONObject;
+  clear_outputs?: boolean;
+}
+
+class RequestError extends Error {
+  constructor(
+    message: string,
+    readonly code: string
+  ) {
+    super(message);
+  }
+}
+
+/** One open notebook document and its channel to the kernel that serves it. */
+class LiveDocument {
+  constructor(
+    private readonly context: DocumentRegistry.IContext<INotebookModel>,
+    private readonly appName: string
+  ) {
+    const session = context.sessionContext;
+    session.kernelChanged.connect(() => this.reset(), this);
+    session.statusChanged.connect((_, status) => this.onStatus(status), this);
+    session.connectionStatusChanged.connect(() => this.probe(), this);
+    context.pathChanged.connect(() => this.sendPath(), this);
+    context.disposed.connect(() => this.dispose(), this);
+    void session.ready.then(() => this.probe());
+  }
+
+  /** Open the comm if the kernel has copilot_nb loaded (its beacon answers). */
+  async probe(): Promise<void> {
+    const kernel = this.kernel;
+    if (!kernel || this.comm || this.probing || kernel.connectionStatus !== 'connected') {
+      return;
+    }
+    this.listenForHello(kernel);
+    this.probing = true;
+    try {
+      const reply = await kernel.requestCommInfo({ target_name: BEACON });
+      const comms = (reply.content as JSONObject).comms ?? {};
+      if (Object.keys(comms).length > 0 && kernel === this.kernel) {
+        this.attach(kernel);
+      }
+    } catch {
+      // The kernel went away meanwhile: the next status change probes again.
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  dispose(): void {
+    this.comm?.close();
+    this.comm = null;
+  }
+
+  private get kernel(): Kernel.IKernelConnection | null {
+    return this.context.sessionContext.session?.kernel ?? null;
+  }
+
+  private listenForHello(kernel: Kernel.IKernelConnection): void {
+    if (helloKernels.has(kernel)) {
+      return;
+    }
+    helloKernels.add(kernel);
+    kernel.registerCommTarget(HELLO, () => {
+      for (const doc of documentsOf(kernel)) {
+        if (!doc.comm) {
+          doc.attach(kernel);
+        }
+      }
+    });
+  }
+
+  private attach(kernel: Kernel.IKernelConnection): void {
+    if (this.comm) {
+      return;
+    }
+    const comm = kernel.createComm(TARGET);
+    this.comm = comm;
+    comm.onMsg = msg => this.onRequest(comm, msg);
+    comm.onClose = () => {
+      if (this.comm === comm) {
+        this.comm = null;
+      }
+    };
+    comm.open({
+      protocol: PROTOCOL,
+      path: this.context.path,
+      server_root: PageConfig.getOption('serverRoot'),
+      client: kernel.clientId,
+      app: this.appName
+    });
+  }
+
+  private reset(): void {
+    this.comm = null; // the old kernel's comm died with it
+    void this.probe();
+  }
+
+  private onStatus(status: string): void {
+    if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
+      this.comm = null;
+    } else if (status === 'idle' && !this.comm) {
+      void this.probe();
+    }
+  }
+
+  private sendPath(): void {
+    this.comm?.send({ event: 'path', path: this.context.path });
+  }
+
+  private onRequest(comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
+    const data = msg.content.data as JSONObject;
+    const id = data.id;
+    let reply: JSONObject;
+    try {
+      reply = { id, ok: true, result: this.handle(data) };
+    } catch (error) {
+      const code = error instanceof RequestError ? error.code : 'error';
+      reply = { id, ok: false, code, error: String((error as Error).message ?? error) };
+    }
+    comm.send(reply);
+  }
+
+  private handle(data: JSONObject): JSONObject {
+    switch (data.op) {
+      case 'snapshot':
+        return this.snapshot();
+      case 'apply':
+        return this.apply(data.changes as ICellChange[]);
+      case 'set_outputs':
+        return this.setOutputs(data);
+      default:
+        throw new RequestError(`unknown op ${JSON.stringify(data.op)}`, 'bad_request');
+    }
+  }
+
+  private get model(): INotebookModel {
+    const model = this.context.model;
+    if (!model) {
+      throw new RequestError('the notebook is not loaded', 'gone');
+    }
+    return model;
+  }
+
+  private snapshot(): JSONObject {
+    const model = this.model;
+    const cells = [];
+    for (let i = 0; i < model.cells.length; i++) {
+      const cell = model.cells.get(i);
+      const json = cell.toJSON() as JSONObject;
+      json.running = (cell as JSONObject).executionState === 'running';
+      cells.push(json);
+    }
+    return { path: this.context.path, dirty: model.dirty, cells };
+  }
+
+  private indexOf(cellId: string): number {
+    const cells = this.model.sharedModel.cells;
+    const index = cells.findIndex(cell => cell.getId() === cellId);
+    if (index < 0) {
+      throw new RequestError(`no cell with id ${cellId} in the open notebook`, 'missing');
+    }
+    return index;
+  }
+
+  private check(change: ICellChange): void {
+    if (change.kind === 'insert') {
+      if (change.after_id) {
+        this.indexOf(change.after_id);
+      }
+      return;
+    }
+    const cell = this.model.sharedModel.cells[this.indexOf(change.cell_id ?? '')];
+    if (change.expected !== undefined && cell.getSource() !== change.expected) {
+      throw new RequestError(`cell ${change.cell_id} changed in the open notebook`, 'conflict');
+    }
+  }
+
+  /** Check every change, then make them all in one transaction (one undo step). */
+  private apply(changes: ICellChange[]): JSONObject {
+    changes.forEach(change => this.check(change));
+    const shared = this.model.sharedModel;
+    shared.transact(() => {
+      for (const change of changes) {
+        this.applyOne(change);
+      }
+    });
+    return { applied: changes.length, cells: shared.cells.length };
+  }
+
+  private applyOne(change: ICellChange): void {
+    const shared = this.model.sharedModel;
+    if (change.kind === 'insert') {
+      const at = change.after_id ? this.indexOf(change.after_id) + 1 : 0;
+      shared.insertCell(at, change.cell as any);
+      return;
+    }
+    const index = this.indexOf(change.cell_id ?? '');
+    if (change.kind === 'delete') {
+      shared.deleteCell(index);
+      return;
+    }
+    const cell = shared.cells[index] as any;
+    cell.setSource(change.source ?? '');
+    if (change.metadata) {
+      for (const [key, value] of Object.entries(change.metadata)) {
+        cell.setMetadata(key, value);
+      }
+    }
+    if (change.clear_outputs && cell.cell_type === 'code') {
+      cell.setOutputs([]);
+      cell.execution_count = null;
+    }
+  }
+
+  private setOutputs(data: JSONObject): JSONObject {
+    const shared = this.model.sharedModel;
+    const index = this.indexOf(data.cell_id);
+    const cell = shared.cells[index] as any;
+    if (cell.cell_type !== 'code') {
+      throw new RequestError(`cell ${data.cell_id} is not a code cell`, 'bad_request');
+    }
+    if (data.expected !== undefined && cell.getSource() !== data.expected) {
+      throw new RequestError(`cell ${data.cell_id} changed in the open notebook`, 'conflict');
+    }
+    cell.transact(() => {
+      cell.setOutputs(data.outputs ?? []);
+      cell.execution_count = data.execution_count ?? null;
+      for (const [key, value] of Object.entries((data.metadata as JSONObject) ?? {})) {
+        cell.setMetadata(key, value);
+      }
+    }, false);
+    return { index };
+  }
+
+  comm: Kernel.IComm | null = null;
+  private probing = false;
+}
+
+const documents = new Map<DocumentRegistry.IContext<INotebookModel>, LiveDocument>();
+const helloKernels = new WeakSet<Kernel.IKernelConnection>();
+
+function documentsOf(kernel: Kernel.IKernelConnection): LiveDocument[] {
+  return [...documents.entries()]
+    .filter(([context]) => context.sessionContext.session?.kernel === kernel)
+    .map(([, doc]) => doc);
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'copilot-nb:live',
+  description: 'Lets the copilot_nb agent in the kernel read and edit the open notebook.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
+    const track = (panel: NotebookPanel) => {
+      const context = panel.context;
+      if (documents.has(context)) {
+        return; // another view of a document already attached
+      }
+      documents.set(context, new LiveDocument(context, app.name));
+      context.disposed.connect(() => documents.delete(context));
+    };
+    tracker.forEach(track);
+    tracker.widgetAdded.connect((_, panel) => track(panel));
+  }
+};
+
+export default plugin;
