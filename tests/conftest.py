@@ -3,7 +3,7 @@ workspace with its tools, and loopback servers. Helpers that are not fixtures li
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,7 @@ from copilot_nb.testing.github_fake import FakeGitHub
 from copilot_nb.tools import ToolSet, workspace_tools
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import Sleeps
+from tests.kernel_session import KernelSession, scripted_env
 
 pytest_plugins = [
     "tests.notebook_samples",
@@ -94,6 +95,23 @@ def serve() -> Iterator[type[ScriptedServer]]:
     yield start  # type: ignore[misc]
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def kernel_for(tmp_path: Path) -> Iterator[Callable[[ScriptedServer], KernelSession]]:
+    """Start real kernels in tmp_path, with copilot_nb loaded and `%%copilot` pointed at a
+    ScriptedServer, shut down when the test ends: `kernel = kernel_for(server)`."""
+    sessions: list[KernelSession] = []
+
+    def start(server: ScriptedServer) -> KernelSession:
+        session = KernelSession(tmp_path, scripted_env(server))
+        sessions.append(session)
+        assert session.execute("%load_ext copilot_nb").status == "ok"
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()
 
 
 @pytest.fixture

@@ -59,9 +59,24 @@ class KernelSession:
             kernel_name="python3", cwd=str(cwd), env=full_env, startup_timeout=60
         )
 
-    def send(self, code: str, *, allow_stdin: bool = False) -> str:
-        """Send code; `allow_stdin=True` is what an interactive front end (JupyterLab) sends."""
-        return self.client.execute(code, allow_stdin=allow_stdin)
+    def send(
+        self, code: str, *, allow_stdin: bool = False, metadata: dict[str, Any] | None = None
+    ) -> str:
+        """Send code; `allow_stdin=True` is what an interactive front end sends, and a notebook
+        one (JupyterLab, Notebook 7, VS Code) adds `metadata={"cellId": ...}`."""
+        if metadata is None:
+            return self.client.execute(code, allow_stdin=allow_stdin)
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": allow_stdin,
+            "stop_on_error": True,
+        }
+        message = self.client.session.msg("execute_request", content, metadata=metadata)
+        self.client.shell_channel.send(message)
+        return message["header"]["msg_id"]
 
     def click(self, model_id: str) -> None:
         """Click an ipywidgets Button, as the browser would: a comm message to its model."""

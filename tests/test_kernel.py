@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from copilot_nb.testing import call, reply
 from tests.html_safety import violations
-from tests.kernel_session import KernelSession, scripted_env
 
 pytestmark = pytest.mark.kernel
-
-
-@pytest.fixture
-def kernel_for(tmp_path: Path):
-    sessions: list[KernelSession] = []
-
-    def start(server) -> KernelSession:
-        session = KernelSession(tmp_path, scripted_env(server))
-        sessions.append(session)
-        assert session.execute("%load_ext copilot_nb").status == "ok"
-        return session
-
-    yield start
-    for session in sessions:
-        session.close()
 
 
 def test_a_copilot_cell_edits_a_file_and_streams_its_output(serve, kernel_for, tmp_path):
@@ -169,7 +151,9 @@ def test_approve_and_deny_buttons_answer_while_the_cell_runs(serve, kernel_for, 
     (tmp_path / "hello.py").write_text('print("hello, world")\n')
     server = serve(edit_script())
     kernel = kernel_for(server)
-    msg_id = kernel.send("%%copilot\nchange world to notebook", allow_stdin=True)
+    msg_id = kernel.send(
+        "%%copilot\nchange world to notebook", allow_stdin=True, metadata={"cellId": "c1"}
+    )
     seen = kernel.wait_for(msg_id, "display_data", timeout=30)
     while not widget_models(seen):
         seen += kernel.wait_for(msg_id, "display_data", timeout=30)

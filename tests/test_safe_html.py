@@ -270,5 +270,6 @@ async def test_without_widgets_the_prompt_prints_everything_then_asks():
     approver.answer(event)
     (text,) = shown
     assert text.startswith("copilot: write_file wants to change files: setup.py\n⚠ setup.py runs")
-    assert text.endswith("line 499") and asked == ["Allow? [y/N] "]
+    assert text.endswith("line 499")
+    assert asked == ["write_file wants to change files: setup.py. Allow? [y/N] "]
     assert await event.decision == (True, "")

@@ -1,8 +1,11 @@
 """Asking the user in a `%%copilot` cell: Approve/Deny buttons, or a prompt where no widgets run.
 
 The cell awaits the agent on the kernel's loop, so a button click (a comm message) is handled
-while the agent waits for the answer (DESIGN.md fact 3). Where nobody can answer (a notebook run
-headless by nbclient/nbval: stdin is not allowed), asking denies at once and says how to allow.
+while the agent waits for the answer (DESIGN.md fact 3). Buttons are shown only where a front
+end draws them (the request came from a notebook, or a live notebook view is attached): in
+`jupyter console` they would never appear and the cell would wait forever, so it asks with
+`input()` there. Where nobody can answer (a notebook run headless by nbclient/nbval: stdin is
+not allowed), asking denies at once and says how to allow.
 
 A prompt shows everything it asks about: the whole edit, content or code (long ones folded
 behind an expander, never cut), what kind of action it is (reading a secret, changing files,
@@ -12,10 +15,18 @@ model-controlled text, escaped (`safe_html`).
 
 from __future__ import annotations
 
+import builtins
 import json
 import posixpath
+import sys
+import warnings
 from collections.abc import Callable
 from typing import Any, Literal
+
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # pragma: no cover
+    from typing_extensions import assert_never
 
 from ..events import ApprovalNeeded
 from ..text import first_line
@@ -23,6 +34,9 @@ from ..workspace.write_policy import runs_code_later
 from .safe_html import escape
 
 PromptMode = Literal["auto", "widget", "input"]
+Choice = Literal["widget", "input", "deny"]
+NOTEBOOK_KEYS = ("cellId", "deletedCells", "recordTiming")
+"""Execute-request metadata only a notebook front end sends (JupyterLab, Notebook 7, VS Code)."""
 
 NOBODY = (
     "nobody could be asked to approve it (this notebook runs without a user at the keyboard); "
@@ -139,8 +153,69 @@ def nobody_can_answer(shell: Any) -> bool:
     return kernel is not None and not getattr(kernel, "_allow_stdin", True)
 
 
+def current_request(kernel: Any) -> dict[str, Any]:
+    """The message of the request the kernel runs now, or {}: ipykernel 7 keeps it per task
+    (`get_parent()`), 6 per channel (`get_parent("shell")`), older ones in `_parent_header`."""
+    get_parent = getattr(kernel, "get_parent", None)
+    if callable(get_parent):
+        for args in ((), ("shell",)):
+            try:
+                parent = get_parent(*args)
+            except TypeError:  # a signature that wants the channel, or takes none
+                continue
+            if isinstance(parent, dict) and parent:
+                return parent
+    with warnings.catch_warnings():  # ipykernel 6+ deprecates it; only older kernels get here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        parent = getattr(kernel, "_parent_header", None)
+    return parent if isinstance(parent, dict) else {}
+
+
+def from_notebook(kernel: Any) -> bool:
+    """True when the running request comes from a notebook front end, which draws widgets.
+
+    JupyterLab, Notebook 7 and VS Code put the cell's id in the execute request's metadata;
+    `jupyter console`, nbclient and `jupyter_client.execute` send none, and cannot draw buttons."""
+    metadata = current_request(kernel).get("metadata")
+    return isinstance(metadata, dict) and any(key in metadata for key in NOTEBOOK_KEYS)
+
+
+def choose_prompt(
+    mode: PromptMode,
+    *,
+    in_kernel: bool,
+    stdin_allowed: bool,
+    widgets_drawn: bool,
+    widgets_installed: bool,
+) -> Choice:
+    """How to ask: buttons only where a front end draws them (else the cell waits forever),
+    `input()` where the front end answers it, and a denial where nobody can answer at all."""
+    if in_kernel and not stdin_allowed:
+        return "deny"
+    if mode != "auto":
+        return mode
+    return "widget" if in_kernel and widgets_drawn and widgets_installed else "input"
+
+
+def widgets_installed() -> bool:
+    """Whether ipywidgets imports: without it no buttons can be made, whoever could draw them."""
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def ask_input(prompt: str) -> str:
+    """`input()` looked up when asked: ipykernel swaps in its stdin-forwarding one per request."""
+    return builtins.input(prompt)
+
+
 class CellApprover:
-    """The `Approver` of a `%%copilot` cell: buttons, `input()`, or a denial when nobody can answer."""
+    """The `Approver` of a `%%copilot` cell: buttons, `input()`, or a denial when nobody can answer.
+
+    `widgets_attached` says a live notebook view is attached to the kernel (so buttons are seen)
+    even when the running request does not say it comes from a notebook."""
 
     def __init__(
         self,
@@ -148,37 +223,54 @@ class CellApprover:
         *,
         mode: PromptMode = "auto",
         display: Callable[..., Any] | None = None,
-        ask: Callable[[str], str] = input,
+        ask: Callable[[str], str] = ask_input,
         show: Callable[[str], Any] = print,
+        widgets_attached: Callable[[], bool] | None = None,
     ) -> None:
         self.shell = shell
         self.mode = mode
         self._display = display
         self._ask = ask
         self._show = show
+        self._widgets_attached = widgets_attached
 
     def answer(self, request: ApprovalNeeded) -> None:
         """Show the question; the agent resumes when the user (or this method) answers."""
-        if nobody_can_answer(self.shell):
+        kernel = getattr(self.shell, "kernel", None)
+        choice = choose_prompt(
+            self.mode,
+            in_kernel=kernel is not None,
+            stdin_allowed=not nobody_can_answer(self.shell),
+            widgets_drawn=self.mode == "auto" and self._widgets_drawn(kernel),
+            widgets_installed=self.mode == "auto" and widgets_installed(),
+        )
+        if choice == "deny":
             request.deny(NOBODY)
-        elif self.mode == "widget" or (self.mode == "auto" and self._widgets_usable()):
+        elif choice == "widget":
             self._show_buttons(request)
+        elif choice == "input":
+            self._ask_input(request)
         else:
-            self._show(approval_text(request))
-            reply = self._ask("Allow? [y/N] ")
-            if reply.strip().lower() in ("y", "yes"):
-                request.approve()
-            else:
-                request.deny(reply.strip() if reply.strip().lower() not in ("", "n", "no") else "")
+            assert_never(choice)
 
-    def _widgets_usable(self) -> bool:
-        if getattr(self.shell, "kernel", None) is None:
-            return False  # terminal IPython: no front end to draw buttons
+    def _widgets_drawn(self, kernel: Any) -> bool:
+        """A live notebook view is attached, or the running request came from a notebook."""
+        if self._widgets_attached is not None and self._widgets_attached():
+            return True
+        return kernel is not None and from_notebook(kernel)
+
+    def _ask_input(self, request: ApprovalNeeded) -> None:
+        """Print the whole request, then ask with its question in the prompt itself (a console
+        may show the prompt apart from the output); anything but yes denies."""
+        self._show(approval_text(request))
         try:
-            import ipywidgets  # noqa: F401
-        except ImportError:
-            return False
-        return True
+            reply = self._ask(f"{question(request)}. Allow? [y/N] ").strip()
+        except EOFError:  # Ctrl-D at the prompt
+            reply = ""
+        if reply.lower() in ("y", "yes"):
+            request.approve()
+        else:
+            request.deny(reply if reply.lower() not in ("", "n", "no") else "")
 
     def _show_buttons(self, event: ApprovalNeeded) -> None:
         import ipywidgets as widgets
