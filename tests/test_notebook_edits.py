@@ -34,7 +34,7 @@ async def test_edit_cell_replaces_text_once_and_returns_id_index_and_diff(
     )
     assert not out.is_error, out.content
     assert out.content == (
-        f"edited cell {cells[1].id} (#1) in analysis.ipynb:\n"
+        f"edited cell {cells[1].id} (#1) in analysis.ipynb (file on disk):\n"
         f"--- a/analysis.ipynb#{cells[1].id}\n"
         f"+++ b/analysis.ipynb#{cells[1].id}\n"
         "@@ -1,3 +1,3 @@\n"
@@ -102,7 +102,7 @@ async def test_insert_cell_at_the_top_and_after_a_cell(
     assert not top.is_error, top.content
     (change,) = top.changes
     assert isinstance(change, CellChanged) and change.change == "inserted"
-    assert top.content.startswith(f"inserted cell {change.cell_id} (#0) in analysis.ipynb:")
+    assert top.content.startswith(f"inserted cell {change.cell_id} (#0) in analysis.ipynb (file on disk):")
     assert "--- /dev/null" in top.content and "+Intro" in top.content
     after = await call(
         tools, "insert_cell", after_cell_id=cells[1].id, cell_type="code", source="df.info()"
@@ -139,7 +139,7 @@ async def test_delete_cell_removes_it_and_shows_what_went(
 ) -> None:
     out = await call(tools, "delete_cell", cell_id=cells[3].id)
     assert out.content.startswith(
-        f"deleted cell {cells[3].id} (was #3) from analysis.ipynb; 3 cells left:"
+        f"deleted cell {cells[3].id} (was #3) from analysis.ipynb; 3 cells left (file on disk):"
     )
     assert "-fail(x)" in out.content
     assert [c.id for c in on_disk(nb_path)] == [c.id for c in cells[:3]]

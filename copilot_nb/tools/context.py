@@ -8,10 +8,11 @@ context of its own: `await read_cell(ToolContext(workspace=ws), cell_id="#0")`.
 
 from __future__ import annotations
 
-import threading
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from ..errors import ConfigError
 from ..workspace.workspace import Workspace
@@ -27,14 +28,51 @@ def no_namespace() -> dict[str, Any]:
     return {}
 
 
+def no_model() -> str:
+    """No model name known (a tool called outside a turn)."""
+    return ""
+
+
+class LiveNotebook(Protocol):
+    """A notebook open in a front end, reached through the kernel's channel to it."""
+
+    app: str
+    """The front end's name as it gives it ("JupyterLab", "Jupyter Notebook")."""
+
+    async def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request; its result, or ToolError when the front end refuses or is gone."""
+        ...
+
+
+class LiveNotebooks(Protocol):
+    """The open notebooks of this kernel's front ends (`jupyter/live_channel.py`)."""
+
+    async def find(self, path: Path) -> LiveNotebook | None:
+        """The open notebook at this absolute path, or None: the tools then use the file."""
+        ...
+
+    def current_path(self) -> Path | None:
+        """The notebook whose front end sent the request running now, if one is attached."""
+        ...
+
+    def fallback_note(self) -> str:
+        """Why no open notebook answered, and how to get live editing ("" when expected)."""
+        ...
+
+
 @dataclass(kw_only=True)
 class NotebookViews:
-    """What the model last saw of each notebook (a digest of its bytes), and the lock that makes
-    each read-modify-write of a notebook one step. An edit from a view that is out of date (the
-    user saved the notebook in between) is refused rather than applied over the user's work."""
+    """What the model last saw of each notebook, and the lock that makes each read-modify-write
+    of a notebook one step. An edit from a view that is out of date is refused rather than
+    applied over the user's work: for a file, `seen` holds the digest of its bytes (the user
+    saved it in between); for an open notebook, `cells_seen` holds each cell's source as the
+    model last saw it (the user typed in the cell in between)."""
 
     seen: dict[str, str] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    cells_seen: dict[str, dict[str, str]] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    hinted: bool = False
+    """Whether a result already said how to get live editing (said once per conversation)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +86,10 @@ class ToolContext:
     """The kernel's live namespace (`user_ns`), looked up at each call."""
     shell: Any | None = None
     """The IPython shell, for its history and last traceback (None outside a kernel)."""
+    live: LiveNotebooks | None = None
+    """The notebooks open in a front end (None: the notebook tools use files only)."""
+    model_name: Callable[[], str] = no_model
+    """The model of the turn running now, recorded in the metadata of the cells it changes."""
     notebooks: NotebookViews = field(default_factory=NotebookViews)
 
     def need_workspace(self) -> Workspace:

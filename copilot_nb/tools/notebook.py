@@ -23,14 +23,12 @@ from ..workspace.notebook_file import (
     LoadedNotebook,
     as_written,
     cell_source,
-    changed_message,
     new_cell,
-    read_notebook,
     resolve_notebook,
-    write_notebook,
 )
 from ..workspace.workspace import Workspace
 from .context import ToolContext
+from .notebook_store import Opened, check_seen, commit, open_notebook, remember, stamp
 from .outputs import brief_output, describe_image, describe_output
 from .registry import ToolOutput, ToolSet, bound_tool
 from .secret_reads import reads_secret
@@ -65,45 +63,48 @@ def notebook_toolset(ctx: ToolContext) -> ToolSet:
     )
 
 
-def list_cells(ctx: ToolContext, notebook: str | None = None) -> ToolOutput:
+async def list_cells(ctx: ToolContext, notebook: str | None = None) -> ToolOutput:
     """List a notebook's cells: index, id, type, execution count, first line and outputs.
 
     Args:
         notebook: Path of a .ipynb file in the workspace; defaults to the notebook this
             kernel runs.
     """
-    with ctx.notebooks.lock:
-        loaded = _load(ctx, notebook, for_edit=False)
-    cells = loaded.node.cells
+    opened = await open_notebook(ctx, notebook, for_edit=False)
+    cells = opened.cells
+    remember(ctx, opened, cells)
     counts = {kind: sum(c.cell_type == kind for c in cells) for kind in ("code", "markdown")}
     kinds = ", ".join(f"{k} {n}" for k, n in counts.items() if n)
-    header = f"{loaded.path}: {len(cells)} cells" + (f" ({kinds})" if kinds else "")
+    header = f"{opened.path}: {len(cells)} cells" + (f" ({kinds})" if kinds else "")
     lines = [header, *(_cell_line(i, c) for i, c in enumerate(cells))]
     if not cells:
         lines.append("(no cells; add one with insert_cell)")
+    lines.append(f"({opened.note})")
     return ToolOutput(content="\n".join(lines), summary=header)
 
 
-def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
+async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
     """Read one cell: its source with line numbers, and its outputs summarised.
 
     Args:
         cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
-    with ctx.notebooks.lock:
-        loaded = _load(ctx, notebook, for_edit=False)
-    index, cell = _find(loaded, cell_id)
+    opened = await open_notebook(ctx, notebook, for_edit=False)
+    index, cell = _find(opened.loaded, cell_id)
+    remember(ctx, opened, [cell])
     lines = editor_lines(cell_source(cell))
     facts = [cell.cell_type]
     if cell.cell_type == "code":
         count = cell.get("execution_count")
         facts.append("not run" if count is None else f"execution count {count}")
+        if cell.get("running"):
+            facts.append("running now")
     facts.append(f"{len(lines)} lines")
     tags = cell.get("metadata", {}).get("tags")
     if tags:
         facts.append("tags: " + ", ".join(map(str, tags)))
-    out = [f"{loaded.path} #{index} id={cell.id} ({', '.join(facts)})"]
+    out = [f"{opened.path} #{index} id={cell.id} ({', '.join(facts)})"]
     out += [f"{n:6d}\t{line}" for n, line in enumerate(lines, 1)] or ["(empty)"]
     out += _attachments(cell)
     outputs = cell.get("outputs", [])
@@ -114,10 +115,11 @@ def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> To
             out.append(f"… {len(outputs) - MAX_OUTPUTS_SHOWN} more outputs not shown")
     elif cell.cell_type == "code":
         out.append("outputs: none")
-    return ToolOutput(content="\n".join(out), summary=f"{loaded.path} #{index} ({facts[0]})")
+    out.append(f"({opened.note})")
+    return ToolOutput(content="\n".join(out), summary=f"{opened.path} #{index} ({facts[0]})")
 
 
-def edit_cell(
+async def edit_cell(
     ctx: ToolContext, cell_id: str, old_str: str, new_str: str, notebook: str | None = None
 ) -> ToolOutput:
     """Replace one exact, unique piece of text in a cell's source with new text.
@@ -138,13 +140,10 @@ def edit_cell(
         )
     if old_str == new_str:
         raise ToolError("edit_cell: old_str and new_str are the same; nothing would change")
-    with ctx.notebooks.lock:
-        loaded = _load(ctx, notebook, for_edit=True)
-        index, cell = _find(loaded, cell_id)
-        before = cell_source(cell)
+
+    def edited(where: str, before: str) -> str:
         starts = occurrences(before, old_str)
         if len(starts) != 1:
-            where = f"cell {cell.id} (#{index}) of {loaded.path}"
             raise ToolError(
                 match_problem(
                     "edit_cell",
@@ -156,11 +155,12 @@ def edit_cell(
                     current="its current source",
                 )
             )
-        after = before[: starts[0]] + new_str + before[starts[0] + len(old_str) :]
-        return _save(ctx, loaded, cell, "edited", before, after)
+        return before[: starts[0]] + new_str + before[starts[0] + len(old_str) :]
+
+    return await _change_source(ctx, notebook, cell_id, "edited", edited)
 
 
-def replace_cell(
+async def replace_cell(
     ctx: ToolContext, cell_id: str, source: str, notebook: str | None = None
 ) -> ToolOutput:
     """Replace a cell's whole source (its type stays; a code cell's outputs are cleared).
@@ -170,19 +170,10 @@ def replace_cell(
         source: The complete new source of the cell.
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
-    with ctx.notebooks.lock:
-        loaded = _load(ctx, notebook, for_edit=True)
-        index, cell = _find(loaded, cell_id)
-        before = cell_source(cell)
-        if before == source:
-            return ToolOutput(
-                content=f"cell {cell.id} (#{index}) already has this source; nothing changed",
-                summary=f"{loaded.path} #{index} (unchanged)",
-            )
-        return _save(ctx, loaded, cell, "replaced", before, source)
+    return await _change_source(ctx, notebook, cell_id, "replaced", lambda _where, _old: source)
 
 
-def insert_cell(
+async def insert_cell(
     ctx: ToolContext,
     after_cell_id: str | None,
     cell_type: Literal["code", "markdown"],
@@ -198,78 +189,96 @@ def insert_cell(
         notebook: Path of a .ipynb file (created when it does not exist yet and
             after_cell_id is null); defaults to the notebook this kernel runs.
     """
-    with ctx.notebooks.lock:
-        loaded = _load(ctx, notebook, for_edit=True, missing_ok=after_cell_id is None)
-        cells = loaded.node.cells
-        position = 0 if after_cell_id is None else _find(loaded, after_cell_id)[0] + 1
+    async with ctx.notebooks.lock:
+        opened = await open_notebook(ctx, notebook, for_edit=True, missing_ok=after_cell_id is None)
+        cells = opened.loaded.node.cells
+        after = None if after_cell_id is None else _find(opened.loaded, after_cell_id)
+        position = 0 if after is None else after[0] + 1
         cell = new_cell(cell_type, source, {c.id for c in cells})
+        cell.metadata.update(stamp(ctx, "inserted"))
         cells.insert(position, cell)
-        note = "" if loaded.digest else f" (created {loaded.path})"
-        return _save(ctx, loaded, cell, "inserted", None, source, note)
+        change = {"kind": "insert", "after_id": after and after[1].id, "cell": dict(cell)}
+        note = "" if opened.loaded.digest else f" (created {opened.path})"
+        await commit(ctx, opened, [change])
+    return _changed(opened, cell, position, "inserted", None, source, note)
 
 
-def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
+async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
     """Delete a cell from a notebook.
 
     Args:
         cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
-    with ctx.notebooks.lock:
-        loaded = _load(ctx, notebook, for_edit=True)
-        index, cell = _find(loaded, cell_id)
-        diff = _cell_diff(loaded.path, cell.id, cell_source(cell), None)
-        del loaded.node.cells[index]
-        _write(ctx, loaded)
-    left = len(loaded.node.cells)
+    async with ctx.notebooks.lock:
+        opened = await open_notebook(ctx, notebook, for_edit=True)
+        index, cell = _find(opened.loaded, cell_id)
+        check_seen(ctx, opened, cell, index)
+        before = cell_source(cell)
+        del opened.loaded.node.cells[index]
+        await commit(ctx, opened, [{"kind": "delete", "cell_id": cell.id, "expected": before}])
+    diff = _cell_diff(opened.path, cell.id, before, None)
+    left = len(opened.loaded.node.cells)
     return ToolOutput(
-        content=f"deleted cell {cell.id} (was #{index}) from {loaded.path}; "
-        f"{left} cells left:\n{clip_diff(diff)}",
-        summary=f"{loaded.path} #{index} deleted",
-        changes=(CellChanged(notebook=loaded.path, cell_id=cell.id, change="deleted", diff=diff),),
+        content=f"deleted cell {cell.id} (was #{index}) from {opened.path}; "
+        f"{left} cells left ({opened.note}):\n{clip_diff(diff)}",
+        summary=f"{opened.path} #{index} deleted",
+        changes=(CellChanged(notebook=opened.path, cell_id=cell.id, change="deleted", diff=diff),),
     )
 
 
-def _load(
-    ctx: ToolContext, notebook: str | None, *, for_edit: bool, missing_ok: bool = False
-) -> LoadedNotebook:
-    """The notebook as it is on disk; for an edit, only if the model saw this version of it
-    (until list_cells or read_cell reads it again)."""
-    workspace, seen = ctx.need_workspace(), ctx.notebooks.seen
-    path = resolve_notebook(workspace, notebook, ctx.current_notebook, must_exist=not missing_ok)
-    loaded = read_notebook(workspace, path, missing_ok=missing_ok)
-    if for_edit and seen.get(path, loaded.digest) != loaded.digest:
-        raise ToolError(changed_message(path))
-    seen[path] = loaded.digest
-    return loaded
-
-
-def _write(ctx: ToolContext, loaded: LoadedNotebook) -> None:
-    """Save the notebook; what was written is now what the model saw."""
-    write_notebook(ctx.need_workspace(), loaded)
-    ctx.notebooks.seen[loaded.path] = loaded.digest
-
-
-def _save(
+async def _change_source(
     ctx: ToolContext,
-    loaded: LoadedNotebook,
+    notebook: str | None,
+    cell_id: str,
+    change: str,
+    new_source: Callable[[str, str], str],
+) -> ToolOutput:
+    """Set one cell's source to `new_source(where, before)`, clearing a code cell's outputs."""
+    async with ctx.notebooks.lock:
+        opened = await open_notebook(ctx, notebook, for_edit=True)
+        index, cell = _find(opened.loaded, cell_id)
+        check_seen(ctx, opened, cell, index)
+        before = cell_source(cell)
+        after = new_source(f"cell {cell.id} (#{index}) of {opened.path}", before)
+        if after == before:
+            return ToolOutput(
+                content=f"cell {cell.id} (#{index}) already has this source; nothing changed",
+                summary=f"{opened.path} #{index} (unchanged)",
+            )
+        marks = stamp(ctx, change)
+        cell["source"] = after
+        cell.setdefault("metadata", {}).update(marks)
+        as_written(cell)
+        edit = {
+            "kind": "set_source",
+            "cell_id": cell.id,
+            "expected": before,
+            "source": after,
+            "metadata": marks,
+            "clear_outputs": True,
+        }
+        await commit(ctx, opened, [edit])
+    return _changed(opened, cell, index, change, before, after)
+
+
+def _changed(
+    opened: Opened,
     cell: Any,
+    index: int,
     change: str,
     before: str | None,
     after: str,
     note: str = "",
 ) -> ToolOutput:
-    """Set a cell's new source, save, and say what changed (the diff, cut for the model)."""
-    cell["source"] = after
-    as_written(cell)
-    _write(ctx, loaded)
-    diff = _cell_diff(loaded.path, cell["id"], before, after)
-    index = _index_of(loaded, cell["id"])
+    """What a change tells the model: the diff (cut), and where it was made."""
+    diff = _cell_diff(opened.path, cell["id"], before, after)
     added, removed = total_changes(diff)
     return ToolOutput(
-        content=f"{change} cell {cell['id']} (#{index}) in {loaded.path}{note}:\n{clip_diff(diff)}",
-        summary=f"{loaded.path} #{index} {change} +{added} −{removed}",
-        changes=(CellChanged(notebook=loaded.path, cell_id=cell["id"], change=change, diff=diff),),
+        content=f"{change} cell {cell['id']} (#{index}) in {opened.path}{note} "
+        f"({opened.note}):\n{clip_diff(diff)}",
+        summary=f"{opened.path} #{index} {change} +{added} −{removed}",
+        changes=(CellChanged(notebook=opened.path, cell_id=cell["id"], change=change, diff=diff),),
     )
 
 
@@ -305,10 +314,6 @@ def _find(loaded: LoadedNotebook, cell_id: str) -> tuple[int, Any]:
     raise ToolError(f"no cell with id {cell_id!r} in {loaded.path}; {known}; {hint}")
 
 
-def _index_of(loaded: LoadedNotebook, cell_id: str) -> int:
-    return next(i for i, c in enumerate(loaded.node.cells) if c.id == cell_id)
-
-
 def _cell_line(index: int, cell: Any) -> str:
     """`#3 code [5] id=ab12cd34 | df.plot()  (+2 lines) → image/png 640x480`."""
     source = cell_source(cell)
@@ -317,7 +322,7 @@ def _cell_line(index: int, cell: Any) -> str:
     more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
     kind = cell.cell_type
     if kind == "code":
-        count = cell.get("execution_count")
+        count = "*" if cell.get("running") else cell.get("execution_count")
         kind += f" [{count if count is not None else ' '}]"
     outputs = [brief_output(o) for o in cell.get("outputs", [])]
     shown = f"  → {'; '.join(outputs)}" if outputs else ""

@@ -180,6 +180,12 @@ def new_cell(cell_type: str, source: str, taken: set[str]) -> Any:
     return as_written(cell)
 
 
+def notebook_from_cells(cells: list[Mapping[str, Any]]) -> Any:
+    """An nbformat node holding cells as a front end sent them (its in-memory notebook)."""
+    nbformat = _nbformat()
+    return nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
+
+
 def as_written(cell: Any) -> Any:
     """A cell the agent wrote: no outputs, no execution count, no trust (the user never ran it)."""
     if cell.get("cell_type") == "code":
