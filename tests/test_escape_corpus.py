@@ -41,6 +41,7 @@ PATH_ARGUMENTS: dict[tuple[str, str], str] = {
     ("replace_cell", "notebook"): "notebook",
     ("insert_cell", "notebook"): "notebook",
     ("delete_cell", "notebook"): "notebook",
+    ("run_cell", "notebook"): "notebook",
 }
 NOT_PATHS: dict[tuple[str, str], str] = {
     ("search_text", "regex"): "a regex over file contents",
@@ -198,6 +199,7 @@ def _arguments(name: str, key: str, value: str) -> dict[str, Any]:
         "delete_path": {"recursive": True},
         "list_cells": {},
         "read_cell": {"cell_id": "#0"},
+        "run_cell": {"cell_id": "#0"},
         "edit_cell": {"cell_id": "#0", "old_str": MARKER, "new_str": "pwned"},
         "replace_cell": {"cell_id": "#0", "source": "pwned"},
         "insert_cell": {"after_cell_id": None, "cell_type": "code", "source": "pwned"},

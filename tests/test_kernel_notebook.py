@@ -34,7 +34,7 @@ def test_a_copilot_cell_reads_the_live_dataframe_and_adds_a_cell_to_the_notebook
     def insert_after_listing(request: ScriptedRequest) -> ScriptedTurn:
         """The model adds its cell after the last one list_cells showed."""
         listing = tool_results(request)["l"]
-        last_id = listing.splitlines()[-1].split("id=")[1].split()[0]
+        last_id = listing.splitlines()[-2].split("id=")[1].split()[0]
         return reply(
             "",
             call(

@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..events import AgentEvent, ApprovalNeeded, Done, Failed
 from ..models.base import Model
 from ..tools import Tool, ToolSet, workspace_tools
+from ..tools.context import LiveNotebooks
 from ..tools.kernel_toolsets import kernel_toolsets
 from ..tools.wrappers import DeferredToolSet, FilteredToolSet
 from ..workspace.workspace import Workspace
@@ -74,9 +75,15 @@ class CopilotSession:
         self.user_tools = ToolSet()
         self.available: list[str] | None = None
         self.excluded: list[str] = []
+        self.live: LiveNotebooks | None = None
+        """The notebooks open in this kernel's front ends (set by the Jupyter surface)."""
         self.toolset_factories: list[ToolsetFactory] = [workspace_tools]
         if shell is not None:  # the notebook it serves and its live namespace
-            self.toolset_factories.append(lambda ws: chain(*kernel_toolsets(shell, ws)))
+            self.toolset_factories.append(
+                lambda ws: chain(
+                    *kernel_toolsets(shell, ws, live=self.live, model_name=self.model_name)
+                )
+            )
         self.found_tools: set[str] = set()
         """Tools the model found through `tool_search`: kept listed until the conversation ends."""
         self._resolve = resolve
@@ -84,6 +91,10 @@ class CopilotSession:
         self._turning = False
 
     # --- models -----------------------------------------------------------------------------
+
+    def model_name(self) -> str:
+        """The model of the conversation now (recorded in the cells it changes), or ""."""
+        return self.agent.model.name if self.agent is not None else ""
 
     def current_model_spec(self, override: str | None = None) -> str:
         return override or self.model_spec or default_model_spec()

@@ -18,6 +18,7 @@ from ..agent.session import CopilotSession
 from ..errors import CopilotError
 from ..text import first_line
 from ..tools import Tool, tool
+from ..workspace.restore import Action
 from .safe_html import Rendered, table_html
 
 
@@ -126,11 +127,20 @@ def render_tools(
 def undo(session: CopilotSession, words: list[str], settings: Settings) -> None:
     from IPython.display import display
 
+    from .magics import live_channel
     from .reports import render_undo
 
     workspace = session.workspace()
+    channel = live_channel(session.shell) if session.shell is not None else None
+
+    def in_open_notebook(notebook: str, changes: list[dict[str, Any]]) -> tuple[Action, str]:
+        assert channel is not None
+        return channel.take_back(workspace.root / notebook, changes)
+
     with as_usage_error("%copilot undo"):
-        restored = workspace.undo(force="--force" in words)
+        restored = workspace.undo(
+            force="--force" in words, cells=in_open_notebook if channel else None
+        )
     display(render_undo(restored))
 
 

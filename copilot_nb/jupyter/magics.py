@@ -23,6 +23,7 @@ from traitlets import Enum, Float, Integer, List, Unicode, observe
 from ..agent.approvals import DECISIONS, ApprovalPolicy
 from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
+from .live_channel import LiveChannel
 
 if TYPE_CHECKING:
     from ..agent.session import CopilotSession
@@ -86,6 +87,7 @@ class CopilotMagics(Magics):
             from ..agent.session import CopilotSession
 
             self._session = CopilotSession(self.shell)
+            self._session.live = live_channel(self.shell)
             for name in SETTINGS:
                 self._sync(name)
         return self._session
@@ -177,7 +179,11 @@ class CopilotMagics(Magics):
         try:
             turn = self.session.turn(
                 prompt,
-                approver=CellApprover(self.shell, mode=self.approval_prompt),  # type: ignore[arg-type]
+                approver=CellApprover(
+                    self.shell,
+                    mode=self.approval_prompt,  # type: ignore[arg-type]
+                    widgets_attached=live_channel(self.shell).attached,
+                ),
                 model=args.model,
                 approvals=policy,
                 max_rounds=args.max_rounds,
@@ -248,16 +254,28 @@ def _warm_up() -> None:
     schema_library()
 
 
+def live_channel(shell: Any) -> LiveChannel:
+    """This kernel's channel to the notebooks open in its front ends (one per shell)."""
+    channel = getattr(shell, "_copilot_nb_live", None)
+    if channel is None:
+        channel = LiveChannel(shell)
+        shell._copilot_nb_live = channel
+    return channel
+
+
 def load_ipython_extension(shell: Any) -> None:
-    """`%load_ext copilot_nb`: register the magics and the cell transformer."""
+    """`%load_ext copilot_nb`: register the magics, the cell transformer and the live channel."""
     if "CopilotMagics" not in shell.magics_manager.registry:
         shell.register_magics(CopilotMagics)
         threading.Thread(target=_warm_up, name="copilot_nb-warm-up", daemon=True).start()
     if transform_copilot_cell not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform_copilot_cell)
+    live_channel(shell).install()
 
 
 def unload_ipython_extension(shell: Any) -> None:
-    """`%unload_ext copilot_nb`: remove the cell transformer (IPython keeps magics registered)."""
+    """`%unload_ext copilot_nb`: remove the cell transformer and close the live channel
+    (IPython keeps magics registered)."""
     if transform_copilot_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_copilot_cell)
+    live_channel(shell).uninstall()

@@ -27,10 +27,11 @@ import inspect
 import io
 import itertools
 import linecache
+import sys
 import threading
 import time
 import traceback
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from types import CodeType
@@ -60,12 +61,23 @@ class CodeRun:
     has_value: bool = False
     error: str = ""
     """`ValueError: bad` and a short traceback, without ANSI codes; "" when it succeeded."""
+    ename: str = ""
+    evalue: str = ""
+    """The exception's type name and message, when it failed."""
     timed_out: bool = False
     seconds: float = 0.0
+    displays: tuple[dict[str, Any], ...] = ()
+    """What it passed to `display()` (figures included), when run with the shell's displays
+    captured: each `{"data": {...}, "metadata": {...}}`."""
 
 
-async def run_code_in(namespace: dict[str, Any], code: str, *, timeout: float) -> CodeRun:
-    """Run `code` in `namespace` for at most about `timeout` seconds; see the module docstring."""
+async def run_code_in(
+    namespace: dict[str, Any], code: str, *, timeout: float, shell: Any | None = None
+) -> CodeRun:
+    """Run `code` in `namespace` for at most about `timeout` seconds; see the module docstring.
+
+    With `shell`, what the code displays (and figures the inline backend would show at the end
+    of a cell) is captured into `displays` instead of going to the cell running the agent."""
     started = time.monotonic()
     filename = f"<copilot-run-{next(_run_numbers)}>"
     try:
@@ -79,9 +91,10 @@ async def run_code_in(namespace: dict[str, Any], code: str, *, timeout: float) -
     out, err = io.StringIO(), io.StringIO()
     value: Any = None
     has_value = timed_out = False
-    error = ""
+    error = ename = evalue = ""
     deadline = started + timeout
-    with redirect_stdout(out), redirect_stderr(err):
+    displays: list[dict[str, Any]] = []
+    with redirect_stdout(out), redirect_stderr(err), _captured_displays(shell, displays):
         try:
             for step, is_expression in steps:
                 remaining = max(0.0, deadline - time.monotonic())
@@ -95,6 +108,7 @@ async def run_code_in(namespace: dict[str, Any], code: str, *, timeout: float) -
             timed_out = True
         except (Exception, SystemExit) as exc:
             error = short_traceback(exc)
+            ename, evalue = type(exc).__name__, str(exc)
     return CodeRun(
         stdout=out.getvalue(),
         stderr=err.getvalue(),
@@ -103,7 +117,34 @@ async def run_code_in(namespace: dict[str, Any], code: str, *, timeout: float) -
         error=error,
         timed_out=timed_out,
         seconds=time.monotonic() - started,
+        ename=ename,
+        evalue=evalue,
+        displays=tuple(displays),
     )
+
+
+@contextlib.contextmanager
+def _captured_displays(shell: Any | None, into: list[dict[str, Any]]) -> Iterator[None]:
+    """Collect `display()` calls, and the figures the inline backend shows at a cell's end."""
+    if shell is None or not hasattr(shell, "display_pub"):
+        yield
+        return
+    from IPython.core.displaypub import CapturingDisplayPublisher
+
+    own, capture = shell.display_pub, CapturingDisplayPublisher()
+    shell.display_pub = capture
+    try:
+        yield
+        backend = sys.modules.get("matplotlib_inline.backend_inline")
+        if backend is not None:
+            with contextlib.suppress(Exception):
+                backend.flush_figures()
+    finally:
+        shell.display_pub = own
+        into.extend(
+            {"data": shown.get("data") or {}, "metadata": shown.get("metadata") or {}}
+            for shown in capture.outputs
+        )
 
 
 def _compile(code: str, filename: str) -> list[tuple[CodeType, bool]]:

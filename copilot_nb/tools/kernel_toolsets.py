@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
-from .context import ToolContext
+from .cell_run import cell_run_toolset
+from .context import LiveNotebooks, ToolContext, no_model
 from .kernel import kernel_toolset
 from .notebook import notebook_toolset
 from .registry import ToolSet
 
 
-def kernel_toolsets(shell: Any, workspace: Workspace) -> list[ToolSet]:
+def kernel_toolsets(
+    shell: Any,
+    workspace: Workspace,
+    *,
+    live: LiveNotebooks | None = None,
+    model_name: Callable[[], str] = no_model,
+) -> list[ToolSet]:
     """Notebook and kernel tools bound to an IPython shell, for the magic and the chat panel.
 
     The current notebook and the namespace are looked up at each call (`__session__`,
     `JPY_SESSION_NAME`, `__vsc_ipynb_file__`), since a front end may set them after the tools
-    are made.
+    are made. `live` reaches the notebooks open in a front end; without it the tools use files.
     """
 
     def namespace() -> dict[str, Any]:
@@ -28,6 +36,11 @@ def kernel_toolsets(shell: Any, workspace: Workspace) -> list[ToolSet]:
         return current_notebook_path(shell.user_ns)
 
     ctx = ToolContext(
-        workspace=workspace, current_notebook=current_notebook, namespace=namespace, shell=shell
+        workspace=workspace,
+        current_notebook=current_notebook,
+        namespace=namespace,
+        shell=shell,
+        live=live,
+        model_name=model_name,
     )
-    return [notebook_toolset(ctx), kernel_toolset(ctx)]
+    return [notebook_toolset(ctx), kernel_toolset(ctx), cell_run_toolset(ctx)]

@@ -13,6 +13,7 @@ approval category `read-secret`; editing one stays an `edit`, so a read-only run
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -91,7 +92,7 @@ async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None)
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
     opened = await open_notebook(ctx, notebook, for_edit=False)
-    index, cell = _find(opened.loaded, cell_id)
+    index, cell = find_cell(opened.loaded, cell_id)
     remember(ctx, opened, [cell])
     lines = editor_lines(cell_source(cell))
     facts = [cell.cell_type]
@@ -192,14 +193,15 @@ async def insert_cell(
     async with ctx.notebooks.lock:
         opened = await open_notebook(ctx, notebook, for_edit=True, missing_ok=after_cell_id is None)
         cells = opened.loaded.node.cells
-        after = None if after_cell_id is None else _find(opened.loaded, after_cell_id)
+        after = None if after_cell_id is None else find_cell(opened.loaded, after_cell_id)
         position = 0 if after is None else after[0] + 1
         cell = new_cell(cell_type, source, {c.id for c in cells})
         cell.metadata.update(stamp(ctx, "inserted"))
         cells.insert(position, cell)
         change = {"kind": "insert", "after_id": after and after[1].id, "cell": dict(cell)}
         note = "" if opened.loaded.digest else f" (created {opened.path})"
-        await commit(ctx, opened, [change])
+        undo = {"kind": "delete", "cell_id": cell.id, "expected": source}
+        await commit(ctx, opened, [change], [undo])
     return _changed(opened, cell, position, "inserted", None, source, note)
 
 
@@ -212,11 +214,14 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
     """
     async with ctx.notebooks.lock:
         opened = await open_notebook(ctx, notebook, for_edit=True)
-        index, cell = _find(opened.loaded, cell_id)
+        index, cell = find_cell(opened.loaded, cell_id)
         check_seen(ctx, opened, cell, index)
         before = cell_source(cell)
+        previous = opened.loaded.node.cells[index - 1].id if index else None
+        undo = {"kind": "insert", "after_id": previous, "cell": copy.deepcopy(dict(cell))}
         del opened.loaded.node.cells[index]
-        await commit(ctx, opened, [{"kind": "delete", "cell_id": cell.id, "expected": before}])
+        change = {"kind": "delete", "cell_id": cell.id, "expected": before}
+        await commit(ctx, opened, [change], [undo])
     diff = _cell_diff(opened.path, cell.id, before, None)
     left = len(opened.loaded.node.cells)
     return ToolOutput(
@@ -237,7 +242,7 @@ async def _change_source(
     """Set one cell's source to `new_source(where, before)`, clearing a code cell's outputs."""
     async with ctx.notebooks.lock:
         opened = await open_notebook(ctx, notebook, for_edit=True)
-        index, cell = _find(opened.loaded, cell_id)
+        index, cell = find_cell(opened.loaded, cell_id)
         check_seen(ctx, opened, cell, index)
         before = cell_source(cell)
         after = new_source(f"cell {cell.id} (#{index}) of {opened.path}", before)
@@ -247,6 +252,13 @@ async def _change_source(
                 summary=f"{opened.path} #{index} (unchanged)",
             )
         marks = stamp(ctx, change)
+        undo = {
+            "kind": "set_source",
+            "cell_id": cell.id,
+            "expected": after,
+            "source": before,
+            "cell": copy.deepcopy(dict(cell)),
+        }
         cell["source"] = after
         cell.setdefault("metadata", {}).update(marks)
         as_written(cell)
@@ -258,7 +270,7 @@ async def _change_source(
             "metadata": marks,
             "clear_outputs": True,
         }
-        await commit(ctx, opened, [edit])
+        await commit(ctx, opened, [edit], [undo])
     return _changed(opened, cell, index, change, before, after)
 
 
@@ -290,7 +302,7 @@ def _kernel_notebook(ctx: ToolContext) -> str | None:
         return None
 
 
-def _find(loaded: LoadedNotebook, cell_id: str) -> tuple[int, Any]:
+def find_cell(loaded: LoadedNotebook, cell_id: str) -> tuple[int, Any]:
     """(index, cell) for an id or `#N`; otherwise a ToolError naming the ids that exist."""
     cells = loaded.node.cells
     wanted = cell_id.strip()

@@ -110,14 +110,24 @@ def stamp(ctx: ToolContext, change: str) -> dict[str, Any]:
     return {STAMP_KEY: record}
 
 
-async def commit(ctx: ToolContext, opened: Opened, changes: list[dict[str, Any]]) -> None:
-    """Make the changes: in the open notebook (checked there, one undo step), or write the file
-    whose nodes the caller already changed."""
+async def commit(
+    ctx: ToolContext,
+    opened: Opened,
+    changes: list[dict[str, Any]],
+    undo: list[dict[str, Any]] | None = None,
+) -> None:
+    """Make the changes: in the open notebook (checked there, one step of its own undo), or
+    write the file whose nodes the caller already changed (checkpointed, as every write is).
+
+    `undo` takes an open notebook's changes back; the turn keeps it for `%copilot undo`."""
+    workspace = ctx.need_workspace()
     if opened.view is None:
-        await asyncio.to_thread(write_notebook, ctx.need_workspace(), opened.loaded)
+        await asyncio.to_thread(write_notebook, workspace, opened.loaded)
         ctx.notebooks.seen[opened.path] = opened.loaded.digest
         return
     await opened.view.request("apply", changes=changes)
+    if undo:
+        workspace.checkpoints.record_cells(opened.path, undo)
     seen = ctx.notebooks.cells_seen.setdefault(opened.path, {})
     for change in changes:
         if change["kind"] == "delete":

@@ -15,12 +15,13 @@ import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import SandboxError
 from ..text import BINARY_CHANGE, human_bytes, unified_diff
-from .restore import RestoredPath, restore_turn
+from .restore import Action, RestoredPath, restore_turn
 from .snapshots import PathState, Seen, Turn, capture, seen
 
 __all__ = ["Checkpoints"]
@@ -31,6 +32,10 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_TURN_BYTES = 100 * 1024 * 1024
 MAX_TOTAL_BYTES = 250 * 1024 * 1024
 """Older turns are forgotten when all turns together keep more than this."""
+
+
+CellRestorer = Callable[[str, list[dict[str, Any]]], tuple[Action, str]]
+"""Takes back changes made in an open notebook: (notebook, changes) -> (action, detail)."""
 
 
 class Change:
@@ -63,7 +68,7 @@ class Checkpoints:
     def begin_turn(self, label: str) -> None:
         """Start a turn; an empty current turn is reused, so only turns with changes are kept."""
         with self._lock:
-            if self.turns and not self.turns[-1].before:
+            if self.turns and not self.turns[-1].changed:
                 self.turns[-1].label = label
             else:
                 self.turns.append(Turn(label=label))
@@ -95,6 +100,13 @@ class Checkpoints:
                 yield change
             finally:
                 self._settle(turn, touched, fresh, change, moves or {})
+
+    def record_cells(self, notebook: str, undo: list[dict[str, Any]]) -> None:
+        """Keep how to take back a change made in an open notebook (it has no file to keep)."""
+        with self._lock:
+            if not self.turns:
+                self.turns.append(Turn(label="(changes made outside a turn)"))
+            self.turns[-1].cells.append((notebook, undo))
 
     def _capture(self, turn: Turn, path: Path, moved_to: Path | None, change: Change) -> PathState:
         state = capture(path, keep_data=False)
@@ -144,10 +156,13 @@ class Checkpoints:
 
     # --- undo ----------------------------------------------------------------------------------
 
-    def undo(self, *, force: bool = False) -> list[RestoredPath]:
-        """Put back the last turn that changed something; [] when there is none."""
+    def undo(self, *, force: bool = False, cells: CellRestorer | None = None) -> list[RestoredPath]:
+        """Put back the last turn that changed something; [] when there is none.
+
+        Its changes in open notebooks go to `cells(notebook, changes)`, which takes them back
+        there and says how it went (without it they are reported as not restored)."""
         with self._lock:
-            changed_turns = [t for t in self.turns if t.before]
+            changed_turns = [t for t in self.turns if t.changed]
             if not changed_turns:
                 return []
             turn = changed_turns[-1]
@@ -162,7 +177,7 @@ class Checkpoints:
                         "(`%copilot undo --force`, `undo(force=True)`) to restore the agent's "
                         "starting point anyway"
                     )
-            restored = restore_turn(turn, self._rel)
+            restored = restore_turn(turn, self._rel) + _restore_cells(turn, cells)
             self.turns.remove(turn)
             return restored
 
@@ -217,6 +232,21 @@ class Checkpoints:
             return path.relative_to(self.root).as_posix() or "."
         except ValueError:
             return str(path)
+
+
+def _restore_cells(turn: Turn, cells: CellRestorer | None) -> list[RestoredPath]:
+    """Take back a turn's changes in open notebooks, newest first, one notebook at a time."""
+    changes: dict[str, list[dict[str, Any]]] = {}
+    for notebook, undo in reversed(turn.cells):
+        changes.setdefault(notebook, []).extend(undo)
+    done = []
+    for notebook, undo in changes.items():
+        action: Action = "not restored"
+        detail = "its cells were changed in the open notebook"
+        if cells is not None:
+            action, detail = cells(notebook, undo)
+        done.append(RestoredPath(path=notebook, action=action, detail=detail, turn=turn.label))
+    return done
 
 
 def _same(before: PathState, now: Seen) -> bool:

@@ -7,7 +7,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 Kind = Literal["missing", "file", "dir", "link"]
 
@@ -44,6 +44,12 @@ class Turn:
     before: dict[Path, PathState] = field(default_factory=dict)
     after: dict[Path, Seen] = field(default_factory=dict)
     kept_bytes: int = 0
+    cells: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    """Changes made in open notebooks: (notebook, the changes that take one back), in order."""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.before or self.cells)
 
 
 def capture(path: Path, *, keep_data: bool = True) -> PathState:

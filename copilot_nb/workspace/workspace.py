@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, SandboxError
-from .checkpoints import Checkpoints
+from .checkpoints import CellRestorer, Checkpoints
 from .restore import RestoredPath
 from .secret_paths import SecretRules
 from .write_policy import WritePolicy
@@ -306,12 +306,13 @@ class Workspace:
         """Group the writes that follow under one turn (the prompt), the unit of `undo()`."""
         self.checkpoints.begin_turn(label)
 
-    def undo(self, *, force: bool = False) -> list[RestoredPath]:
+    def undo(self, *, force: bool = False, cells: CellRestorer | None = None) -> list[RestoredPath]:
         """Restore the last turn that changed something; raise SandboxError on later edits.
 
         With `force`, files changed on disk after the agent's write are restored anyway.
+        `cells` takes back the turn's changes in open notebooks (see `Checkpoints.undo`).
         """
-        return self.checkpoints.undo(force=force)
+        return self.checkpoints.undo(force=force, cells=cells)
 
     def last_turn_diff(self) -> str:
         """Unified diffs of what the last turn that changed something did, against the disk now."""

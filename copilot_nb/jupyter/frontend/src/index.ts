@@ -13,7 +13,8 @@
  * `apply` (a list of changes checked first and then made in one shared-model transaction, so
  * the notebook's own undo takes them back), `set_outputs` (a cell's outputs and execution
  * count). A change names the source it expects a cell to have; if the user changed the cell
- * meanwhile, nothing is changed and the reply says `conflict`.
+ * meanwhile, nothing is changed and the reply says `conflict`. A request marked `notify` (an
+ * undo nobody waits for) shows a failure as a notification instead.
  *
  * Everything received is data: sources and outputs go into the model, where JupyterLab's own
  * renderers and sanitizer treat them as they treat any notebook content.
@@ -22,6 +23,7 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
+import { Notification } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { DocumentRegistry } from '@jupyterlab/docregistry';
 import { INotebookModel, INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -161,6 +163,12 @@ class LiveDocument {
     } catch (error) {
       const code = error instanceof RequestError ? error.code : 'error';
       reply = { id, ok: false, code, error: String((error as Error).message ?? error) };
+      if (data.notify) {
+        // Nobody awaits this reply (`%copilot undo`): tell the user here.
+        Notification.warning(`copilot_nb: not undone, nothing changed: ${reply.error}`, {
+          autoClose: false
+        });
+      }
     }
     comm.send(reply);
   }
@@ -246,6 +254,15 @@ class LiveDocument {
     }
     const cell = shared.cells[index] as any;
     cell.setSource(change.source ?? '');
+    if (change.cell) {
+      // Undo: the cell as it was, metadata and outputs included.
+      cell.setMetadata(change.cell.metadata ?? {});
+      if (cell.cell_type === 'code') {
+        cell.setOutputs(change.cell.outputs ?? []);
+        cell.execution_count = change.cell.execution_count ?? null;
+      }
+      return;
+    }
     if (change.metadata) {
       for (const [key, value] of Object.entries(change.metadata)) {
         cell.setMetadata(key, value);

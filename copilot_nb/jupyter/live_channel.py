@@ -1,0 +1,275 @@
+"""The kernel's end of the live-notebook channel: the notebooks open in this kernel's front ends.
+
+copilot_nb's front-end extension (`frontend/src/index.ts`) opens one comm per open notebook
+document to the target `copilot_nb.live`, saying which notebook it is (its path and the server
+root), which kernel connection it uses, and which application it is. The kernel then asks it for
+a snapshot of the cells and to apply checked changes. Requests and replies are comm messages, which
+the kernel handles while a `%%copilot` cell awaits (DESIGN.md fact 3). Nothing here asks the
+front end to *execute* anything: an execute request would queue behind the running cell and
+never run, so `run_cell` runs code in the kernel itself and only sends the outputs.
+
+How a front end finds out that copilot_nb is loaded: a silent comm registered here under the
+target `copilot_nb.beacon` (never opened towards the front end) answers its comm-info probe, which
+it sends when it connects and each time the kernel goes idle until attached; and at load time
+the kernel opens and at once closes a `copilot_nb.hello` comm, so a notebook whose first cell
+loads the extension is attached before its first tool call.
+
+Several views: one comm per document, so a notebook open twice in one JupyterLab (two views of
+one document) is one live notebook. The same notebook open in two browser tabs is two; the one
+that sent the request running now wins, else the one attached last. Two notebooks on one kernel
+are told apart by path, and a request's own notebook by its kernel connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import ToolError
+from ..workspace.restore import Action
+
+TARGET = "copilot_nb.live"
+BEACON = "copilot_nb.beacon"
+HELLO = "copilot_nb.hello"
+REQUEST_TIMEOUT = 10.0
+"""Seconds a front end gets to answer one request (a snapshot of 2,000 cells takes ~0.1 s)."""
+ATTACH_WAIT = 1.0
+"""Seconds a tool waits for a front end to attach after saying hello, where one may exist."""
+HELLO_AGAIN_AFTER = 30.0
+"""Seconds before a tool says hello again after nobody answered."""
+INSTALL_HINT = (
+    "this kernel was started by a Jupyter server, but no open notebook answered. If the notebook "
+    "is open in JupyterLab or Notebook 7, the agent's changes went to the file behind it: use "
+    "File > Reload Notebook from Disk before you edit it again. For live editing, install "
+    "copilot_nb in the environment Jupyter itself runs from (`pip install copilot_nb`) and "
+    "reload the page"
+)
+
+_log = logging.getLogger(__name__)
+_ids = itertools.count(1)
+
+
+class LiveView:
+    """One notebook document open in a front end, and the comm to it."""
+
+    def __init__(self, comm: Any, data: dict[str, Any]) -> None:
+        self.comm = comm
+        self.path = str(data.get("path") or "")
+        self.server_root = str(data.get("server_root") or "")
+        self.client = str(data.get("client") or "")
+        self.app = str(data.get("app") or "Jupyter")
+        self.closed = False
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+
+    @property
+    def absolute(self) -> Path | None:
+        """Where the notebook is on this machine (None if the front end gave no server root)."""
+        if not self.server_root or not os.path.isabs(os.path.expanduser(self.server_root)):
+            return None
+        return Path(os.path.expanduser(self.server_root), self.path)
+
+    async def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and wait for its reply; ToolError if refused, gone or silent."""
+        if self.closed:
+            raise ToolError(f"the open notebook {self.path} was closed; call list_cells again")
+        number = next(_ids)
+        reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[number] = reply
+        try:
+            self.comm.send({"id": number, "op": op, **fields})
+            data = await asyncio.wait_for(reply, REQUEST_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise ToolError(
+                f"the open notebook {self.path} did not answer within {REQUEST_TIMEOUT:g} s "
+                f"({self.app} may be busy or the page closed); nothing was changed"
+            ) from None
+        finally:
+            self._waiting.pop(number, None)
+        if data.get("ok"):
+            result: dict[str, Any] = data.get("result") or {}
+            return result
+        raise ToolError(_refusal(self.path, data))
+
+    def receive(self, msg: dict[str, Any]) -> None:
+        """A comm message from the front end: a reply, or news (the notebook was renamed)."""
+        data = msg.get("content", {}).get("data") or {}
+        if data.get("event") == "path" and isinstance(data.get("path"), str):
+            self.path = data["path"]
+            return
+        waiter = self._waiting.get(data.get("id"))  # type: ignore[arg-type]
+        if waiter is not None and not waiter.done():
+            waiter.set_result(data)
+
+    def close(self) -> None:
+        self.closed = True
+        for waiter in self._waiting.values():
+            if not waiter.done():
+                waiter.set_result({"ok": False, "code": "gone", "error": "the page closed"})
+
+
+class LiveChannel:
+    """Every open notebook attached to this kernel; what the notebook tools ask for one."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.views: list[LiveView] = []
+        self._attached = asyncio.Event()
+        self._last_hello = 0.0
+        self._beacon: Any = None
+
+    # --- the comm target ---------------------------------------------------------------------
+
+    def install(self) -> bool:
+        """Listen for front ends (in a kernel only); False where there is no comm manager."""
+        manager = _comm_manager(self.shell)
+        if manager is None:
+            return False
+        manager.register_target(TARGET, self._open)
+        if self._beacon is None:
+            from comm import create_comm
+
+            self._beacon = create_comm(target_name=BEACON, primary=False)
+            manager.register_comm(self._beacon)
+        self.say_hello()
+        return True
+
+    def uninstall(self) -> None:
+        manager = _comm_manager(self.shell)
+        if manager is None:
+            return
+        manager.unregister_target(TARGET, self._open)
+        if self._beacon is not None:
+            manager.unregister_comm(self._beacon)
+            self._beacon = None
+        for view in self.views:
+            view.close()
+            view.comm.close()
+        self.views.clear()
+
+    def say_hello(self) -> None:
+        """Tell the front ends copilot_nb is loaded: a comm opened and closed at once."""
+        from comm import create_comm
+
+        self._last_hello = time.monotonic()
+        try:
+            hello = create_comm(target_name=HELLO, data={})
+            hello.close()
+        except Exception:  # no front end listens: nothing to tell
+            _log.debug("hello not sent", exc_info=True)
+
+    def _open(self, comm: Any, msg: dict[str, Any]) -> None:
+        view = LiveView(comm, msg.get("content", {}).get("data") or {})
+        comm.on_msg(view.receive)
+        comm.on_close(lambda _msg: self._forget(view))
+        self.views = [v for v in self.views if not _same_document(v, view)] + [view]
+        self._attached.set()
+
+    def _forget(self, view: LiveView) -> None:
+        view.close()
+        self.views = [v for v in self.views if v is not view]
+
+    # --- what the tools ask (tools.context.LiveNotebooks) -------------------------------------
+
+    async def find(self, path: Path) -> LiveView | None:
+        """The open notebook at `path`; says hello and waits briefly where one may be coming."""
+        view = self._match(path)
+        if view is None and self._front_end_expected() and self._may_hello():
+            self._attached.clear()
+            self.say_hello()
+            try:
+                await asyncio.wait_for(self._attached.wait(), ATTACH_WAIT)
+            except asyncio.TimeoutError:
+                return None
+            view = self._match(path)
+        return view
+
+    def current_path(self) -> Path | None:
+        """The notebook of the kernel connection that sent the request running now."""
+        client = _request_client(self.shell)
+        for view in reversed(self.views):
+            if view.client and view.client == client and view.absolute is not None:
+                return view.absolute
+        return None
+
+    def take_back(self, path: Path, changes: list[dict[str, Any]]) -> tuple[Action, str]:
+        """`%copilot undo` in an open notebook: send the changes that take the agent's back.
+
+        The magic runs synchronously, so the kernel cannot read the reply while it waits: the
+        front end applies the changes (all or, if the user edited those cells since, none) and
+        shows a notification when it cannot."""
+        view = self._match(path)
+        if view is None or view.closed:
+            return "not restored", "it is not open in a front end attached to this kernel"
+        view.comm.send({"id": next(_ids), "op": "apply", "changes": changes, "notify": True})
+        return "restored", (
+            f"{len(changes)} cell change(s) taken back in the notebook open in {view.app} "
+            "(unless you edited those cells since: it then changes nothing and says so)"
+        )
+
+    def fallback_note(self) -> str:
+        return INSTALL_HINT if self._front_end_expected() else ""
+
+    def attached(self) -> bool:
+        """Whether a notebook front end (which draws widgets) is attached to this kernel."""
+        return bool(self.views)
+
+    def _match(self, path: Path) -> LiveView | None:
+        wanted = os.path.realpath(path)
+        client = _request_client(self.shell)
+        found = [v for v in self.views if v.absolute and os.path.realpath(v.absolute) == wanted]
+        own = [v for v in found if v.client == client]
+        chosen = own or found
+        return chosen[-1] if chosen else None
+
+    def _may_hello(self) -> bool:
+        return time.monotonic() - self._last_hello > HELLO_AGAIN_AFTER or not self._last_hello
+
+    @staticmethod
+    def _front_end_expected() -> bool:
+        """A Jupyter server started this kernel for a notebook, which may be open in a browser."""
+        return str(os.environ.get("JPY_SESSION_NAME", "")).endswith(".ipynb")
+
+
+def _same_document(a: LiveView, b: LiveView) -> bool:
+    """The same document in the same front end, attached again (after a reload of its kernel)."""
+    return a.client == b.client and a.path == b.path
+
+
+def _refusal(path: str, data: dict[str, Any]) -> str:
+    code, error = data.get("code"), str(data.get("error") or "refused")
+    if code == "conflict":
+        return (
+            f"{error}: the user changed it since you read it; nothing was changed. Call "
+            "read_cell to see the current source, then make your change again if it still applies"
+        )
+    if code == "missing":
+        return f"{error} (the user may have deleted it); call list_cells to see the cells now"
+    return f"the open notebook {path} refused the change: {error}; nothing was changed"
+
+
+def _comm_manager(shell: Any) -> Any:
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    try:
+        from comm import get_comm_manager
+
+        return get_comm_manager()
+    except Exception:
+        return getattr(kernel, "comm_manager", None)
+
+
+def _request_client(shell: Any) -> str:
+    """The kernel-connection id (`header.session`) of the request running now, or ""."""
+    kernel = getattr(shell, "kernel", None)
+    try:
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:
+        parent = None
+    header = (parent or {}).get("header") or {}
+    return str(header.get("session") or "")
