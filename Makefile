@@ -3,13 +3,19 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+# The JupyterLab / Notebook 7 extension: `pip install -e` builds it with npm (Node 20) and installs
+# it into $(VENV)/share/jupyter/labextensions; a change to any of these installs it again.
+FRONTEND := copilot_nb/jupyter/frontend
+FRONTEND_SOURCES := $(addprefix $(FRONTEND)/,package.json tsconfig.json install.json) \
+	$(wildcard $(FRONTEND)/src/*.ts)
 
 .PHONY: demo test lint typecheck unit bench venv clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(FRONTEND_SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(VENV)/bin/jupyter labextension list 2>&1 | grep -E 'copilot-nb .*enabled.*OK'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -35,4 +41,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache $(FRONTEND)/lib $(FRONTEND)/labextension

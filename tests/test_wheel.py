@@ -1,9 +1,12 @@
 """The wheel a user installs holds the whole package: every module imports from it and the chat
-panel finds its JavaScript and CSS, with the source tree out of reach."""
+panel finds its JavaScript and CSS, with the source tree out of reach; the front-end extension
+comes built, where JupyterLab and Notebook 7 find it, for a machine with no Node."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -12,6 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+FRONTEND_SOURCES = "copilot_nb/jupyter/frontend/"  # shipped built, as data; see below
+EXTENSION_DATA = re.compile(r"copilot_nb-[^/]+\.data/data/share/jupyter/labextensions/copilot-nb/")
 
 IMPORT_EVERYTHING = """
 import importlib, pkgutil, sys
@@ -46,7 +51,9 @@ def test_the_wheel_holds_every_file_of_the_package(wheel: Path) -> None:
     if not tracked:
         pytest.skip("not a git checkout")
     names = set(zipfile.ZipFile(wheel).namelist())
-    missing = [path for path in tracked if path not in names]
+    missing = [
+        path for path in tracked if path not in names and not path.startswith(FRONTEND_SOURCES)
+    ]
     assert missing == []
 
 
@@ -63,3 +70,27 @@ def test_every_module_imports_from_the_wheel_alone(wheel: Path, tmp_path: Path) 
     )
     assert run.returncode == 0, run.stderr
     assert int(run.stdout.strip()) > 60
+
+
+def test_the_wheel_installs_the_built_front_end_extension_and_none_of_its_sources(
+    wheel: Path,
+) -> None:
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    extension = {
+        name[match.end() :]: name for name in names if (match := EXTENSION_DATA.match(name))
+    }
+    assert {"package.json", "install.json", "static/style.js"} <= extension.keys()
+    assert [path for path in extension if re.fullmatch(r"static/remoteEntry\.\w+\.js", path)]
+    built = json.loads(archive.read(extension["package.json"]))
+    assert built["jupyterlab"]["_build"]["load"] in extension  # what JupyterLab loads first
+    install = json.loads(archive.read(extension["install.json"]))
+    assert install["packageManager"] == "python" and install["packageName"] == "copilot_nb"
+    sources = [
+        name
+        for name in names
+        if "node_modules/" in name
+        or name.endswith((".ts", ".tsx", ".tsbuildinfo"))
+        or name.startswith(FRONTEND_SOURCES)
+    ]
+    assert sources == []
