@@ -54,7 +54,11 @@ class Replies:
         self.queue: deque[Any] = deque()
 
     def __call__(self, request: Any) -> Any:
-        return self.queue.popleft() if self.queue else fail(500, "unscripted request")
+        """The next reply; a callable one is made from the request (it reads tool results)."""
+        if not self.queue:
+            return fail(500, "unscripted request")
+        step = self.queue.popleft()
+        return step(request) if callable(step) else step
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +116,9 @@ def lab(
             "--no-browser",
             "--allow-root",  # CI runs as root
             "--LabApp.extension_manager=readonly",
+            # window.jupyterapp in JupyterLab and Notebook 7, to read the live model
+            "--LabApp.expose_app_in_browser=True",
+            "--JupyterNotebookApp.expose_app_in_browser=True",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={port}",
@@ -144,7 +151,15 @@ def outside() -> list[str]:
 
 
 @pytest.fixture
-def page(lab: dict[str, Any], tmp_path: Path, outside: list[str]) -> Iterator[Any]:
+def known_page_errors() -> list[re.Pattern[str]]:
+    """Uncaught page errors a test knows to come from the application itself, not from us."""
+    return []
+
+
+@pytest.fixture
+def page(
+    lab: dict[str, Any], tmp_path: Path, outside: list[str], known_page_errors: list[Any]
+) -> Iterator[Any]:
     """A Chromium tab; fails the test on an uncaught page error or any request off loopback."""
     from playwright.sync_api import sync_playwright
 
@@ -161,13 +176,20 @@ def page(lab: dict[str, Any], tmp_path: Path, outside: list[str]) -> Iterator[An
         context.route(OFF_LOOPBACK, lambda route: _refuse(route, outside))
         try:
             tab = context.new_page()
-            tab.on("pageerror", lambda exc: errors.append(str(exc)))
+            tab.on("pageerror", lambda exc: errors.append(_first_lines(exc)))
             tab.set_default_timeout(30_000)
             yield tab
+            errors = [e for e in errors if not any(k.search(e) for k in known_page_errors)]
             assert not errors, f"uncaught errors in the page: {errors}"
             assert not outside, f"the page asked for URLs off loopback: {outside}"
         finally:
             context.close()
+
+
+def _first_lines(exc: Any) -> str:
+    """An uncaught page error: its message and where it was thrown."""
+    stack = getattr(exc, "stack", None) or ""
+    return "\n".join([str(exc), *stack.splitlines()[1:4]])
 
 
 def _refuse(route: Any, outside: list[str]) -> None:

@@ -102,7 +102,9 @@ async def test_insert_cell_at_the_top_and_after_a_cell(
     assert not top.is_error, top.content
     (change,) = top.changes
     assert isinstance(change, CellChanged) and change.change == "inserted"
-    assert top.content.startswith(f"inserted cell {change.cell_id} (#0) in analysis.ipynb (file on disk):")
+    assert top.content.startswith(
+        f"inserted cell {change.cell_id} (#0) in analysis.ipynb (file on disk):"
+    )
     assert "--- /dev/null" in top.content and "+Intro" in top.content
     after = await call(
         tools, "insert_cell", after_cell_id=cells[1].id, cell_type="code", source="df.info()"

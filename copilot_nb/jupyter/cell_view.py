@@ -156,10 +156,12 @@ class CellRenderer:
 
     def handle(self, event: TurnEvent) -> None:
         """Apply one event; refresh the display if enough time has passed (at once for a
-        question, so it shows above the approval prompt)."""
+        question, so it shows above the approval prompt, and for a tool's start and end, which
+        the model's next reply may keep waiting for a long time)."""
         self._apply(event)
         self._dirty = True
-        if isinstance(event, ApprovalNeeded) or self._clock() - self._last >= self._interval:
+        at_once = isinstance(event, (ApprovalNeeded, ToolStarted, ToolFinished))
+        if at_once or self._clock() - self._last >= self._interval:
             self.flush()
 
     def _apply(self, event: TurnEvent) -> None:

@@ -127,7 +127,7 @@ def render_tools(
 def undo(session: CopilotSession, words: list[str], settings: Settings) -> None:
     from IPython.display import display
 
-    from .magics import live_channel
+    from .live_channel import live_channel
     from .reports import render_undo
 
     workspace = session.workspace()

@@ -164,6 +164,8 @@ class LiveChannel:
 
     def _open(self, comm: Any, msg: dict[str, Any]) -> None:
         view = LiveView(comm, msg.get("content", {}).get("data") or {})
+        if not view.server_root:  # Notebook 7 does not say where its server's root is
+            view.server_root = _root_from_session(view.path)
         comm.on_msg(view.receive)
         comm.on_close(lambda _msg: self._forget(view))
         self.views = [v for v in self.views if not _same_document(v, view)] + [view]
@@ -235,6 +237,16 @@ class LiveChannel:
         return str(os.environ.get("JPY_SESSION_NAME", "")).endswith(".ipynb")
 
 
+def _root_from_session(path: str) -> str:
+    """The server root, from the kernel's own notebook: jupyter_server starts a kernel with
+    `JPY_SESSION_NAME` = root + the notebook's path (DESIGN.md fact 6); "" if it does not fit."""
+    session = os.environ.get("JPY_SESSION_NAME", "")
+    tail = "/" + path.lstrip("/")
+    if path and session.replace(os.sep, "/").endswith(tail):
+        return session[: len(session) - len(tail)] or "/"
+    return ""
+
+
 def _same_document(a: LiveView, b: LiveView) -> bool:
     """The same document in the same front end, attached again (after a reload of its kernel)."""
     return a.client == b.client and a.path == b.path
@@ -273,3 +285,12 @@ def _request_client(shell: Any) -> str:
         parent = None
     header = (parent or {}).get("header") or {}
     return str(header.get("session") or "")
+
+
+def live_channel(shell: Any) -> LiveChannel:
+    """This kernel's channel to the notebooks open in its front ends (one per shell)."""
+    channel = getattr(shell, "_copilot_nb_live", None)
+    if channel is None:
+        channel = LiveChannel(shell)
+        shell._copilot_nb_live = channel
+    return channel

@@ -23,7 +23,7 @@ from traitlets import Enum, Float, Integer, List, Unicode, observe
 from ..agent.approvals import DECISIONS, ApprovalPolicy
 from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
-from .live_channel import LiveChannel
+from .live_channel import live_channel
 
 if TYPE_CHECKING:
     from ..agent.session import CopilotSession
@@ -252,15 +252,6 @@ def _warm_up() -> None:
     from ..tools.registry import schema_library
 
     schema_library()
-
-
-def live_channel(shell: Any) -> LiveChannel:
-    """This kernel's channel to the notebooks open in its front ends (one per shell)."""
-    channel = getattr(shell, "_copilot_nb_live", None)
-    if channel is None:
-        channel = LiveChannel(shell)
-        shell._copilot_nb_live = channel
-    return channel
 
 
 def load_ipython_extension(shell: Any) -> None:
