@@ -250,3 +250,39 @@ def test_notebook_7_sees_and_takes_the_agents_cell(page, lab, replies, known_pag
         json.loads(path.read_text())["cells"][2]["metadata"]["copilot_nb"]["change"] == "inserted"
     )
     assert not replies.queue
+
+
+def test_copilot_undo_restores_the_open_cells(page, lab, replies):
+    name = "undo.ipynb"
+    path = lab["root"] / name
+
+    def rewrite_the_cell(request: ScriptedRequest) -> ScriptedTurn:
+        cell_id = cell_id_of(tool_result(request, "l"), "total = 1")
+        return reply("", call("replace_cell", id="e", cell_id=cell_id, source="total = 2"))
+
+    replies.queue.extend(
+        [reply("", call("list_cells", id="l")), rewrite_the_cell, reply("Changed it.")]
+    )
+    open_notebook(
+        page,
+        lab,
+        name,
+        "%load_ext copilot_nb",
+        "total = 1",
+        "%%copilot --yes\nchange it",
+        "%copilot undo",
+    )
+    run_cell_at(page, 2)
+    page.get_by_text("Changed it.").wait_for(timeout=LONG)
+    assert sources(page)[1] == "total = 2"
+    run_cell_at(page, 3)
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1)"
+        ".sharedModel.getSource() === 'total = 1'",
+        timeout=10_000,
+    )
+    assert "copilot_nb" not in live_model(page)["cells"][1]["metadata"], "the stamp goes too"
+    page.get_by_text("taken back in the notebook open in").wait_for(timeout=10_000)
+    shot(page, "live-7-undone-by-copilot-undo.png")
+    assert on_disk(path)[1] == "total = 1"
+    assert not replies.queue

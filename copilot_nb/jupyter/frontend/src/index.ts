@@ -256,7 +256,13 @@ class LiveDocument {
     cell.setSource(change.source ?? '');
     if (change.cell) {
       // Undo: the cell as it was, metadata and outputs included.
-      cell.setMetadata(change.cell.metadata ?? {});
+      const metadata: JSONObject = change.cell.metadata ?? {};
+      for (const key of Object.keys(cell.getMetadata())) {
+        if (!(key in metadata)) {
+          cell.deleteMetadata(key);
+        }
+      }
+      cell.setMetadata(metadata);
       if (cell.cell_type === 'code') {
         cell.setOutputs(change.cell.outputs ?? []);
         cell.execution_count = change.cell.execution_count ?? null;
