@@ -140,6 +140,10 @@ def test_the_agent_edits_the_open_notebook_and_the_users_work_survives(page, lab
     user_cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
     assert "41" in user_cell.locator(".jp-OutputArea").inner_text(), "run_cell's outputs"
     assert now["cells"][1]["outputs"][0]["output_type"] == "execute_result"
+    assert (
+        page.evaluate("window.jupyterapp.shell.currentWidget.content.model.cells.get(1).trusted")
+        is False
+    ), "outputs the agent put in render untrusted until the user runs the cell"
     assert on_disk(path) == ["%load_ext copilot_nb", "%%copilot --yes\nadd a cell after mine"], (
         "the agent never writes the file of an open notebook"
     )

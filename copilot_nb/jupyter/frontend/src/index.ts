@@ -290,6 +290,9 @@ class LiveDocument {
     if (data.expected !== undefined && cell.getSource() !== data.expected) {
       throw new RequestError(`cell ${data.cell_id} changed in the open notebook`, 'conflict');
     }
+    // Outputs the agent puts in a cell render as untrusted (HTML sanitized, no script) until
+    // the user runs the cell themselves: they did not see the code run.
+    this.model.cells.get(index).trusted = false;
     cell.transact(() => {
       cell.setOutputs(data.outputs ?? []);
       cell.execution_count = data.execution_count ?? null;
