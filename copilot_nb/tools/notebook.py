@@ -1,11 +1,12 @@
-"""The notebook tools: list, read, edit, replace, insert and delete cells of a .ipynb file.
+"""The notebook tools: list, read, edit, replace, insert and delete cells of a notebook.
 
 Cells are addressed by their nbformat `id` (stable across edits), or by `#N`, the 0-based index
-list_cells shows. Every read and write goes through `workspace/notebook_file.py`, so the
-workspace policy, atomic writes and the changed-on-disk check hold. The context remembers the
-hash of what the model last saw of each notebook (`NotebookViews`): an edit made from a view that
-is out of date (the user saved the notebook in between) is refused rather than applied over the
-user's work.
+list_cells shows. Where the cells come from and where a change goes is `notebook_store.py`: the
+notebook open in a front end when one has it (live: unsaved cells included, changes shown at
+once, the user's own undo and save), else the .ipynb file through `workspace/notebook_file.py`
+(workspace policy, atomic writes, the changed-on-disk check). Either way an edit made from a view
+that is out of date (the user typed in the cell, or saved the file, since the model read it) is
+refused rather than applied over the user's work, and each result says which of the two it used.
 
 Reading a notebook whose path may hold secrets (`secret_paths.py`, e.g. under `.ssh/`) is the
 approval category `read-secret`; editing one stays an `edit`, so a read-only run still refuses it.
@@ -81,7 +82,7 @@ async def list_cells(ctx: ToolContext, notebook: str | None = None) -> ToolOutpu
     if not cells:
         lines.append("(no cells; add one with insert_cell)")
     lines.append(f"({opened.note})")
-    return ToolOutput(content="\n".join(lines), summary=header)
+    return ToolOutput(content="\n".join(lines), summary=header + (" · live" if opened.view else ""))
 
 
 async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
