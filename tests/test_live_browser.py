@@ -290,3 +290,68 @@ def test_copilot_undo_restores_the_open_cells(page, lab, replies):
     shot(page, "live-7-undone-by-copilot-undo.png")
     assert on_disk(path)[1] == "total = 1"
     assert not replies.queue
+
+
+HANDLERS = r"""
+() => {
+  const bad = [];
+  for (const node of document.querySelectorAll(".jp-Notebook, .jp-Notebook *")) {
+    for (const attr of node.attributes) {
+      const name = attr.name.toLowerCase();
+      if (name.startsWith("on")) bad.push(`${node.tagName} ${name}`);
+      if (/^\s*(javascript|vbscript|data:text\/html)/i.test(attr.value)) bad.push(`${node.tagName} ${name}`);
+    }
+  }
+  return bad;
+}
+"""
+
+
+def test_model_text_put_into_the_open_notebook_never_runs(page, lab, replies):
+    from copilot_nb.tools.markdown_loads import remote_loads
+    from tests.html_safety import payloads
+
+    everything = "\n\n".join(p["payload"] for p in payloads())
+    quiet = "\n\n".join(p["payload"] for p in payloads() if not remote_loads(p["payload"]))
+    html_cell = f"from IPython.display import HTML\nHTML({quiet!r})"
+
+    def run_the_html_cell(request: ScriptedRequest) -> ScriptedTurn:
+        assert "may not load anything from elsewhere" in tool_result(request, "all")
+        cell_id = tool_result(request, "c").split("inserted cell ")[1].split()[0]
+        return reply("", call("run_cell", id="r", cell_id=cell_id))
+
+    replies.queue.extend(
+        [
+            reply(
+                "",
+                call(
+                    "insert_cell",
+                    id="all",
+                    after_cell_id="#0",
+                    cell_type="markdown",
+                    source=everything,
+                ),
+                call("insert_cell", id="m", after_cell_id="#0", cell_type="markdown", source=quiet),
+                call("insert_cell", id="c", after_cell_id="#1", cell_type="code", source=html_cell),
+            ),
+            run_the_html_cell,
+            reply("Done."),
+        ]
+    )
+    open_notebook(page, lab, "xss.ipynb", "%load_ext copilot_nb", "%%copilot --yes\nadd them")
+    run_cell_at(page, 1)
+    page.get_by_text("Done.").wait_for(timeout=LONG)
+    assert len(live_model(page)["cells"]) == 4, "the loading Markdown was refused, the rest added"
+    markdown = page.locator(".jp-Notebook .jp-Cell").nth(1)
+    markdown.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Shift+Enter")  # render the agent's Markdown cell, as the user would
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.widgets[1].rendered", timeout=10_000
+    )
+    time.sleep(1)
+    page.locator(".jp-Notebook .jp-Cell").nth(1).scroll_into_view_if_needed()
+    shot(page, "live-8-xss-corpus.png")
+    assert page.evaluate("window.__xss") is None
+    assert page.evaluate(HANDLERS) == []
+    assert not replies.queue

@@ -30,6 +30,7 @@ from ..workspace.notebook_file import (
 )
 from ..workspace.workspace import Workspace
 from .context import ToolContext
+from .markdown_loads import refusal, remote_loads
 from .notebook_store import Opened, check_seen, commit, open_notebook, remember, stamp
 from .outputs import brief_output, describe_image, describe_output
 from .registry import ToolOutput, ToolSet, bound_tool
@@ -159,7 +160,7 @@ async def edit_cell(
             )
         return before[: starts[0]] + new_str + before[starts[0] + len(old_str) :]
 
-    return await _change_source(ctx, notebook, cell_id, "edited", edited)
+    return await _change_source(ctx, "edit_cell", notebook, cell_id, "edited", edited)
 
 
 async def replace_cell(
@@ -172,7 +173,9 @@ async def replace_cell(
         source: The complete new source of the cell.
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
-    return await _change_source(ctx, notebook, cell_id, "replaced", lambda _where, _old: source)
+    return await _change_source(
+        ctx, "replace_cell", notebook, cell_id, "replaced", lambda _where, _old: source
+    )
 
 
 async def insert_cell(
@@ -193,6 +196,7 @@ async def insert_cell(
     """
     async with ctx.notebooks.lock:
         opened = await open_notebook(ctx, notebook, for_edit=True, missing_ok=after_cell_id is None)
+        _no_remote_loads("insert_cell", cell_type, None, source)
         cells = opened.loaded.node.cells
         after = None if after_cell_id is None else find_cell(opened.loaded, after_cell_id)
         position = 0 if after is None else after[0] + 1
@@ -235,6 +239,7 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
 
 async def _change_source(
     ctx: ToolContext,
+    tool: str,
     notebook: str | None,
     cell_id: str,
     change: str,
@@ -247,6 +252,7 @@ async def _change_source(
         check_seen(ctx, opened, cell, index)
         before = cell_source(cell)
         after = new_source(f"cell {cell.id} (#{index}) of {opened.path}", before)
+        _no_remote_loads(tool, cell.cell_type, before, after)
         if after == before:
             return ToolOutput(
                 content=f"cell {cell.id} (#{index}) already has this source; nothing changed",
@@ -273,6 +279,15 @@ async def _change_source(
         }
         await commit(ctx, opened, [edit], [undo])
     return _changed(opened, cell, index, change, before, after)
+
+
+def _no_remote_loads(tool: str, cell_type: str, before: str | None, after: str) -> None:
+    """Refuse Markdown that would load something from elsewhere which the cell did not before."""
+    if cell_type != "markdown":
+        return
+    added = [url for url in remote_loads(after) if url not in remote_loads(before or "")]
+    if added:
+        raise ToolError(refusal(tool, added))
 
 
 def _changed(
