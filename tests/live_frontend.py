@@ -1,0 +1,233 @@
+"""A stand-in for copilot_nb's front-end extension (`frontend/src/index.ts`), for kernel tests.
+
+It is a second jupyter_client connection to the kernel that opens a `copilot_nb.live` comm for
+one notebook document, keeps that document in memory (nbformat cell dicts) and answers the
+kernel's requests as index.ts does: `snapshot` (cells with `running`, and `dirty`), `apply`
+(every change checked against the notebook as it is, then all made; `conflict` / `missing` /
+`bad_request` codes otherwise), `set_outputs`. Everything it received is kept in
+`received`, what it answered in `replies`.
+
+A test plays the user by changing `cells` (under `lock`) while the kernel works, and plays a
+front end that stopped answering with `ignore_next`.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+TARGET = "copilot_nb.live"
+CELL_KEYS = ("id", "cell_type", "source", "metadata", "outputs", "execution_count", "attachments")
+"""What a cell of JupyterLab's shared model keeps of a cell it is given (`running` is not one)."""
+
+
+class RequestError(Exception):
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class LiveFrontEnd:
+    """One notebook open in a front end with copilot_nb's extension, attached to a kernel."""
+
+    def __init__(
+        self,
+        manager: Any,
+        *,
+        path: str,
+        server_root: Path,
+        client: str,
+        cells: list[dict[str, Any]],
+        app: str = "JupyterLab",
+        dirty: bool = True,
+    ) -> None:
+        self.path = path
+        self.server_root = server_root
+        self.client_id = client
+        self.app = app
+        self.cells = [_stored(cell) for cell in cells]
+        self.dirty = dirty
+        self.received: list[dict[str, Any]] = []
+        self.replies: list[dict[str, Any]] = []
+        self.closed = threading.Event()
+        self.lock = threading.Lock()
+        self.ignore_next = 0
+        """How many of the next requests to leave unanswered (a page that stopped answering)."""
+        self.before_answer: Any = None
+        """Called with each request before it is answered (the user typing meanwhile)."""
+        self._handled = threading.Event()
+        self._opening: str | None = None
+        self.comm_id = uuid.uuid4().hex
+        self._connection = manager.client()
+        # A connection of its own: the kernel routes replies by session id, so two connections
+        # with the manager's one would steal each other's messages.
+        self._connection.session.session = uuid.uuid4().hex
+        self._connection.start_channels()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=f"front end {path}", daemon=True)
+        self._thread.start()
+
+    def open(self, timeout: float = 30) -> None:
+        """Open the comm, as index.ts `attach` does, and wait until the kernel has handled it."""
+        data = {
+            "protocol": 1,
+            "path": self.path,
+            "server_root": str(self.server_root),
+            "client": self.client_id,
+            "app": self.app,
+        }
+        content = {"comm_id": self.comm_id, "target_name": TARGET, "data": data}
+        message = self._connection.session.msg("comm_open", content)
+        self._opening = message["header"]["msg_id"]
+        self._connection.shell_channel.send(message)
+        if not self._handled.wait(timeout):
+            raise TimeoutError(f"the kernel did not handle the comm_open within {timeout}s")
+
+    def requests(self, op: str | None = None) -> list[dict[str, Any]]:
+        return [r for r in self.received if op is None or r.get("op") == op]
+
+    def wait_closed(self, timeout: float = 10) -> bool:
+        return self.closed.wait(timeout)
+
+    def cell(self, index: int) -> dict[str, Any]:
+        with self.lock:
+            return copy.deepcopy(self.cells[index])
+
+    def sources(self) -> list[str]:
+        with self.lock:
+            return [cell["source"] for cell in self.cells]
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._connection.stop_channels()
+
+    # --- the kernel's messages -----------------------------------------------------------------
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                message = self._connection.get_iopub_msg(timeout=0.1)
+            except queue.Empty:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if (
+                kind == "status"
+                and content.get("execution_state") == "idle"
+                and message["parent_header"].get("msg_id") == self._opening
+            ):
+                self._handled.set()
+            if content.get("comm_id") != self.comm_id:
+                continue
+            if kind == "comm_close":
+                self.closed.set()
+            elif kind == "comm_msg":
+                self._answer(content.get("data") or {})
+
+    def _answer(self, data: dict[str, Any]) -> None:
+        self.received.append(copy.deepcopy(data))
+        if self.ignore_next:
+            self.ignore_next -= 1
+            return
+        if self.before_answer is not None:
+            with self.lock:
+                self.before_answer(data)
+        try:
+            with self.lock:
+                reply = {"id": data.get("id"), "ok": True, "result": self._handle(data)}
+        except RequestError as error:
+            reply = {"id": data.get("id"), "ok": False, "code": error.code, "error": str(error)}
+        self.replies.append(reply)
+        content = {"comm_id": self.comm_id, "data": reply}
+        self._connection.shell_channel.send(self._connection.session.msg("comm_msg", content))
+
+    def _handle(self, data: dict[str, Any]) -> dict[str, Any]:
+        op = data.get("op")
+        if op == "snapshot":
+            cells = [{**copy.deepcopy(cell), "running": False} for cell in self.cells]
+            return {"path": self.path, "dirty": self.dirty, "cells": cells}
+        if op == "apply":
+            return self._apply(data.get("changes") or [])
+        if op == "set_outputs":
+            return self._set_outputs(data)
+        raise RequestError(f"unknown op {op!r}", "bad_request")
+
+    def _index(self, cell_id: str | None) -> int:
+        for index, cell in enumerate(self.cells):
+            if cell["id"] == cell_id:
+                return index
+        raise RequestError(f"no cell with id {cell_id} in the open notebook", "missing")
+
+    def _check(self, change: dict[str, Any]) -> None:
+        if change["kind"] == "insert":
+            if change.get("after_id"):
+                self._index(change["after_id"])
+            return
+        cell = self.cells[self._index(change.get("cell_id"))]
+        if "expected" in change and cell["source"] != change["expected"]:
+            raise RequestError(f"cell {change['cell_id']} changed in the open notebook", "conflict")
+
+    def _apply(self, changes: list[dict[str, Any]]) -> dict[str, Any]:
+        for change in changes:  # all checked first: one refused change changes nothing
+            self._check(change)
+        for change in changes:
+            self._apply_one(change)
+        self.dirty = True
+        return {"applied": len(changes), "cells": len(self.cells)}
+
+    def _apply_one(self, change: dict[str, Any]) -> None:
+        if change["kind"] == "insert":
+            at = self._index(change["after_id"]) + 1 if change.get("after_id") else 0
+            self.cells.insert(at, _stored(change["cell"]))
+            return
+        index = self._index(change.get("cell_id"))
+        if change["kind"] == "delete":
+            del self.cells[index]
+            return
+        cell = self.cells[index]
+        cell["source"] = change.get("source") or ""
+        if change.get("cell"):
+            cell["metadata"] = copy.deepcopy(change["cell"].get("metadata") or {})
+            if cell["cell_type"] == "code":
+                cell["outputs"] = copy.deepcopy(change["cell"].get("outputs") or [])
+                cell["execution_count"] = change["cell"].get("execution_count")
+            return
+        cell["metadata"].update(copy.deepcopy(change.get("metadata") or {}))
+        if change.get("clear_outputs") and cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+
+    def _set_outputs(self, data: dict[str, Any]) -> dict[str, Any]:
+        index = self._index(data.get("cell_id"))
+        cell = self.cells[index]
+        if cell["cell_type"] != "code":
+            raise RequestError(f"cell {data['cell_id']} is not a code cell", "bad_request")
+        if "expected" in data and cell["source"] != data["expected"]:
+            raise RequestError(f"cell {data['cell_id']} changed in the open notebook", "conflict")
+        cell["outputs"] = copy.deepcopy(data.get("outputs") or [])
+        cell["execution_count"] = data.get("execution_count")
+        cell["metadata"].update(copy.deepcopy(data.get("metadata") or {}))
+        self.dirty = True
+        return {"index": index}
+
+
+def _stored(cell: dict[str, Any]) -> dict[str, Any]:
+    """A cell as the shared model holds it: its nbformat fields, the source as one string."""
+    kept = {key: copy.deepcopy(cell[key]) for key in CELL_KEYS if key in cell}
+    source = kept.get("source", "")
+    kept["source"] = "".join(source) if isinstance(source, list) else source
+    kept.setdefault("metadata", {})
+    return kept
+
+
+def wait_until(condition: Any, timeout: float = 10, what: str = "the condition") -> None:
+    """Poll an observable condition until it holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} did not hold within {timeout}s")
+        time.sleep(0.02)
