@@ -163,18 +163,12 @@ class LiveFrontEnd:
                 return index
         raise RequestError(f"no cell with id {cell_id} in the open notebook", "missing")
 
-    def _check(self, change: dict[str, Any]) -> None:
-        if change["kind"] == "insert":
-            if change.get("after_id"):
-                self._index(change["after_id"])
-            return
-        cell = self.cells[self._index(change.get("cell_id"))]
-        if "expected" in change and cell["source"] != change["expected"]:
-            raise RequestError(f"cell {change['cell_id']} changed in the open notebook", "conflict")
-
     def _apply(self, changes: list[dict[str, Any]]) -> dict[str, Any]:
-        for change in changes:  # all checked first: one refused change changes nothing
-            self._check(change)
+        """As index.ts: each change checked in order against a dry run of the cells' ids and
+        sources (a change may build on an earlier one), then all made; one refusal, none made."""
+        dry_run = [{"id": cell["id"], "source": cell["source"]} for cell in self.cells]
+        for change in changes:
+            _check(dry_run, change)
         for change in changes:
             self._apply_one(change)
         self.dirty = True
@@ -213,6 +207,30 @@ class LiveFrontEnd:
         cell["metadata"].update(copy.deepcopy(data.get("metadata") or {}))
         self.dirty = True
         return {"index": index}
+
+
+def _check(cells: list[dict[str, str]], change: dict[str, Any]) -> None:
+    """Check one change against the dry run of the cells, and make it there."""
+
+    def find(cell_id: Any) -> int:
+        for index, cell in enumerate(cells):
+            if cell["id"] == cell_id:
+                return index
+        raise RequestError(f"no cell with id {cell_id} in the open notebook", "missing")
+
+    if change["kind"] == "insert":
+        at = find(change["after_id"]) + 1 if change.get("after_id") else 0
+        made = change.get("cell") or {}
+        source = made.get("source", "")
+        cells.insert(at, {"id": made.get("id", ""), "source": "".join(source)})
+        return
+    index = find(change.get("cell_id"))
+    if "expected" in change and cells[index]["source"] != change["expected"]:
+        raise RequestError(f"cell {change['cell_id']} changed in the open notebook", "conflict")
+    if change["kind"] == "delete":
+        del cells[index]
+    else:
+        cells[index]["source"] = change.get("source") or ""
 
 
 def _stored(cell: dict[str, Any]) -> dict[str, Any]:

@@ -390,14 +390,6 @@ UNDO_TROUBLE = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: %copilot undo sends the turn's undo changes, newest first, in one "
-    "`apply`, and the front end checks every change against the notebook as it is before "
-    "making any; a change that depends on an earlier one in the same list (the cell's source "
-    "between two edits, a cell the list re-inserts) is refused as a conflict or missing, so "
-    "nothing is undone",
-)
 @pytest.mark.parametrize("story", list(UNDO_TROUBLE))
 def test_undo_of_changes_that_build_on_each_other_restores_the_open_notebook(
     serve, kernel_at, front_end, tmp_path: Path, story: str

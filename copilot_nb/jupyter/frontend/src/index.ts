@@ -215,23 +215,15 @@ class LiveDocument {
     return index;
   }
 
-  private check(change: ICellChange): void {
-    if (change.kind === 'insert') {
-      if (change.after_id) {
-        this.indexOf(change.after_id);
-      }
-      return;
-    }
-    const cell = this.model.sharedModel.cells[this.indexOf(change.cell_id ?? '')];
-    if (change.expected !== undefined && cell.getSource() !== change.expected) {
-      throw new RequestError(`cell ${change.cell_id} changed in the open notebook`, 'conflict');
-    }
-  }
-
-  /** Check every change, then make them all in one transaction (one undo step). */
+  /**
+   * Check the changes in order against a dry run of the cells' ids and sources (a change may
+   * build on an earlier one: an undo re-inserts a cell, then restores its source), then make
+   * them all in one transaction (one undo step). One refused change changes nothing.
+   */
   private apply(changes: ICellChange[]): JSONObject {
-    changes.forEach(change => this.check(change));
     const shared = this.model.sharedModel;
+    const dryRun = shared.cells.map(cell => ({ id: cell.getId(), source: cell.getSource() }));
+    changes.forEach(change => check(dryRun, change));
     shared.transact(() => {
       for (const change of changes) {
         this.applyOne(change);
@@ -305,6 +297,31 @@ class LiveDocument {
 
   comm: Kernel.IComm | null = null;
   private probing = false;
+}
+
+/** Check one change against the dry run of the cells, and make it there. */
+function check(cells: { id: string; source: string }[], change: ICellChange): void {
+  const find = (id: string | null | undefined): number => {
+    const index = cells.findIndex(cell => cell.id === id);
+    if (index < 0) {
+      throw new RequestError(`no cell with id ${id} in the open notebook`, 'missing');
+    }
+    return index;
+  };
+  if (change.kind === 'insert') {
+    const at = change.after_id ? find(change.after_id) + 1 : 0;
+    cells.splice(at, 0, { id: change.cell?.id ?? '', source: change.cell?.source ?? '' });
+    return;
+  }
+  const index = find(change.cell_id);
+  if (change.expected !== undefined && cells[index].source !== change.expected) {
+    throw new RequestError(`cell ${change.cell_id} changed in the open notebook`, 'conflict');
+  }
+  if (change.kind === 'delete') {
+    cells.splice(index, 1);
+  } else {
+    cells[index].source = change.source ?? '';
+  }
 }
 
 const documents = new Map<DocumentRegistry.IContext<INotebookModel>, LiveDocument>();
