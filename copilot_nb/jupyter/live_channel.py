@@ -102,14 +102,14 @@ class LiveView:
             self.path = data["path"]
             return
         waiter = self._waiting.get(data.get("id"))  # type: ignore[arg-type]
-        if waiter is not None and not waiter.done():
-            waiter.set_result(data)
+        if waiter is not None:  # the comm may be handled on another thread (a subshell)
+            waiter.get_loop().call_soon_threadsafe(_settle, waiter, data)
 
     def close(self) -> None:
         self.closed = True
         for waiter in self._waiting.values():
-            if not waiter.done():
-                waiter.set_result({"ok": False, "code": "gone", "error": "the page closed"})
+            gone = {"ok": False, "code": "gone", "error": "the page closed"}
+            waiter.get_loop().call_soon_threadsafe(_settle, waiter, gone)
 
 
 class LiveChannel:
@@ -178,15 +178,23 @@ class LiveChannel:
     # --- what the tools ask (tools.context.LiveNotebooks) -------------------------------------
 
     async def find(self, path: Path) -> LiveView | None:
-        """The open notebook at `path`; says hello and waits briefly where one may be coming."""
+        """The open notebook at `path`; where one may be coming (a Jupyter server started this
+        kernel), waits for it up to `ATTACH_WAIT` after the last hello, saying hello again when
+        the last one is old."""
         view = self._match(path)
-        if view is None and self._front_end_expected() and self._may_hello():
-            self._attached.clear()
+        if view is not None or not self._front_end_expected():
+            return view
+        since = time.monotonic() - self._last_hello
+        if not self._last_hello or since > HELLO_AGAIN_AFTER:
             self.say_hello()
+            since = 0.0
+        deadline = time.monotonic() + max(0.0, ATTACH_WAIT - since)
+        while view is None and time.monotonic() < deadline:
+            self._attached.clear()
             try:
-                await asyncio.wait_for(self._attached.wait(), ATTACH_WAIT)
+                await asyncio.wait_for(self._attached.wait(), deadline - time.monotonic())
             except asyncio.TimeoutError:
-                return None
+                break
             view = self._match(path)
         return view
 
@@ -228,13 +236,15 @@ class LiveChannel:
         chosen = own or found
         return chosen[-1] if chosen else None
 
-    def _may_hello(self) -> bool:
-        return time.monotonic() - self._last_hello > HELLO_AGAIN_AFTER or not self._last_hello
-
     @staticmethod
     def _front_end_expected() -> bool:
         """A Jupyter server started this kernel for a notebook, which may be open in a browser."""
         return str(os.environ.get("JPY_SESSION_NAME", "")).endswith(".ipynb")
+
+
+def _settle(waiter: asyncio.Future[dict[str, Any]], data: dict[str, Any]) -> None:
+    if not waiter.done():
+        waiter.set_result(data)
 
 
 def _root_from_session(path: str) -> str:
