@@ -355,3 +355,32 @@ def test_model_text_put_into_the_open_notebook_never_runs(page, lab, replies):
     assert page.evaluate("window.__xss") is None
     assert page.evaluate(HANDLERS) == []
     assert not replies.queue
+
+
+def test_the_chat_panel_edits_the_open_notebook_too(page, lab, replies):
+    from tests.browser_lab import ask
+
+    replies.queue.extend(
+        [
+            reply(
+                "Adding it.",
+                call(
+                    "insert_cell",
+                    after_cell_id="#0",
+                    cell_type="markdown",
+                    source="## From the panel",
+                ),
+            ),
+            reply("Added a heading."),
+        ]
+    )
+    open_notebook(page, lab, "panel.ipynb", "import copilot_nb\npanel = copilot_nb.chat()")
+    panel = page.locator(".jupyterlab-sidecar .cnb-root")
+    panel.wait_for(timeout=LONG)
+    ask(panel, "Add a heading after the first cell")
+    panel.locator(".cnb-approve-btn").click(timeout=LONG)
+    panel.get_by_text("Added a heading.").wait_for(timeout=LONG)
+    assert sources(page)[1] == "## From the panel"
+    assert live_model(page)["cells"][1]["metadata"]["copilot_nb"]["change"] == "inserted"
+    shot(page, "live-9-from-the-panel.png")
+    assert not replies.queue
