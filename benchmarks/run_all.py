@@ -7,7 +7,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_decode, bench_import, bench_loop, bench_panel, bench_render
+from benchmarks import (
+    bench_decode,
+    bench_import,
+    bench_live,
+    bench_loop,
+    bench_panel,
+    bench_render,
+)
 
 if __name__ == "__main__":
     bench_decode.main()
@@ -15,3 +22,4 @@ if __name__ == "__main__":
     bench_loop.main()
     bench_panel.main()
     bench_render.main()
+    bench_live.main()

@@ -1,50 +1,39 @@
-"""JupyterLab in headless Chromium for the browser tests: the server, the page, and helpers.
+"""JupyterLab in headless Chromium for the browser tests: the fixtures and the page helpers.
 
-JupyterLab runs on 127.0.0.1 with a token and a temporary root; its kernels talk to a loopback
-ScriptedServer whose replies the tests queue. The browser is Debian's Chromium (never one a test
-tool downloads). Every request the page makes to a host other than loopback is refused and
+JupyterLab (started by `lab_server.py`, which the benchmarks share) runs on 127.0.0.1 with a token
+and a temporary root; its kernels talk to a loopback ScriptedServer whose replies the tests queue.
+The browser is Debian's Chromium (never one a test tool downloads). Every request the page makes to a host other than loopback is refused and
 recorded: a test fails on any (`page` fixture), since model text must never make the page load
 something from elsewhere. Screenshots go to test-artifacts/ (gitignored).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-import nbformat
 import pytest
 
 from copilot_nb.testing import ScriptedServer, fail
+from tests.lab_server import (
+    CHROMIUM,
+    FLAGS,
+    LONG,
+    OFF_LOOPBACK,
+    TOKEN,
+    run_first_cell,
+    running_lab,
+    show_notebook,
+    write_notebook,
+)
 
-CHROMIUM = Path("/usr/bin/chromium")
+__all__ = ["LONG", "TOKEN", "ask", "open_notebook", "run_next", "shot"]
+
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-TOKEN = "copilot-nb-browser-test"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # a second guard: no host but loopback resolves, so nothing could leave even unrouted
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-]
-LONG = 60_000  # ms: JupyterLab's first load builds its page from many modules
-OFF_LOOPBACK = re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?([/?#]|$))")
-"""URLs that leave the machine (matched in the browser's driver, so loopback costs nothing)."""
 
 
 class Replies:
@@ -85,62 +74,16 @@ def lab(
                 f"{CHROMIUM} is missing: CI must run the browser tests (.ci/run installs it)"
             )
         pytest.skip(f"needs Debian's Chromium at {CHROMIUM} (apt-get install chromium)")
-    home = tmp_path_factory.mktemp("lab")
-    root = home / "root"
-    root.mkdir()
-    settings = home / "settings" / "@jupyterlab"
-    for extension, name, values in (
-        ("apputils-extension", "notification", {"fetchNews": "false", "checkForUpdates": False}),
-        ("notebook-extension", "tracker", {"windowingMode": "none"}),  # every cell in the DOM
-    ):
-        (settings / extension).mkdir(parents=True)
-        (settings / extension / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
     server = ScriptedServer(responder=shared_replies).start()
-    port = _free_port()
     env = {
-        **os.environ,
         "COPILOT_NB_MODEL": "openai:scripted",
         "OPENAI_BASE_URL": server.url,
         "OPENAI_API_KEY": "k",
-        "JUPYTER_CONFIG_DIR": str(home / "config"),
-        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
     }
-    log = (home / "lab.log").open("w")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--no-browser",
-            "--allow-root",  # CI runs as root
-            "--LabApp.extension_manager=readonly",
-            # window.jupyterapp in JupyterLab and Notebook 7, to read the live model
-            "--LabApp.expose_app_in_browser=True",
-            "--JupyterNotebookApp.expose_app_in_browser=True",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={TOKEN}",
-            f"--ServerApp.root_dir={root}",
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        _wait_for_server(base, process, home / "lab.log")
-        yield {"base": base, "root": root, "home": home}
+        with running_lab(tmp_path_factory.mktemp("lab"), env=env) as lab:
+            yield lab
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
         server.stop()
 
 
@@ -200,33 +143,9 @@ def _refuse(route: Any, outside: list[str]) -> None:
 def open_notebook(page: Any, lab: dict[str, Any], name: str, *sources: str) -> None:
     """Write a notebook of these cells, open it in JupyterLab and run the first cell once its
     kernel is idle (the others stay for `run_next`)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells.extend(nbformat.v4.new_code_cell(source) for source in sources)
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(notebook, lab["root"] / name)
-    page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={TOKEN}", timeout=LONG)
-    page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=LONG)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
-    cell = page.locator(".jp-Notebook .jp-Cell").first
-    prompt = cell.locator(".jp-InputPrompt")
-    deadline = time.monotonic() + LONG / 1000
-    while True:
-        cell.locator(".cm-content").click()
-        page.keyboard.press("Shift+Enter")
-        # "[*]:" once the request is sent, "[1]:" when done; a run pressed while the session
-        # was still connecting is dropped and the prompt stays "[ ]:", so press again
-        try:
-            prompt.filter(has_text="[ ]:").wait_for(state="detached", timeout=5_000)
-            return
-        except PlaywrightTimeout:
-            if time.monotonic() > deadline:
-                raise
+    write_notebook(lab["root"] / name, *sources)
+    show_notebook(page, lab, name)
+    run_first_cell(page)
 
 
 def run_next(page: Any, count: int = 1) -> None:
@@ -246,23 +165,3 @@ def ask(panel: Any, text: str) -> None:
 
 def shot(target: Any, name: str) -> None:
     target.screenshot(path=str(ARTIFACTS / name))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for_server(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{base}/api/status?token={TOKEN}", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"JupyterLab did not start within 60s:\n{log.read_text()[-3000:]}")

@@ -1,0 +1,166 @@
+"""A real JupyterLab for the browser tests and `benchmarks/bench_live.py`: the server and the page.
+
+JupyterLab runs on 127.0.0.1 with a token and a temporary root, its settings, config and
+workspaces under a temporary home. The browser is Debian's Chromium (never one a test tool
+downloads), started with FLAGS so that no host but loopback even resolves. No pytest here: the
+fixtures that use this live in `browser_lab.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nbformat
+
+CHROMIUM = Path("/usr/bin/chromium")
+TOKEN = "copilot-nb-browser-test"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # a second guard: no host but loopback resolves, so nothing could leave even unrouted
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+]
+LONG = 60_000  # ms: JupyterLab's first load builds its page from many modules
+OFF_LOOPBACK = re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?([/?#]|$))")
+"""URLs that leave the machine (matched in the browser's driver, so loopback costs nothing)."""
+SETTINGS = (
+    ("apputils-extension", "notification", {"fetchNews": "false", "checkForUpdates": False}),
+    ("notebook-extension", "tracker", {"windowingMode": "none"}),  # every cell in the DOM
+)
+"""JupyterLab settings (@jupyterlab/<extension>, <plugin>, values) every lab starts with."""
+
+
+@contextmanager
+def running_lab(
+    home: Path, *, env: dict[str, str] | None = None, args: Sequence[str] = ()
+) -> Iterator[dict[str, Any]]:
+    """JupyterLab with its root at home/root, until the block ends; yields its URL and root.
+
+    `env` is added to the server's environment (its kernels inherit it), `args` to its command."""
+    root = home / "root"
+    root.mkdir(parents=True)
+    settings = home / "settings" / "@jupyterlab"
+    for extension, name, values in SETTINGS:
+        (settings / extension).mkdir(parents=True, exist_ok=True)
+        (settings / extension / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
+    port = _free_port()
+    full_env = {
+        **os.environ,
+        **(env or {}),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+    }
+    log = (home / "lab.log").open("w")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",  # CI runs as root
+            "--LabApp.extension_manager=readonly",
+            # window.jupyterapp in JupyterLab and Notebook 7, to read the live model
+            "--LabApp.expose_app_in_browser=True",
+            "--JupyterNotebookApp.expose_app_in_browser=True",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={root}",
+            *args,
+        ],
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_server(base, process, home / "lab.log")
+        yield {"base": base, "root": root, "home": home}
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def write_notebook(path: Path, *sources: str, cells: Sequence[Any] = ()) -> None:
+    """A Python notebook of these code cells (then `cells`, nbformat nodes) at `path`."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.extend(nbformat.v4.new_code_cell(source) for source in sources)
+    notebook.cells.extend(cells)
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(notebook, path)
+
+
+def show_notebook(page: Any, lab: dict[str, Any], name: str) -> None:
+    """Open the notebook `name` of the lab's root and wait for its first cell and idle kernel."""
+    page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={TOKEN}", timeout=LONG)
+    page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=LONG)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
+
+
+def run_first_cell(page: Any) -> None:
+    """Run the open notebook's first cell, pressing again if the kernel dropped the request."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    cell = page.locator(".jp-Notebook .jp-Cell").first
+    prompt = cell.locator(".jp-InputPrompt")
+    deadline = time.monotonic() + LONG / 1000
+    while True:
+        cell.locator(".cm-content").click()
+        page.keyboard.press("Shift+Enter")
+        # "[*]:" once the request is sent, "[1]:" when done; a run pressed while the session
+        # was still connecting is dropped and the prompt stays "[ ]:", so press again
+        try:
+            prompt.filter(has_text="[ ]:").wait_for(state="detached", timeout=5_000)
+            return
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for_server(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{base}/api/status?token={TOKEN}", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"JupyterLab did not start within 60s:\n{log.read_text()[-3000:]}")
