@@ -98,13 +98,14 @@ def serve() -> Iterator[type[ScriptedServer]]:
 
 
 @pytest.fixture
-def kernel_for(tmp_path: Path) -> Iterator[Callable[[ScriptedServer], KernelSession]]:
+def kernel_for(tmp_path: Path) -> Iterator[Callable[..., KernelSession]]:
     """Start real kernels in tmp_path, with copilot_nb loaded and `%%copilot` pointed at a
-    ScriptedServer, shut down when the test ends: `kernel = kernel_for(server)`."""
+    ScriptedServer, shut down when the test ends: `kernel = kernel_for(server)`, with more
+    environment as keywords (`kernel_for(server, JPY_SESSION_NAME=...)`)."""
     sessions: list[KernelSession] = []
 
-    def start(server: ScriptedServer) -> KernelSession:
-        session = KernelSession(tmp_path, scripted_env(server))
+    def start(server: ScriptedServer, **env: str) -> KernelSession:
+        session = KernelSession(tmp_path, scripted_env(server, **env))
         sessions.append(session)
         assert session.execute("%load_ext copilot_nb").status == "ok"
         return session

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import base64
 import re
-import struct
 import uuid
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +19,10 @@ from typing import Any
 import nbformat
 import pytest
 
-from copilot_nb.testing import ScriptedRequest, ScriptedServer, ScriptedTurn, call, reply
-from tests.kernel_session import KernelSession, scripted_env
+from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
+from tests.kernel_session import KernelSession
 from tests.live_frontend import LiveFrontEnd, wait_until
+from tests.notebook_samples import png
 
 pytestmark = pytest.mark.kernel
 
@@ -47,39 +46,6 @@ def saved_notebook(path: Path, cells: list[Any]) -> list[dict[str, Any]]:
     nb.cells = cells
     nbformat.write(nb, path)
     return [{**cell, "source": "".join(cell["source"])} for cell in nbformat.read(path, 4)["cells"]]
-
-
-def png(width: int, height: int) -> bytes:
-    """A valid red PNG of this size, made by hand (no imaging library needed)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
-
-
-@pytest.fixture
-def kernel_at(tmp_path: Path) -> Iterator[Callable[..., KernelSession]]:
-    """Start kernels in tmp_path with copilot_nb loaded: `kernel_at(server, JPY_SESSION_NAME=…)`."""
-    sessions: list[KernelSession] = []
-
-    def start(server: ScriptedServer, **env: str) -> KernelSession:
-        session = KernelSession(tmp_path, scripted_env(server, **env))
-        sessions.append(session)
-        assert session.execute("%load_ext copilot_nb").status == "ok"
-        return session
-
-    yield start
-    for session in sessions:
-        session.close()
 
 
 @pytest.fixture
@@ -113,7 +79,7 @@ def copilot(kernel: KernelSession, prompt: str = "do it") -> None:
 
 
 def test_the_agent_sees_the_unsaved_cell_and_edits_the_open_notebook_never_the_file(
-    serve, kernel_at, front_end, tmp_path: Path
+    serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
     notebook = tmp_path / "sales.ipynb"
     saved = saved_notebook(
@@ -154,7 +120,7 @@ def test_the_agent_sees_the_unsaved_cell_and_edits_the_open_notebook_never_the_f
             reply("Done."),
         ]
     )
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front = front_end(kernel, "sales.ipynb", open_cells)
     copilot(kernel)
 
@@ -178,7 +144,7 @@ def test_the_agent_sees_the_unsaved_cell_and_edits_the_open_notebook_never_the_f
 
 
 def test_a_cell_the_user_changed_after_the_agent_read_it_is_not_overwritten(
-    serve, kernel_at, front_end, tmp_path: Path
+    serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
     """Changed before the edit reads the notebook again (the kernel refuses it), and between
     that read and the change arriving (the front end refuses it)."""
@@ -209,7 +175,7 @@ def test_a_cell_the_user_changed_after_the_agent_read_it_is_not_overwritten(
             reply("You changed those cells; I left them."),
         ]
     )
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front["nb"] = front_end(kernel, "work.ipynb", cells)
     copilot(kernel)
 
@@ -234,7 +200,7 @@ RUN_SOURCES = {
 
 
 def test_run_cell_runs_the_unsaved_source_and_puts_outputs_in_the_open_cell(
-    serve, kernel_at, front_end, tmp_path: Path
+    serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
     notebook = tmp_path / "run.ipynb"
     saved = saved_notebook(notebook, [nbformat.v4.new_code_cell("print('saved version')")])
@@ -259,7 +225,7 @@ def test_run_cell_runs_the_unsaved_source_and_puts_outputs_in_the_open_cell(
             reply("Ran them."),
         ]
     )
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front = front_end(kernel, "run.ipynb", cells)
     copilot(kernel)
     assert kernel.execute("assert answer == 42").status == "ok", "what ran stays defined"
@@ -295,7 +261,7 @@ def test_run_cell_runs_the_unsaved_source_and_puts_outputs_in_the_open_cell(
 
 
 def test_run_cell_shows_a_matplotlib_figure_by_its_size(
-    serve, kernel_at, front_end, tmp_path: Path
+    serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
     pytest.importorskip("matplotlib")
     notebook = tmp_path / "plot.ipynb"
@@ -309,7 +275,7 @@ def test_run_cell_shows_a_matplotlib_figure_by_its_size(
         ],
     )
     server = serve([reply("", call("run_cell", id="p", cell_id="#0")), reply("A line.")])
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front = front_end(kernel, "plot.ipynb", cells)
     copilot(kernel)
 
@@ -320,7 +286,7 @@ def test_run_cell_shows_a_matplotlib_figure_by_its_size(
 
 
 def test_undo_after_a_live_turn_restores_the_open_notebook_exactly(
-    serve, kernel_at, front_end, tmp_path: Path
+    serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
     notebook = tmp_path / "undo.ipynb"
     title = nbformat.v4.new_markdown_cell("# Title", metadata={"tags": ["intro"]})
@@ -341,7 +307,7 @@ def test_undo_after_a_live_turn_restores_the_open_notebook_exactly(
             reply("Changed three cells."),
         ]
     )
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front = front_end(kernel, "undo.ipynb", before)
     copilot(kernel)
     assert front.sources() == ["# Title", "d", "b = 2\nb"]
@@ -392,13 +358,13 @@ UNDO_TROUBLE = {
 
 @pytest.mark.parametrize("story", list(UNDO_TROUBLE))
 def test_undo_of_changes_that_build_on_each_other_restores_the_open_notebook(
-    serve, kernel_at, front_end, tmp_path: Path, story: str
+    serve, kernel_for, front_end, tmp_path: Path, story: str
 ) -> None:
     sources, calls = UNDO_TROUBLE[story]
     notebook = tmp_path / "steps.ipynb"
     before = saved_notebook(notebook, [nbformat.v4.new_code_cell(s) for s in sources])
     server = serve([*(reply("", one) for one in calls), reply("Done.")])
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front = front_end(kernel, "steps.ipynb", before)
     copilot(kernel)
     answered = len(front.replies)
@@ -410,7 +376,7 @@ def test_undo_of_changes_that_build_on_each_other_restores_the_open_notebook(
 
 
 def test_without_a_jupyter_server_the_tools_use_the_file_at_once(
-    serve, kernel_at, tmp_path: Path
+    serve, kernel_for, tmp_path: Path
 ) -> None:
     notebook = tmp_path / "plain.ipynb"
     saved_notebook(notebook, [nbformat.v4.new_code_cell("a = 1")])
@@ -431,7 +397,7 @@ def test_without_a_jupyter_server_the_tools_use_the_file_at_once(
             reply("Added."),
         ]
     )
-    kernel = kernel_at(server)
+    kernel = kernel_for(server)
     copilot(kernel)
 
     results = tool_results(server.requests[-1])
@@ -441,7 +407,7 @@ def test_without_a_jupyter_server_the_tools_use_the_file_at_once(
 
 
 def test_with_a_jupyter_server_but_no_front_end_the_first_edit_says_how_to_get_live_editing(
-    serve, kernel_at, tmp_path: Path
+    serve, kernel_for, tmp_path: Path
 ) -> None:
     notebook = tmp_path / "served.ipynb"
     saved_notebook(notebook, [nbformat.v4.new_code_cell("a = 1")])
@@ -456,7 +422,7 @@ def test_with_a_jupyter_server_but_no_front_end_the_first_edit_says_how_to_get_l
             reply("Added two cells to the file."),
         ]
     )
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     copilot(kernel)
 
     results = tool_results(server.requests[-1])
@@ -468,7 +434,7 @@ def test_with_a_jupyter_server_but_no_front_end_the_first_edit_says_how_to_get_l
 
 
 def test_two_notebooks_on_one_kernel_each_call_lands_in_the_notebook_it_names(
-    serve, kernel_at, front_end, tmp_path: Path
+    serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
     """The kernel was started for other.ipynb; the cell runs in mine.ipynb, on another
     connection: a call without `notebook=` means the notebook that sent the cell."""
@@ -495,7 +461,7 @@ def test_two_notebooks_on_one_kernel_each_call_lands_in_the_notebook_it_names(
             reply("One cell in each."),
         ]
     )
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(other))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(other))
     theirs = front_end(kernel, "other.ipynb", other_cells, client=uuid.uuid4().hex)
     ours = front_end(kernel, "mine.ipynb", mine_cells)
     copilot(kernel)
@@ -510,7 +476,7 @@ def test_two_notebooks_on_one_kernel_each_call_lands_in_the_notebook_it_names(
 
 
 def test_unloading_the_extension_closes_the_channel_and_the_tools_use_the_file(
-    serve, kernel_at, front_end, tmp_path: Path
+    serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
     notebook = tmp_path / "gone.ipynb"
     cells = saved_notebook(notebook, [nbformat.v4.new_code_cell("a = 1")])
@@ -524,7 +490,7 @@ def test_unloading_the_extension_closes_the_channel_and_the_tools_use_the_file(
             reply("Added to the file."),
         ]
     )
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front = front_end(kernel, "gone.ipynb", cells)
     assert kernel.execute("%unload_ext copilot_nb").status == "ok"
     assert front.wait_closed(), "the front end's comm was closed"
@@ -538,7 +504,7 @@ def test_unloading_the_extension_closes_the_channel_and_the_tools_use_the_file(
 
 
 def test_a_front_end_that_does_not_answer_is_reported_and_the_next_call_works(
-    serve, kernel_at, front_end, tmp_path: Path
+    serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
     notebook = tmp_path / "slow.ipynb"
     cells = saved_notebook(notebook, [nbformat.v4.new_code_cell("a = 1")])
@@ -549,7 +515,7 @@ def test_a_front_end_that_does_not_answer_is_reported_and_the_next_call_works(
             reply("It answers again."),
         ]
     )
-    kernel = kernel_at(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     # The kernel's own setting, as a user could set it: a test waits 0.5 s, not 10.
     shorter = kernel.execute("import copilot_nb.jupyter.live_channel as c; c.REQUEST_TIMEOUT = 0.5")
     assert shorter.status == "ok"
