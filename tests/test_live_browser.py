@@ -384,3 +384,24 @@ def test_the_chat_panel_edits_the_open_notebook_too(page, lab, replies):
     assert live_model(page)["cells"][1]["metadata"]["copilot_nb"]["change"] == "inserted"
     shot(page, "live-9-from-the-panel.png")
     assert not replies.queue
+
+
+def test_a_kernel_without_copilot_nb_is_probed_once_per_cell_run_not_in_a_loop(page, lab, replies):
+    probes: list[float] = []
+
+    def watch(socket: Any) -> None:
+        def frame(payload: Any) -> None:
+            data = payload if isinstance(payload, bytes) else str(payload).encode()
+            if b"comm_info_request" in data:
+                probes.append(time.monotonic())
+
+        socket.on("framesent", frame)
+
+    page.on("websocket", watch)
+    open_notebook(page, lab, "plain.ipynb", "x = 1", "y = 2")
+    time.sleep(2)
+    after_first = len(probes)
+    run_cell_at(page, 1)
+    time.sleep(3)
+    assert 1 <= after_first <= 4, probes
+    assert len(probes) - after_first <= 2, "one probe per cell run, none after its own reply"

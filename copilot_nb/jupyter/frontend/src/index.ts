@@ -5,7 +5,7 @@
  * For every open notebook document (one per document: a second view of the same notebook shares
  * it) this opens a comm to the kernel target `copilot_nb.live`, once the kernel has copilot_nb
  * loaded. The kernel is found ready by a comm-info probe for its silent `copilot_nb.beacon`
- * (sent when the kernel connects and whenever it goes idle until attached) or by the short-lived
+ * (sent when the kernel connects and after each cell run until attached) or by the short-lived
  * `copilot_nb.hello` comm the kernel opens when the extension loads.
  *
  * The kernel sends requests `{id, op, ...}` and gets `{id, ok, result}` or `{id, ok: false,
@@ -66,6 +66,7 @@ class LiveDocument {
     const session = context.sessionContext;
     session.kernelChanged.connect(() => this.reset(), this);
     session.statusChanged.connect((_, status) => this.onStatus(status), this);
+    session.iopubMessage.connect((_, msg) => this.onIopub(msg), this);
     session.connectionStatusChanged.connect(() => this.probe(), this);
     context.pathChanged.connect(() => this.sendPath(), this);
     context.disposed.connect(() => this.dispose(), this);
@@ -145,7 +146,22 @@ class LiveDocument {
   private onStatus(status: string): void {
     if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
       this.comm = null;
-    } else if (status === 'idle' && !this.comm) {
+    }
+  }
+
+  /**
+   * Probe again when a cell has run (it may have loaded copilot_nb): only after an execute
+   * request, never after the probe's own request, so a kernel without copilot_nb is asked once
+   * per cell run, not in a loop.
+   */
+  private onIopub(msg: KernelMessage.IMessage): void {
+    const parent = msg.parent_header as Partial<KernelMessage.IHeader>;
+    if (
+      !this.comm &&
+      msg.header.msg_type === 'status' &&
+      (msg.content as JSONObject).execution_state === 'idle' &&
+      parent?.msg_type === 'execute_request'
+    ) {
       void this.probe();
     }
   }
