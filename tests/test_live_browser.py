@@ -405,3 +405,24 @@ def test_a_kernel_without_copilot_nb_is_probed_once_per_cell_run_not_in_a_loop(p
     page.wait_for_timeout(3_000)
     assert 1 <= after_first <= 4, probes
     assert len(probes) - after_first == 1, "one probe per cell run, none after its own reply"
+
+
+def test_two_views_of_one_notebook_are_one_live_notebook(page, lab, replies):
+    replies.queue.extend(
+        [
+            reply(
+                "", call("insert_cell", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE)
+            ),
+            reply("Added once."),
+        ]
+    )
+    open_notebook(page, lab, "views.ipynb", "%load_ext copilot_nb", "%%copilot --yes\nadd a cell")
+    page.evaluate("window.jupyterapp.commands.execute('docmanager:clone')")
+    page.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel').length === 2")
+    run_cell_at(page, 1)  # the %%copilot cell, in the new view
+    page.get_by_text("Added once.").first.wait_for(timeout=LONG)
+    assert sources(page).count(AGENT_SOURCE) == 1
+    editors = page.locator(".jp-NotebookPanel .jp-InputArea-editor").filter(has_text=AGENT_SOURCE)
+    assert editors.count() == 2, "both views show the one change"
+    shot(page, "live-10-two-views.png")
+    assert not replies.queue
