@@ -263,7 +263,6 @@ def test_run_cell_runs_the_unsaved_source_and_puts_outputs_in_the_open_cell(
 def test_run_cell_shows_a_matplotlib_figure_by_its_size(
     serve, kernel_for, front_end, tmp_path: Path
 ) -> None:
-    pytest.importorskip("matplotlib")
     notebook = tmp_path / "plot.ipynb"
     cells = saved_notebook(
         notebook,
