@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
-from tests.browser_lab import LONG, TOKEN, open_notebook, shot
+from tests.browser_lab import LONG, TOKEN, open_notebook, run_next, shot
 
 pytestmark = pytest.mark.browser
 
@@ -425,4 +425,27 @@ def test_two_views_of_one_notebook_are_one_live_notebook(page, lab, replies):
     editors = page.locator(".jp-NotebookPanel .jp-InputArea-editor").filter(has_text=AGENT_SOURCE)
     assert editors.count() == 2, "both views show the one change"
     shot(page, "live-10-two-views.png")
+    assert not replies.queue
+
+
+def test_run_all_on_opening_is_live_from_the_first_request(page, lab, replies):
+    """Run All at once: the cell that loads copilot_nb and the request right after it, before
+    the page has probed the kernel; the kernel's hello attaches the notebook in time."""
+    replies.queue.extend(
+        [
+            reply(
+                "",
+                call(
+                    "insert_cell", id="i", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE
+                ),
+            ),
+            lambda request: reply(tool_result(request, "i").split(":")[0].split("(")[-1]),
+        ]
+    )
+    open_notebook(page, lab, "runall.ipynb", "%load_ext copilot_nb", "%%copilot --yes\nadd a cell")
+    run_next(page)
+    page.locator(".jp-Notebook .jp-Cell .jp-InputArea-editor").filter(
+        has_text=AGENT_SOURCE
+    ).wait_for(timeout=LONG)
+    assert on_disk(lab["root"] / "runall.ipynb")[1] != AGENT_SOURCE, "not the file"
     assert not replies.queue

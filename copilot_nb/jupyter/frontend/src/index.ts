@@ -23,7 +23,6 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { Notification } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { DocumentRegistry } from '@jupyterlab/docregistry';
 import { INotebookModel, INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -67,10 +66,17 @@ class LiveDocument {
     session.kernelChanged.connect(() => this.reset(), this);
     session.statusChanged.connect((_, status) => this.onStatus(status), this);
     session.iopubMessage.connect((_, msg) => this.onIopub(msg), this);
-    session.connectionStatusChanged.connect(() => this.probe(), this);
+    session.connectionStatusChanged.connect(() => this.connected(), this);
     context.pathChanged.connect(() => this.sendPath(), this);
     context.disposed.connect(() => this.dispose(), this);
-    void session.ready.then(() => this.probe());
+    // Listening for the kernel's hello costs nothing and starts at once (a notebook whose
+    // first cells load copilot_nb and ask it something attaches through it); the first probe
+    // waits until the page is idle, so loading the page and starting the kernel come first.
+    void session.ready.then(() => this.listenForHello());
+    void session.ready.then(whenIdle).then(() => {
+      this.started = true;
+      void this.probe();
+    });
   }
 
   /** Open the comm if the kernel has copilot_nb loaded (its beacon answers). */
@@ -79,7 +85,6 @@ class LiveDocument {
     if (!kernel || this.comm || this.probing || kernel.connectionStatus !== 'connected') {
       return;
     }
-    this.listenForHello(kernel);
     this.probing = true;
     try {
       const reply = await kernel.requestCommInfo({ target_name: BEACON });
@@ -103,8 +108,17 @@ class LiveDocument {
     return this.context.sessionContext.session?.kernel ?? null;
   }
 
-  private listenForHello(kernel: Kernel.IKernelConnection): void {
-    if (helloKernels.has(kernel)) {
+  /** The kernel connected (again): listen for its hello, and probe once started. */
+  private connected(): void {
+    this.listenForHello();
+    if (this.started) {
+      void this.probe();
+    }
+  }
+
+  private listenForHello(): void {
+    const kernel = this.kernel;
+    if (!kernel || helloKernels.has(kernel)) {
       return;
     }
     helloKernels.add(kernel);
@@ -140,7 +154,10 @@ class LiveDocument {
 
   private reset(): void {
     this.comm = null; // the old kernel's comm died with it
-    void this.probe();
+    this.listenForHello();
+    if (this.started) {
+      void this.probe();
+    }
   }
 
   private onStatus(status: string): void {
@@ -180,10 +197,12 @@ class LiveDocument {
       const code = error instanceof RequestError ? error.code : 'error';
       reply = { id, ok: false, code, error: String((error as Error).message ?? error) };
       if (data.notify) {
-        // Nobody awaits this reply (`%copilot undo`): tell the user here.
-        Notification.warning(`copilot_nb: not undone, nothing changed: ${reply.error}`, {
-          autoClose: false
-        });
+        // Nobody awaits this reply (`%copilot undo`): tell the user here. Loaded only now, so
+        // the page does not wait for it at start-up.
+        const message = `copilot_nb: not undone, nothing changed: ${reply.error}`;
+        void import('@jupyterlab/apputils').then(({ Notification }) =>
+          Notification.warning(message, { autoClose: false })
+        );
       }
     }
     comm.send(reply);
@@ -313,6 +332,18 @@ class LiveDocument {
 
   comm: Kernel.IComm | null = null;
   private probing = false;
+  private started = false;
+}
+
+/** Resolves when the browser has nothing more urgent to do (at most a few seconds later). */
+function whenIdle(): Promise<void> {
+  return new Promise(resolve => {
+    if ('requestIdleCallback' in window) {
+      window.requestIdleCallback(() => resolve(), { timeout: 3000 });
+    } else {
+      setTimeout(resolve, 500);
+    }
+  });
 }
 
 /** Check one change against the dry run of the cells, and make it there. */
