@@ -3,8 +3,8 @@
 It is a second jupyter_client connection to the kernel that opens a `copilot_nb.live` comm for
 one notebook document, keeps that document in memory (nbformat cell dicts) and answers the
 kernel's requests as index.ts does: `snapshot` (cells with `running`, and `dirty`), `apply`
-(every change checked against the notebook as it is, then all made; `conflict` / `missing` /
-`bad_request` codes otherwise), `set_outputs`. Everything it received is kept in
+(each change checked in order against a dry run of the cells, then all made; `conflict` /
+`missing` / `bad_request` codes otherwise, and none made), `set_outputs`. Everything it received is kept in
 `received`, what it answered in `replies`.
 
 A test plays the user by changing `cells` (under `lock`) while the kernel works, and plays a

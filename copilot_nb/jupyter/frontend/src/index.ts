@@ -28,33 +28,12 @@ import { DocumentRegistry } from '@jupyterlab/docregistry';
 import { INotebookModel, INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
+import { check, ICellChange, JSONObject, RequestError } from './changes';
+
 const TARGET = 'copilot_nb.live';
 const BEACON = 'copilot_nb.beacon';
 const HELLO = 'copilot_nb.hello';
 const PROTOCOL = 1;
-
-type JSONObject = { [key: string]: any };
-
-/** A cell change the kernel asks for; `expected` is the source the agent last saw. */
-interface ICellChange {
-  kind: 'set_source' | 'insert' | 'delete';
-  cell_id?: string;
-  expected?: string;
-  source?: string;
-  after_id?: string | null;
-  cell?: JSONObject;
-  metadata?: JSONObject;
-  clear_outputs?: boolean;
-}
-
-class RequestError extends Error {
-  constructor(
-    message: string,
-    readonly code: string
-  ) {
-    super(message);
-  }
-}
 
 /** One open notebook document and its channel to the kernel that serves it. */
 class LiveDocument {
@@ -346,30 +325,6 @@ function whenIdle(): Promise<void> {
   });
 }
 
-/** Check one change against the dry run of the cells, and make it there. */
-function check(cells: { id: string; source: string }[], change: ICellChange): void {
-  const find = (id: string | null | undefined): number => {
-    const index = cells.findIndex(cell => cell.id === id);
-    if (index < 0) {
-      throw new RequestError(`no cell with id ${id} in the open notebook`, 'missing');
-    }
-    return index;
-  };
-  if (change.kind === 'insert') {
-    const at = change.after_id ? find(change.after_id) + 1 : 0;
-    cells.splice(at, 0, { id: change.cell?.id ?? '', source: change.cell?.source ?? '' });
-    return;
-  }
-  const index = find(change.cell_id);
-  if (change.expected !== undefined && cells[index].source !== change.expected) {
-    throw new RequestError(`cell ${change.cell_id} changed in the open notebook`, 'conflict');
-  }
-  if (change.kind === 'delete') {
-    cells.splice(index, 1);
-  } else {
-    cells[index].source = change.source ?? '';
-  }
-}
 
 const documents = new Map<DocumentRegistry.IContext<INotebookModel>, LiveDocument>();
 const helloKernels = new WeakSet<Kernel.IKernelConnection>();
