@@ -167,3 +167,28 @@ def test_run_all_on_opening_is_live_from_the_first_request(page, lab, replies):
     ).wait_for(timeout=LONG)
     assert on_disk(lab["root"] / "runall.ipynb")[1] != AGENT_SOURCE, "not the file"
     assert not replies.queue
+
+
+def test_after_a_kernel_restart_the_notebook_is_live_again(page, lab, replies):
+    replies.queue.extend(
+        [
+            reply(
+                "",
+                call("insert_cell", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE),
+            ),
+            reply("Added after the restart."),
+        ]
+    )
+    open_notebook(page, lab, "restart.ipynb", "%load_ext copilot_nb", "%%copilot --yes\nadd a cell")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(0).executionCount"
+    )
+    page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
+    page.wait_for_timeout(1_000)
+    run_cell_at(page, 0)  # %load_ext again, in the new kernel; the request queues behind it
+    run_cell_at(page, 1)
+    page.get_by_text("Added after the restart.").wait_for(timeout=LONG)
+    assert sources(page)[1] == AGENT_SOURCE, "the new kernel edits the open notebook"
+    assert on_disk(lab["root"] / "restart.ipynb")[1] != AGENT_SOURCE
+    assert not replies.queue
