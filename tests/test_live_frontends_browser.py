@@ -192,3 +192,29 @@ def test_after_a_kernel_restart_the_notebook_is_live_again(page, lab, replies):
     assert sources(page)[1] == AGENT_SOURCE, "the new kernel edits the open notebook"
     assert on_disk(lab["root"] / "restart.ipynb")[1] != AGENT_SOURCE
     assert not replies.queue
+
+
+def test_a_renamed_notebook_stays_live_under_its_new_name(page, lab, replies):
+    replies.queue.extend(
+        [
+            reply(
+                "",
+                call(
+                    "insert_cell", id="i", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE
+                ),
+            ),
+            lambda request: reply("Result: " + tool_result(request, "i").split("\n")[0]),
+        ]
+    )
+    open_notebook(page, lab, "before.ipynb", "%load_ext copilot_nb", "%%copilot --yes\nadd a cell")
+    page.evaluate("window.jupyterapp.shell.currentWidget.context.rename('after.ipynb')")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.context.path === 'after.ipynb'"
+    )
+    run_cell_at(page, 1)
+    page.get_by_text("Result: ").wait_for(timeout=LONG)
+    said = page.get_by_text("Result: ").inner_text()
+    assert "in after.ipynb" in said and "live: open in" in said, said
+    assert sources(page)[1] == AGENT_SOURCE
+    assert on_disk(lab["root"] / "after.ipynb")[1] != AGENT_SOURCE
+    assert not replies.queue
