@@ -230,3 +230,25 @@ def test_model_text_put_into_the_open_notebook_never_runs(page, lab, replies):
     assert page.evaluate("window.__xss") is None
     assert page.evaluate(HANDLERS) == []
     assert not replies.queue
+
+
+def test_ctrl_z_in_a_cell_takes_back_the_agents_edit_of_it(page, lab, replies):
+    def rewrite(request: ScriptedRequest) -> ScriptedTurn:
+        cell_id = cell_id_of(tool_result(request, "l"), "total = 1")
+        return reply("", call("replace_cell", id="e", cell_id=cell_id, source="total = 2"))
+
+    replies.queue.extend([reply("", call("list_cells", id="l")), rewrite, reply("Changed.")])
+    open_notebook(
+        page, lab, "ctrlz.ipynb", "%load_ext copilot_nb", "total = 1", "%%copilot --yes\nchange it"
+    )
+    run_cell_at(page, 2)
+    page.get_by_text("Changed.").wait_for(timeout=LONG)
+    assert sources(page)[1] == "total = 2"
+    page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".cm-content").click()
+    page.keyboard.press("Control+z")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1)"
+        ".sharedModel.getSource() === 'total = 1'",
+        timeout=5_000,
+    )
+    assert not replies.queue

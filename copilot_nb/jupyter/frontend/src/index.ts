@@ -10,8 +10,8 @@
  *
  * The kernel sends requests `{id, op, ...}` and gets `{id, ok, result}` or `{id, ok: false,
  * error, code}` back. Ops: `snapshot` (every cell as nbformat JSON, plus which cell runs now),
- * `apply` (a list of changes checked first and then made in one shared-model transaction, so
- * the notebook's own undo takes them back), `set_outputs` (a cell's outputs and execution
+ * `apply` (a list of changes all checked first, then made through the undo history the user's
+ * own keys take back), `set_outputs` (a cell's outputs and execution
  * count). A change names the source it expects a cell to have; if the user changed the cell
  * meanwhile, nothing is changed and the reply says `conflict`. A request marked `notify` (an
  * undo nobody waits for) shows a failure as a notification instead.
@@ -232,17 +232,23 @@ class LiveDocument {
   /**
    * Check the changes in order against a dry run of the cells' ids and sources (a change may
    * build on an earlier one: an undo re-inserts a cell, then restores its source), then make
-   * them all in one transaction (one undo step). One refused change changes nothing.
+   * them all. One refused change changes nothing.
    */
   private apply(changes: ICellChange[]): JSONObject {
     const shared = this.model.sharedModel;
     const dryRun = shared.cells.map(cell => ({ id: cell.getId(), source: cell.getSource() }));
     changes.forEach(change => check(dryRun, change));
-    shared.transact(() => {
-      for (const change of changes) {
-        this.applyOne(change);
+    // Checked, then made with no await in between (nothing the user types can land in the
+    // middle). Each change goes through the undo history the user's own key takes back: cells
+    // added or removed through the notebook's (Z), a cell's text through that cell's (Ctrl+Z).
+    for (const change of changes) {
+      if (change.kind === 'set_source') {
+        const cell = shared.cells[this.indexOf(change.cell_id ?? '')];
+        cell.transact(() => this.applyOne(change));
+      } else {
+        shared.transact(() => this.applyOne(change));
       }
-    });
+    }
     return { applied: changes.length, cells: shared.cells.length };
   }
 
