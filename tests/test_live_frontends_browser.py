@@ -172,8 +172,8 @@ def test_run_all_on_opening_is_live_from_the_first_request(page, lab, replies):
 RESTART_CANCELS_SUBSHELL = re.compile(
     r"^Error: Canceled future for create_subshell_request message before replies were done"
 )
-"""JupyterLab's widget manager asks a new kernel for a subshell; a restart while it waits
-cancels that request, and JupyterLab reports it as uncaught (with or without copilot_nb)."""
+"""JupyterLab's widget manager asks a kernel for a subshell (copilot_nb never does); a restart
+while it waits cancels that request, and JupyterLab reports it as uncaught."""
 
 
 def test_after_a_kernel_restart_the_notebook_is_live_again(page, lab, replies, known_page_errors):
