@@ -9,6 +9,7 @@ from typing import Any
 import nbformat
 
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
+from tests.live_story import cell_id_of
 
 USER_SOURCE = "user_value = 41\nuser_value"
 AGENT_SOURCE = "print(user_value + 1)"
@@ -23,22 +24,12 @@ MODEL = """
 """
 
 
-def tool_result(request: ScriptedRequest, call_id: str) -> str:
-    return next(m["content"] for m in request.messages if m.get("tool_call_id") == call_id)
-
-
-def cell_id_of(listing: str, source_start: str) -> str:
-    """The id list_cells gives the cell whose first line starts so."""
-    line = next(line for line in listing.splitlines() if f"| {source_start}" in line)
-    return line.split("id=")[1].split()[0]
-
-
 def agent_story() -> list[Any]:
     """list_cells, insert a cell after the user's unsaved one, run the user's cell, answer."""
     found: dict[str, str] = {}
 
     def insert_after_users_cell(request: ScriptedRequest) -> ScriptedTurn:
-        listing = tool_result(request, "l")
+        listing = request.tool_results["l"]
         assert "live: open in" in listing, listing
         found["user"] = cell_id_of(listing, "user_value = 41")
         return reply(
@@ -53,11 +44,11 @@ def agent_story() -> list[Any]:
         )
 
     def run_users_cell(request: ScriptedRequest) -> ScriptedTurn:
-        assert "inserted cell" in tool_result(request, "i")
+        assert "inserted cell" in request.tool_results["i"]
         return reply("", call("run_cell", id="r", cell_id=found["user"]))
 
     def answer(request: ScriptedRequest) -> ScriptedTurn:
-        ran = tool_result(request, "r")
+        ran = request.tool_results["r"]
         assert "[result]" in ran and "41" in ran, ran
         return reply("Added a cell after yours and ran yours.")
 

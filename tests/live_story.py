@@ -11,16 +11,10 @@ from typing import Any
 import nbformat
 import pytest
 
-from copilot_nb.testing import ScriptedRequest
 from tests.kernel_session import KernelSession
 from tests.live_frontend import LiveFrontEnd
 
 STAMP_AT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-
-
-def tool_results(request: ScriptedRequest) -> dict[str, str]:
-    """The tool results a request carried, by tool call id."""
-    return {m["tool_call_id"]: m["content"] for m in request.messages if m.get("role") == "tool"}
 
 
 def cell_id_of(listing: str, source_start: str) -> str:

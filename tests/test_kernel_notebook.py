@@ -14,11 +14,6 @@ from tests.kernel_session import KernelSession, scripted_env
 pytestmark = pytest.mark.kernel
 
 
-def tool_results(request: ScriptedRequest) -> dict[str, str]:
-    """The tool results a request carried, by tool call id."""
-    return {m["tool_call_id"]: m["content"] for m in request.messages if m.get("role") == "tool"}
-
-
 def test_a_copilot_cell_reads_the_live_dataframe_and_adds_a_cell_to_the_notebook(
     serve, tmp_path: Path
 ) -> None:
@@ -33,7 +28,7 @@ def test_a_copilot_cell_reads_the_live_dataframe_and_adds_a_cell_to_the_notebook
 
     def insert_after_listing(request: ScriptedRequest) -> ScriptedTurn:
         """The model adds its cell after the last one list_cells showed."""
-        listing = tool_results(request)["l"]
+        listing = request.tool_results["l"]
         last_id = listing.splitlines()[-2].split("id=")[1].split()[0]
         return reply(
             "",
@@ -68,7 +63,7 @@ def test_a_copilot_cell_reads_the_live_dataframe_and_adds_a_cell_to_the_notebook
     finally:
         kernel.close()
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert "sales" in results["v"] and "pandas.DataFrame" in results["v"]
     assert "(3, 2)" in results["v"]
     described = results["d"]
@@ -117,7 +112,7 @@ def test_run_code_and_history_in_a_real_kernel(serve, tmp_path: Path) -> None:
     finally:
         kernel.close()
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     history = results["h"].splitlines()
     assert history[:4] == [
         "In [1]: %load_ext copilot_nb",
@@ -168,7 +163,7 @@ def test_denied_edits_are_reported_and_undo_restores_file_and_notebook_byte_for_
         (shown,) = denied.final_displays("text/html").values()
         assert "<div>✗ <strong>delete_cell</strong>" in shown and "not allowed" in shown
         assert notebook.read_bytes() == changed
-        assert "denied" in tool_results(server.requests[-1])["d"]
+        assert "denied" in server.requests[-1].tool_results["d"]
 
         diff = kernel.execute("%copilot diff")
         (report,) = diff.final_displays("text/html").values()

@@ -13,17 +13,13 @@ from typing import Any
 
 import pytest
 
-from copilot_nb.testing import ScriptedRequest, call, reply
+from copilot_nb.testing import call, reply
 from tests.kernel_session import KernelSession, scripted_env
 from tests.secret_namespace import SECRETS, SETUP, TABLE, check
 
 pytestmark = pytest.mark.kernel
 
 ENV_SECRET = "kernel-env-secret-4f9a2c"
-
-
-def tool_results(request: ScriptedRequest) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in request.messages if m.get("role") == "tool"}
 
 
 def test_the_lookup_table_in_a_real_kernel(tmp_path: Path) -> None:
@@ -87,7 +83,7 @@ def test_a_hijacked_model_never_sees_a_secret_from_the_kernel(serve: Any, tmp_pa
     finally:
         kernel.close()
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert "<masked: str of 56 chars; ask to reveal>" in results["key"]
     assert "subprocess is a module" in results["environ"]
     assert "the process environment (os.environ)" in results["env"]

@@ -27,7 +27,6 @@ from tests.live_page import (
     on_disk,
     run_cell_at,
     sources,
-    tool_result,
     type_unsaved_cell_below_first,
 )
 
@@ -100,7 +99,7 @@ def test_an_edit_to_a_cell_the_user_changed_since_is_refused(page, lab, replies)
     name = "conflict.ipynb"
 
     def edit_after_the_user_typed(request: ScriptedRequest) -> ScriptedTurn:
-        cell_id = cell_id_of(tool_result(request, "l"), "total = 1")
+        cell_id = cell_id_of(request.tool_results["l"], "total = 1")
         time.sleep(4)  # the model thinks; meanwhile the user types in that cell
         return reply("", call("replace_cell", id="e", cell_id=cell_id, source="total = 99"))
 
@@ -108,7 +107,7 @@ def test_an_edit_to_a_cell_the_user_changed_since_is_refused(page, lab, replies)
         [
             reply("", call("list_cells", id="l")),
             edit_after_the_user_typed,
-            lambda request: reply("Refused: " + tool_result(request, "e")),
+            lambda request: reply("Refused: " + request.tool_results["e"]),
         ]
     )
     open_notebook(
@@ -136,7 +135,7 @@ def test_copilot_undo_restores_the_open_cells(page, lab, replies):
     path = lab["root"] / name
 
     def rewrite_the_cell(request: ScriptedRequest) -> ScriptedTurn:
-        cell_id = cell_id_of(tool_result(request, "l"), "total = 1")
+        cell_id = cell_id_of(request.tool_results["l"], "total = 1")
         return reply("", call("replace_cell", id="e", cell_id=cell_id, source="total = 2"))
 
     replies.queue.extend(
@@ -191,8 +190,8 @@ def test_model_text_put_into_the_open_notebook_never_runs(page, lab, replies):
     html_cell = f"from IPython.display import HTML\nHTML({quiet!r})"
 
     def run_the_html_cell(request: ScriptedRequest) -> ScriptedTurn:
-        assert "may not load anything from elsewhere" in tool_result(request, "all")
-        cell_id = tool_result(request, "c").split("inserted cell ")[1].split()[0]
+        assert "may not load anything from elsewhere" in request.tool_results["all"]
+        cell_id = request.tool_results["c"].split("inserted cell ")[1].split()[0]
         return reply("", call("run_cell", id="r", cell_id=cell_id))
 
     replies.queue.extend(
@@ -234,7 +233,7 @@ def test_model_text_put_into_the_open_notebook_never_runs(page, lab, replies):
 
 def test_ctrl_z_in_a_cell_takes_back_the_agents_edit_of_it(page, lab, replies):
     def rewrite(request: ScriptedRequest) -> ScriptedTurn:
-        cell_id = cell_id_of(tool_result(request, "l"), "total = 1")
+        cell_id = cell_id_of(request.tool_results["l"], "total = 1")
         return reply("", call("replace_cell", id="e", cell_id=cell_id, source="total = 2"))
 
     replies.queue.extend([reply("", call("list_cells", id="l")), rewrite, reply("Changed.")])

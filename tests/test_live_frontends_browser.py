@@ -22,7 +22,6 @@ from tests.live_page import (
     on_disk,
     run_cell_at,
     sources,
-    tool_result,
 )
 
 pytestmark = pytest.mark.browser
@@ -157,7 +156,7 @@ def test_run_all_on_opening_is_live_from_the_first_request(page, lab, replies):
                     "insert_cell", id="i", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE
                 ),
             ),
-            lambda request: reply(tool_result(request, "i").split(":")[0].split("(")[-1]),
+            lambda request: reply(request.tool_results["i"].split(":")[0].split("(")[-1]),
         ]
     )
     open_notebook(page, lab, "runall.ipynb", "%load_ext copilot_nb", "%%copilot --yes\nadd a cell")
@@ -211,7 +210,7 @@ def test_a_renamed_notebook_stays_live_under_its_new_name(page, lab, replies):
                     "insert_cell", id="i", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE
                 ),
             ),
-            lambda request: reply("Result: " + tool_result(request, "i").split("\n")[0]),
+            lambda request: reply("Result: " + request.tool_results["i"].split("\n")[0]),
         ]
     )
     open_notebook(page, lab, "before.ipynb", "%load_ext copilot_nb", "%%copilot --yes\nadd a cell")

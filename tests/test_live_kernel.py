@@ -18,7 +18,7 @@ import pytest
 
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
 from tests.live_frontend import LiveFrontEnd
-from tests.live_story import STAMP_AT, cell_id_of, copilot, saved_notebook, tool_results
+from tests.live_story import STAMP_AT, cell_id_of, copilot, saved_notebook
 
 pytestmark = pytest.mark.kernel
 
@@ -38,7 +38,7 @@ def test_the_agent_sees_the_unsaved_cell_and_edits_the_open_notebook_never_the_f
     ids: dict[str, str] = {}
 
     def insert_and_edit(request: ScriptedRequest) -> ScriptedTurn:
-        listing = tool_results(request)["l"]
+        listing = request.tool_results["l"]
         ids.update(
             title=cell_id_of(listing, "# Sales"),
             x=cell_id_of(listing, "x = 1"),
@@ -69,7 +69,7 @@ def test_the_agent_sees_the_unsaved_cell_and_edits_the_open_notebook_never_the_f
     front = front_end(kernel, "sales.ipynb", open_cells)
     copilot(kernel)
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     listing = results["l"]
     assert listing.startswith("sales.ipynb: 3 cells (code 2, markdown 1)")
     assert f"#2 code [ ] id={ids['draft']} | draft = 'unsaved'" in listing
@@ -124,7 +124,7 @@ def test_a_cell_the_user_changed_after_the_agent_read_it_is_not_overwritten(
     front["nb"] = front_end(kernel, "work.ipynb", cells)
     copilot(kernel)
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert "since you read it" in results["e1"] and "nothing was changed" in results["e1"]
     assert "since you read it" in results["e2"] and "nothing was changed" in results["e2"]
     assert front["nb"].sources() == ["total = 7  # mine", "rate = 5  # mine"]
@@ -157,7 +157,7 @@ def test_without_a_jupyter_server_the_tools_use_the_file_at_once(
     kernel = kernel_for(server)
     copilot(kernel)
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert results["l"].endswith("(file on disk)")
     assert results["i"].startswith("inserted cell ") and "(file on disk)" in results["i"]
     assert [c.source for c in nbformat.read(notebook, 4).cells] == ["a = 1", "b = 2"]
@@ -182,7 +182,7 @@ def test_with_a_jupyter_server_but_no_front_end_the_first_edit_says_how_to_get_l
     kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     copilot(kernel)
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert results["l"].endswith("(file on disk: no open notebook answered)")
     assert "Reload Notebook from Disk" in results["i1"]
     assert "Reload Notebook from Disk" not in results["i2"]
@@ -223,7 +223,7 @@ def test_two_notebooks_on_one_kernel_each_call_lands_in_the_notebook_it_names(
     ours = front_end(kernel, "mine.ipynb", mine_cells)
     copilot(kernel)
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert results["l"].startswith("mine.ipynb: 1 cells")
     assert "in mine.ipynb" in results["m"] and "in other.ipynb" in results["o"]
     assert results["lo"].startswith("other.ipynb: 2 cells") and "| o2" in results["lo"]
@@ -253,7 +253,7 @@ def test_unloading_the_extension_closes_the_channel_and_the_tools_use_the_file(
     assert front.wait_closed(), "the front end's comm was closed"
     copilot(kernel)
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert "file on disk" in results["l"] and "file on disk" in results["i"]
     assert front.received == [], "nothing was asked of the closed notebook"
     assert front.sources() == ["a = 1"]
@@ -280,7 +280,7 @@ def test_a_front_end_that_does_not_answer_is_reported_and_the_next_call_works(
     front.ignore_next = 1
     copilot(kernel)
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert "the open notebook slow.ipynb did not answer within 0.5 s" in results["silent"]
     assert "nothing was changed" in results["silent"]
     assert results["again"].startswith("slow.ipynb: 1 cells")

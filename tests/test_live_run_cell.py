@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from copilot_nb.testing import call, reply
-from tests.live_story import copilot, saved_notebook, tool_results
+from tests.live_story import copilot, saved_notebook
 from tests.notebook_samples import png
 
 pytestmark = pytest.mark.kernel
@@ -60,7 +60,7 @@ def test_run_cell_runs_the_unsaved_source_and_puts_outputs_in_the_open_cell(
     copilot(kernel)
     assert kernel.execute("assert answer == 42").status == "ok", "what ran stays defined"
 
-    results = tool_results(server.requests[-1])
+    results = server.requests[-1].tool_results
     assert results["ok"].startswith(f"ran cell {saved[0]['id']} (#0) of run.ipynb in ")
     assert "(live: open in JupyterLab" in results["ok"]
     assert "[stdout]\nhello" in results["ok"] and "[stderr]\ncareful" in results["ok"]
@@ -108,7 +108,7 @@ def test_run_cell_shows_a_matplotlib_figure_by_its_size(
     front = front_end(kernel, "plot.ipynb", cells)
     copilot(kernel)
 
-    result = tool_results(server.requests[-1])["p"]
+    result = server.requests[-1].tool_results["p"]
     assert re.search(r"\[image/png \d+x\d+\]", result), result
     assert "iVBOR" not in result
     assert any("image/png" in o.get("data", {}) for o in front.cell(0)["outputs"])

@@ -96,10 +96,6 @@ async def slow_tools() -> AsyncIterator[None]:
     released.set()
 
 
-def tool_results(request: Any) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in request.messages if m["role"] == "tool"}
-
-
 # --- parse_arguments and the registry, directly -----------------------------------------------
 
 
@@ -217,7 +213,7 @@ async def test_a_timed_out_tool_becomes_a_result_and_the_turn_goes_on(
     assert isinstance(events[-1], Done) and events[-1].text == "Both were too slow."
     finished = [e for e in events if isinstance(e, ToolFinished)]
     assert [(e.ok, e.summary) for e in finished] == [(False, "timed out after 0.2 s")] * 2
-    results = tool_results(server.requests[1])
+    results = server.requests[1].tool_results
     assert results["a"].startswith("slow_async did not finish within 0.2 s")
     assert results["s"].startswith("slow_sync did not finish within 0.2 s")
     server.assert_complete()
@@ -255,11 +251,11 @@ async def test_hostile_arguments_become_an_error_result_and_the_turn_ends_done(
         "nothing to approve: it cannot run"
     )
     assert isinstance(events[-1], Done) and events[-1].text == "Read it properly the second time."
-    assert tool_results(server.requests[1])["bad"].startswith(expected)
+    assert server.requests[1].tool_results["bad"].startswith(expected)
     kept = next(m for m in server.requests[1].messages if m.get("tool_calls"))["tool_calls"][0]
     assert "refused_arguments" in kept["function"]["arguments"]
     assert len(json.dumps(server.requests[2].body)) < 50_000, "the history keeps a note, not them"
-    assert "hello" in tool_results(server.requests[2])["good"]
+    assert "hello" in server.requests[2].tool_results["good"]
     server.assert_complete()
 
 

@@ -28,10 +28,12 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
-from ..workspace.restore import Action
+
+if TYPE_CHECKING:  # only a type: %load_ext imports this module, and stays light
+    from ..workspace.restore import Action
 
 TARGET = "copilot_nb.live"
 BEACON = "copilot_nb.beacon"

@@ -69,6 +69,11 @@ class ScriptedRequest:
     def messages(self) -> list[Mapping[str, Any]]:
         return list(self.body.get("messages", []))
 
+    @property
+    def tool_results(self) -> dict[str, str]:
+        """The tool results the request carried, by tool call id (what a scripted turn reads)."""
+        return {m["tool_call_id"]: m["content"] for m in self.messages if m.get("role") == "tool"}
+
 
 Reply = Union[ScriptedTurn, ScriptedFailure]
 Step = Union[ScriptedTurn, ScriptedFailure, Callable[[ScriptedRequest], Reply]]

@@ -25,7 +25,7 @@ from .context import ToolContext
 from .execute import CodeRun, run_code_in
 from .masking import redact_text
 from .notebook import find_cell
-from .notebook_store import commit, conflict_message, open_notebook, stamp
+from .notebook_store import Opened, commit, conflict_message, open_notebook, stamp
 from .outputs import describe_output
 from .registry import ToolOutput, ToolSet, bound_tool
 
@@ -66,7 +66,7 @@ async def run_cell(
     code = ctx.shell.transform_cell(source) if ctx.shell is not None else source
     run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
     outputs = notebook_outputs(run, ctx.shell, timeout)
-    await _put_outputs(ctx, notebook, cell.id, source, outputs)
+    await _put_outputs(ctx, opened, cell.id, source, outputs)
     return _result(opened.path, cell.id, index, run, outputs, opened.note)
 
 
@@ -115,28 +115,29 @@ def _formatted(value: Any, shell: Any | None) -> tuple[dict[str, Any], dict[str,
 
 
 async def _put_outputs(
-    ctx: ToolContext, notebook: str | None, cell_id: str, source: str, outputs: list[dict[str, Any]]
+    ctx: ToolContext, opened: Opened, cell_id: str, source: str, outputs: list[dict[str, Any]]
 ) -> None:
-    """Put the outputs into the cell, unless the user changed its source while it ran."""
+    """Put the outputs into the cell, unless the user changed its source while it ran: the
+    open notebook checks that itself as it sets them; the file is read again to check."""
     marks = stamp(ctx, "ran")
+    if opened.view is not None:
+        await opened.view.request(
+            "set_outputs",
+            cell_id=cell_id,
+            expected=source,
+            outputs=outputs,
+            execution_count=None,
+            metadata=marks,
+        )
+        return
     async with ctx.notebooks.lock:
-        opened = await open_notebook(ctx, notebook, for_edit=False)
-        index, cell = find_cell(opened.loaded, cell_id)
+        now = await open_notebook(ctx, opened.path, for_edit=False)
+        index, cell = find_cell(now.loaded, cell_id)
         if cell_source(cell) != source:
-            raise ToolError(conflict_message(opened.path, cell_id, index) + " (it ran, though)")
-        if opened.view is not None:
-            await opened.view.request(
-                "set_outputs",
-                cell_id=cell_id,
-                expected=source,
-                outputs=outputs,
-                execution_count=None,
-                metadata=marks,
-            )
-            return
+            raise ToolError(conflict_message(now.path, cell_id, index) + " (it ran, though)")
         cell["outputs"], cell["execution_count"] = outputs, None
         cell.setdefault("metadata", {}).update(marks)
-        await commit(ctx, opened, [])
+        await commit(ctx, now, [])
 
 
 def _result(
