@@ -8,8 +8,11 @@ generous deadline that only guards against a hang.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from copilot_nb.tools import ToolOutput, ToolSet
@@ -58,3 +61,22 @@ class Sleeps:
 
     def clock(self) -> float:
         return self.now
+
+
+SNAPSHOTS = Path(__file__).parent / "data" / "snapshots"
+
+
+def assert_schemas_match_snapshot(tools: ToolSet, name: str) -> None:
+    """What the model sees of these tools equals `data/snapshots/NAME`, so a change to it shows
+    up as a diff of that file (rewritten with COPILOT_NB_UPDATE_SNAPSHOTS=1)."""
+    snapshot = SNAPSHOTS / name
+    actual = [
+        {"name": s.name, "description": s.description, "parameters": s.parameters}
+        for s in tools.list_tools()
+    ]
+    if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
+        snapshot.parent.mkdir(parents=True, exist_ok=True)
+        snapshot.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n")
+    assert json.loads(snapshot.read_text()) == actual, (
+        "tool schemas changed; rerun with COPILOT_NB_UPDATE_SNAPSHOTS=1 and review the diff"
+    )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import threading
@@ -19,7 +17,7 @@ import pytest
 from copilot_nb.jupyter.magics import transform_copilot_cell
 from copilot_nb.tools import ToolOutput, ToolSet, execute
 from copilot_nb.tools.kernel import kernel_tools
-from tests.helpers import call, wait_until
+from tests.helpers import assert_schemas_match_snapshot, call, wait_until
 
 
 @pytest.fixture
@@ -61,20 +59,9 @@ def test_the_tools_and_their_categories(tools: ToolSet) -> None:
     }
 
 
-SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "kernel_tools_schema.json"
-
-
 def test_the_kernel_tool_schemas_match_the_snapshot(tools: ToolSet) -> None:
     """A change to what the model sees must show up as a diff of the snapshot file."""
-    actual = [
-        {"name": s.name, "description": s.description, "parameters": s.parameters}
-        for s in tools.list_tools()
-    ]
-    if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
-        SNAPSHOT.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n")
-    assert json.loads(SNAPSHOT.read_text()) == actual, (
-        "tool schemas changed; rerun with COPILOT_NB_UPDATE_SNAPSHOTS=1 and review the diff"
-    )
+    assert_schemas_match_snapshot(tools, "kernel_tools_schema.json")
 
 
 # --- list_variables ---------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import struct
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from copilot_nb.tools.notebook import notebook_tools
 from copilot_nb.tools.outputs import image_size
 from copilot_nb.workspace.notebook_file import current_notebook_path, read_notebook
 from copilot_nb.workspace.workspace import Workspace
-from tests.helpers import call
+from tests.helpers import assert_schemas_match_snapshot, call
 from tests.notebook_samples import (
     JPEG_B64,
     PNG_B64,
@@ -60,20 +59,9 @@ def test_the_tools_have_the_documented_names_arguments_and_categories(tools: Too
     assert '"#N"' in specs["read_cell"].parameters["properties"]["cell_id"]["description"]
 
 
-SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "notebook_tools_schema.json"
-
-
 def test_the_notebook_tool_schemas_match_the_snapshot(tools: ToolSet) -> None:
     """A change to what the model sees must show up as a diff of the snapshot file."""
-    actual = [
-        {"name": s.name, "description": s.description, "parameters": s.parameters}
-        for s in tools.list_tools()
-    ]
-    if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
-        SNAPSHOT.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n")
-    assert json.loads(SNAPSHOT.read_text()) == actual, (
-        "tool schemas changed; rerun with COPILOT_NB_UPDATE_SNAPSHOTS=1 and review the diff"
-    )
+    assert_schemas_match_snapshot(tools, "notebook_tools_schema.json")
 
 
 # --- reading ----------------------------------------------------------------------------------

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from copilot_nb.tools import text_search as engine
 from copilot_nb.tools.search import search_tools
 from copilot_nb.tools.walk import compile_glob
 from copilot_nb.workspace.workspace import Workspace
-from tests.helpers import call
+from tests.helpers import assert_schemas_match_snapshot, call
 
 
 @pytest.fixture
@@ -328,17 +326,6 @@ def test_the_search_tools_and_their_categories(ws: Workspace) -> None:
     }
 
 
-SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "search_tools_schema.json"
-
-
 def test_the_search_tool_schemas_match_the_snapshot(ws: Workspace) -> None:
     """A change to what the model sees must show up as a diff of the snapshot file."""
-    actual = [
-        {"name": s.name, "description": s.description, "parameters": s.parameters}
-        for s in search_tools(ws).list_tools()
-    ]
-    if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
-        SNAPSHOT.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n")
-    assert json.loads(SNAPSHOT.read_text()) == actual, (
-        "tool schemas changed; rerun with COPILOT_NB_UPDATE_SNAPSHOTS=1 and review the diff"
-    )
+    assert_schemas_match_snapshot(search_tools(ws), "search_tools_schema.json")

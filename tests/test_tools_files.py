@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +11,7 @@ from copilot_nb.events import FileChanged
 from copilot_nb.tools import ToolSet, file_tools
 from copilot_nb.tools import files as files_module
 from copilot_nb.workspace.workspace import Workspace
-from tests.helpers import call
-
-SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "file_tools_schema.json"
-
+from tests.helpers import assert_schemas_match_snapshot, call
 
 # --- read_file --------------------------------------------------------------------------------
 
@@ -301,16 +296,7 @@ def test_file_tools_are_exactly_four_with_edit_categories(ws: Workspace) -> None
 
 def test_the_file_tool_schemas_match_the_snapshot(ws: Workspace) -> None:
     """A change to what the model sees must show up as a diff of the snapshot file."""
-    actual = [
-        {"name": s.name, "description": s.description, "parameters": s.parameters}
-        for s in file_tools(ws).list_tools()
-    ]
-    if os.environ.get("COPILOT_NB_UPDATE_SNAPSHOTS"):
-        SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
-        SNAPSHOT.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n")
-    assert json.loads(SNAPSHOT.read_text()) == actual, (
-        "tool schemas changed; rerun with COPILOT_NB_UPDATE_SNAPSHOTS=1 and review the diff"
-    )
+    assert_schemas_match_snapshot(file_tools(ws), "file_tools_schema.json")
 
 
 async def test_schema_violations_list_each_problem(tools: ToolSet) -> None:
