@@ -93,6 +93,8 @@ class ApprovalNeeded:
     summary: str
     category: str
     decision: asyncio.Future[tuple[bool, str]] = field(repr=False)
+    note: str = ""
+    """What else approving means (for an MCP tool: that its server becomes trusted)."""
 
     def approve(self) -> None:
         self._answer(True, "")
@@ -145,6 +147,32 @@ class CellChanged:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ToolsUpdated:
+    """The tool set changed (an MCP server announced new tools, or stopped): the model is offered
+    the new set from its next request on."""
+
+    source: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    """Tools whose description or parameters are different now."""
+    note: str = ""
+    """Why, where it is not a plain change of the list (a server crashed, failed to start)."""
+
+    @property
+    def text(self) -> str:
+        """One line for a transcript: `tools of git updated: +git__log, −git__diff`."""
+        parts = [
+            *(f"+{name}" for name in self.added),
+            *(f"−{name}" for name in self.removed),
+            *(f"~{name}" for name in self.changed),
+        ]
+        listed = ", ".join(parts[:12]) + (f" and {len(parts) - 12} more" if len(parts) > 12 else "")
+        line = f"tools of {self.source} updated" + (f": {listed}" if listed else "")
+        return f"{line} ({self.note})" if self.note else line
+
+
+@dataclass(frozen=True, kw_only=True)
 class UsageReported:
     """Token usage of one model request."""
 
@@ -173,6 +201,7 @@ AgentEvent = Union[
     ToolFinished,
     FileChanged,
     CellChanged,
+    ToolsUpdated,
     UsageReported,
     Notice,
     Done,

@@ -3,7 +3,8 @@
 Reads are harmless and run at once, except reads of secrets (`.env`, keys, credentials, masked
 kernel variables), which ask: a hijacked model must not be able to read a token and put it in its
 next request unseen. Edits and code execution change the user's world, so the surfaces (magic,
-panel) ask by default. A denial is not an error of ours: it becomes a result the
+panel) ask by default. So do calls of MCP servers' tools (`external`): they run outside the
+sandbox; approving one call trusts its server until its command or its tools change. A denial is not an error of ours: it becomes a result the
 model reads ("the user denied ..."), and it can try another way or ask the user.
 """
 
@@ -21,13 +22,14 @@ DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalPolicy:
-    """`allow`, `ask` or `deny` per category (read, read-secret, edit, execute), with per-tool
-    overrides."""
+    """`allow`, `ask` or `deny` per category (read, read-secret, edit, execute, external), with
+    per-tool overrides."""
 
     read: Decision = "allow"
     read_secret: Decision = "ask"
     edit: Decision = "ask"
     execute: Decision = "ask"
+    external: Decision = "ask"
     tools: Mapping[str, Decision] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -36,6 +38,7 @@ class ApprovalPolicy:
             ("read_secret", self.read_secret),
             ("edit", self.edit),
             ("execute", self.execute),
+            ("external", self.external),
             *self.tools.items(),
         ):
             if value not in DECISIONS:
@@ -53,27 +56,35 @@ class ApprovalPolicy:
             return self.read_secret
         if category == "execute":
             return self.execute
+        if category == "external":
+            return self.external
         return self.edit  # "edit" and any category we do not know: changes ask
 
     @classmethod
     def allow_all(cls) -> ApprovalPolicy:
         """Everything runs without asking, reading secrets too: for a script that owns its loop."""
-        return cls(read="allow", read_secret="allow", edit="allow", execute="allow")
+        return cls(
+            read="allow", read_secret="allow", edit="allow", execute="allow", external="allow"
+        )
 
     def approve_changes(self) -> ApprovalPolicy:
-        """The same policy with every edit and execution allowed (`--yes`); secrets still ask."""
+        """The same policy with every edit, execution and MCP call allowed (`--yes`); secrets
+        still ask."""
         return replace(
             self,
             edit="allow",
             execute="allow",
+            external="allow",
             tools={k: v for k, v in self.tools.items() if v != "ask"},
         )
 
     def read_only(self) -> ApprovalPolicy:
-        """The same policy with every change refused (`--read-only`)."""
+        """The same policy with every change refused (`--read-only`): MCP tools too, since
+        nothing says what they change."""
         return replace(
             self,
             edit="deny",
             execute="deny",
+            external="deny",
             tools={k: v for k, v in self.tools.items() if v != "allow"},
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
@@ -29,6 +29,7 @@ from ..events import (
     ToolCallDelta,
     ToolFinished,
     ToolStarted,
+    ToolsUpdated,
     UsageReported,
 )
 from ..messages import (
@@ -114,6 +115,10 @@ class Agent:
         self.messages: list[Message] = [SystemMessage(content=self.system_prompt)]
         self.running = False
         """True while a turn is under way."""
+        self.tool_updates: Callable[[], Awaitable[list[ToolsUpdated]]] | None = None
+        """Asked before each model request: how the tool set changed since the last time (an
+        MCP server's tools). Whoever answers has already made `tools` current; the loop shows
+        the changes, and the request offers the new set."""
 
     def reset(self) -> None:
         """Forget the conversation; keep the model, tools, workspace and context settings."""
@@ -213,6 +218,9 @@ class Agent:
         the request is safe. What the user saw of a reply that never completed
         stays in the conversation, marked as interrupted.
         """
+        if self.tool_updates is not None:
+            for update in await self.tool_updates():
+                yield update
         tools = self.tools.list_tools()
         self.messages = await self.context.fit(self.messages, self.model, tools)
         if self.context.last_compaction is not None:
@@ -259,6 +267,9 @@ class Agent:
         else:  # the call cannot run: its error result needs nobody's approval
             category, decision = "read", "allow"
         refusal = ""
+        trust = tool.trust if tool is not None else None
+        if decision == "ask" and trust is not None and trust.granted():
+            decision = "allow"  # its source (an MCP server, unchanged) was approved before
         if decision == "deny":
             refusal = f"{call.name}: denied by the approval policy ({category} tools are not allowed here)"
         elif decision == "ask":
@@ -269,9 +280,12 @@ class Agent:
                 summary=summary,
                 category=category,
                 decision=asyncio.get_running_loop().create_future(),
+                note=trust.note if trust is not None else "",
             )
             yield request
             approved, reason = await request.decision
+            if approved and trust is not None:
+                trust.grant()
             if not approved:
                 refusal = f"{call.name}: the user denied this call" + (
                     f": {reason}" if reason else ""

@@ -13,15 +13,17 @@ from collections.abc import AsyncGenerator, Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
 from itertools import chain
+from pathlib import Path
 from typing import Any, Union
 
 from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
-from ..events import AgentEvent, ApprovalNeeded, Done, Failed
+from ..events import AgentEvent, ApprovalNeeded, Done, Failed, ToolsUpdated
 from ..models.base import Model
 from ..tools import Tool, ToolSet, workspace_tools
 from ..tools.context import LiveNotebooks
 from ..tools.kernel_toolsets import kernel_toolsets
+from ..tools.mcp.servers import McpServers
 from ..tools.wrappers import DeferredToolSet, FilteredToolSet
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy
@@ -54,6 +56,11 @@ class ToolListing:
     """Listed only once `tool_search` finds them."""
 
 
+def current_dir() -> Path:
+    """The kernel's working directory, symlinks resolved: where a turn's workspace is."""
+    return Path(os.path.realpath(os.getcwd()))
+
+
 class CopilotSession:
     """State shared by every surface in one kernel; surfaces read settings, never reach deeper.
 
@@ -84,6 +91,9 @@ class CopilotSession:
                     *kernel_toolsets(shell, ws, live=self.live, model_name=self.model_name)
                 )
             )
+        self.mcp = McpServers()
+        """The workspace's MCP servers: configured from its files, started by the first turn."""
+        self._stopping: Any = None
         self.found_tools: set[str] = set()
         """Tools the model found through `tool_search`: kept listed until the conversation ends."""
         self._resolve = resolve
@@ -157,6 +167,8 @@ class CopilotSession:
         try:
             if new:
                 self.reset()
+            self.mcp.configure(current_dir())
+            await self.mcp.start()
             agent = self.agent_for(model)
             if getattr(model, "offline", False):
                 from ..testing.offline import OFFLINE_NOTE
@@ -199,6 +211,7 @@ class CopilotSession:
         elif str(self.agent.workspace.root) != cwd:
             self.agent.workspace = Workspace(cwd)
         self.agent.tools = self.tools_for(self.agent.workspace)
+        self.agent.tool_updates = self._tool_updates
         self.agent.model = model
         self.agent.approvals = self.approvals  # the standing policy; a turn's own is per run
         self.agent.max_rounds = self.max_rounds
@@ -235,7 +248,11 @@ class CopilotSession:
             for item in factory(workspace):
                 core.add(item)
         extra = ToolSet()
-        for item in [*self.user_tools, *self.namespace_tools()]:
+        for item in [
+            *self.user_tools,
+            *self.namespace_tools(),
+            *self.mcp.tools(taken={t.name for t in core}),
+        ]:
             if item.name in core and not item.override:
                 raise ConfigError(
                     f"tool {item.name!r} has the name of a built-in tool; rename it, "
@@ -247,6 +264,27 @@ class CopilotSession:
                 extra.add(item)
         # shared: what tool_search finds outlives the turn
         return DeferredToolSet(self._allowed(core), self._allowed(extra), enabled=self.found_tools)
+
+    def stop_servers(self) -> None:
+        """Stop the MCP servers (`%unload_ext`): at once when no loop runs, else as a task on
+        the kernel's loop, which finishes while the kernel is idle."""
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(self.mcp.stop())
+            return
+        self._stopping = loop.create_task(self.mcp.stop())
+
+    async def _tool_updates(self) -> list[ToolsUpdated]:
+        """Before each model request: MCP tool lists that changed, with the agent's tool set
+        rebuilt, so the request offers them (also in the middle of a turn)."""
+        await self.mcp.settled()
+        updates = self.mcp.take_updates()
+        if updates and self.agent is not None:
+            self.agent.tools = self.tools_for(self.agent.workspace)
+        return updates
 
     def _allowed(self, tools: ToolSet) -> ToolSet:
         return ToolSet(FilteredToolSet(tools, available=self.available, excluded=self.excluded))

@@ -47,6 +47,7 @@ VERBS = {
     "read-secret": "read a secret (a credential file or a masked variable)",
     "edit": "change files",
     "execute": "run code",
+    "external": "call an MCP server's tool (it runs outside copilot_nb's sandbox)",
 }
 """What a call of each approval category does, as the prompt says it (the panel has the same)."""
 HEAD_LINES = 40
@@ -65,6 +66,8 @@ def question(event: ApprovalNeeded) -> str:
 def warning(event: ApprovalNeeded) -> str:
     """Why approving this edit may run code later (a Makefile, conftest.py, a git hook), or ''."""
     args = event.arguments if isinstance(event.arguments, dict) else {}
+    if event.category == "external":
+        return event.note
     if event.category != "edit":
         return ""
     keys = _PATH_KEYS if "destination" in args else _PATH_KEYS[:2]  # a cell's `source` is code

@@ -35,6 +35,7 @@ from ..events import (
     TextDelta,
     ToolFinished,
     ToolStarted,
+    ToolsUpdated,
     UsageReported,
 )
 from ..text import first_line
@@ -160,7 +161,7 @@ class CellRenderer:
         the model's next reply may keep waiting for a long time)."""
         self._apply(event)
         self._dirty = True
-        at_once = isinstance(event, (ApprovalNeeded, ToolStarted, ToolFinished))
+        at_once = isinstance(event, (ApprovalNeeded, ToolStarted, ToolFinished, ToolsUpdated))
         if at_once or self._clock() - self._last >= self._interval:
             self.flush()
 
@@ -194,6 +195,8 @@ class CellRenderer:
                 self.tokens_out += usage.output_tokens
             case Notice(text=text):
                 blocks.append(_Prose(text, "⚠"))
+            case ToolsUpdated() as update:
+                blocks.append(_Prose(update.text, "↻"))
             case TurnNote(text=text):
                 self.transcript.footer.append(text)
             case Done():

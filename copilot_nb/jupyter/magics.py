@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ..agent.session import CopilotSession
 
 CELL_PREFIX = "%%copilot"
+LINE_PREFIX = "%copilot"
+COPILOT_LINE_CALL = "__import__('copilot_nb.jupyter.magics').jupyter.magics._run_line"
 SETTINGS = (
     "model",
     "max_rounds",
@@ -146,14 +148,30 @@ class CopilotMagics(Magics):
         models; `login` signs in to GitHub Copilot; `tools` lists the agent's tools and
         `tools add NAME` makes a kernel function one; `undo` restores the files and cells the
         last request changed (repeat for earlier ones); `diff` shows those changes; `history`
-        shows the conversation and its token budget.
+        shows the conversation and its token budget; `mcp` lists the MCP servers (`mcp add`,
+        `remove`, `restart`, `forget` manage them).
         """
         if cell is None:
+            if line.split()[:1] == ["mcp"]:
+                _run_blocking(self.run_line(line))
+                return
             from . import commands
 
             commands.run(self.session, line.split(), self)
             return
         _run_blocking(self.run_cell(line, cell))
+
+    async def run_line(self, line: str) -> None:
+        """`%copilot mcp ...`: awaited on the kernel's loop when the cell holds just that line."""
+        import shlex
+
+        from .mcp_command import mcp
+
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%copilot: {exc}") from None
+        await mcp(self.session, words[1:])
 
     # --- one request ------------------------------------------------------------------------
 
@@ -210,7 +228,11 @@ def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:
 
 
 def transform_copilot_cell(lines: list[str]) -> list[str]:
-    """Rewrite a `%%copilot` cell as `await` of its coroutine, so it runs on the kernel's loop."""
+    """Rewrite a `%%copilot` cell, or a cell of just `%copilot mcp ...`, as `await` of its
+    coroutine, so it runs on the kernel's loop."""
+    if lines and lines[0].split()[:2] == [LINE_PREFIX, "mcp"] and not "".join(lines[1:]).strip():
+        line = lines[0].strip()[len(LINE_PREFIX) :].strip()
+        return [f"await {COPILOT_LINE_CALL}({line!r})\n"]
     if not lines or not lines[0].startswith(CELL_PREFIX):
         return lines
     first = lines[0][len(CELL_PREFIX) :]
@@ -245,6 +267,11 @@ async def _run_cell(line: str, cell: str) -> None:
     await copilot_magics().run_cell(line, cell)
 
 
+async def _run_line(line: str) -> None:
+    """What a transformed `%copilot mcp ...` cell awaits."""
+    await copilot_magics().run_line(line)
+
+
 def _warm_up() -> None:
     """Load the agent, its tools and the slow schema library while the user types the first
     request, so the first `%%copilot` cell does not wait for them."""
@@ -270,3 +297,6 @@ def unload_ipython_extension(shell: Any) -> None:
     if transform_copilot_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_copilot_cell)
     live_channel(shell).uninstall()
+    magics = shell.magics_manager.registry.get("CopilotMagics")
+    if magics is not None and magics._session is not None:
+        magics._session.stop_servers()

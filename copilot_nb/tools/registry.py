@@ -24,7 +24,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..config import DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError, SandboxError, ToolError
@@ -36,7 +36,7 @@ from .running import invoke, is_async, within
 from .schema import function_schema
 
 _log = logging.getLogger(__name__)
-CATEGORIES = ("read", "read-secret", "edit", "execute")
+CATEGORIES = ("read", "read-secret", "edit", "execute", "external")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 OWN_TIMEOUT_GRACE = 10.0
 """Seconds a tool with its own time limit gets past it, to stop and report what it did."""
@@ -53,6 +53,19 @@ def _check_name(name: object) -> None:
 
 if TYPE_CHECKING:
     import jsonschema
+
+
+class Trust(Protocol):
+    """The user's standing approval of where a tool comes from (an MCP server, pinned to what
+    it was when approved): while `granted()`, a call that would ask runs; approving a call
+    `grant()`s it."""
+
+    note: str
+    """Why the user is asked (a new server, or one that changed since it was approved)."""
+
+    def granted(self) -> bool: ...
+
+    def grant(self) -> None: ...
 
 
 def schema_library() -> Any:
@@ -90,6 +103,8 @@ class Tool:
     timeout_argument: str | None = None
     """The argument holding the tool's own limit in seconds (run_code's `timeout`): a call may
     then run that long plus a grace even past the tool set's general limit."""
+    trust: Trust | None = field(default=None, compare=False)
+    """Where the tool's source is approved as a whole (MCP servers); None: each call asks."""
 
     def __post_init__(self) -> None:
         _check_name(self.name)

@@ -70,6 +70,10 @@ DEFAULT_DENY: tuple[DenyRule, ...] = (
         pattern=".env.*", reason="tools load it into the environment later (and it holds secrets)"
     ),
     DenyRule(pattern=".envrc", reason="direnv runs it as a shell script when you enter the folder"),
+    DenyRule(
+        pattern="/.mcp.json",
+        reason="it names the MCP servers copilot_nb (and other agents) start as programs",
+    ),
 )
 SETTINGS_REASON = "it holds copilot_nb's own settings; an agent must not change what it may do"
 

@@ -38,6 +38,7 @@ from ...events import (
     TextDelta,
     ToolFinished,
     ToolStarted,
+    ToolsUpdated,
     UsageReported,
 )
 from ...text import clip
@@ -79,6 +80,8 @@ def event_ops(event: TurnEvent) -> list[Op]:
             return [["done", call_id, ok, summary, clip(content, CLIP)]]
         case Notice(text=text) | TurnNote(text=text):
             return [["note", text]]
+        case ToolsUpdated() as update:
+            return [["note", update.text]]
         case Failed(error=error):
             return [["err", error, ""]]
         case Done() | UsageReported():

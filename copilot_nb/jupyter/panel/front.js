@@ -11,7 +11,7 @@ const el = (tag, cls, text) => {
   return node;
 };
 const fmt = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(1)}k` : `${(n / 1e6).toFixed(1)}M`);
-const ASK = { edit: "change files", execute: "run code", read: "read", "read-secret": "read a secret (a credential file or a masked variable)" };
+const ASK = { edit: "change files", execute: "run code", read: "read", "read-secret": "read a secret (a credential file or a masked variable)", external: "call an MCP server's tool (it runs outside copilot_nb's sandbox)" };
 const FOLD_LINES = 40;
 const FOLD_CHARS = 3000;
 const EMPTY = [

@@ -1,0 +1,275 @@
+"""Which MCP servers a workspace uses, read from the files users already have.
+
+Three places, later ones winning for a server of the same name: the user's
+`<config dir>/mcp.json`, the workspace's `.vscode/mcp.json` (VS Code's `servers`) and the
+workspace's `.mcp.json` (`mcpServers`, as Claude Code and Cursor write it). An entry has either
+`command` (stdio: `args`, `env`, `cwd`) or `url` (Streamable HTTP: `headers`). Strings may name
+environment variables as `${VAR}`, `${VAR:-default}` or `${env:VAR}`, and the workspace as
+`${workspaceFolder}`, so a key stays in the environment instead of the file. Our own keys:
+`includeTools` / `excludeTools` (the server's tools the model may use), `override` (tool names
+that may replace a built-in), `timeout` (milliseconds per call) and `disabled`.
+
+Pure: reading and checking text; a broken file or entry becomes a `ConfigProblem`, never an
+exception, so one bad entry does not hide the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError
+
+WORKSPACE_FILE = ".mcp.json"
+VSCODE_FILE = ".vscode/mcp.json"
+USER_FILE = "mcp.json"
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerConfig:
+    """One configured server: how to reach it and what of it the model may use."""
+
+    name: str
+    source: str
+    """The file it came from, as the user knows it (`.mcp.json`, `~/.config/copilot_nb/mcp.json`)."""
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    cwd: str | None = None
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict, hash=False)
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    override: tuple[str, ...] = ()
+    timeout: float | None = None
+    """Seconds one call may take; None: the agent's general tool time limit."""
+    disabled: bool = False
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command else "http"
+
+    @property
+    def target(self) -> str:
+        """What runs or where it is, for a listing: the command line or the URL."""
+        return " ".join([self.command, *self.args]) if self.command else self.url
+
+    def allows(self, tool_name: str) -> bool:
+        """The per-server filter, on the server's own tool name."""
+        if self.include_tools is not None and tool_name not in self.include_tools:
+            return False
+        return tool_name not in self.exclude_tools
+
+    def identity(self) -> str:
+        """A hash of what decides what runs: the command, its arguments and working folder, the
+        URL, and the names (not values) of the environment and headers it gets."""
+        text = json.dumps(
+            [self.command, self.args, self.cwd, self.url, sorted(self.env), sorted(self.headers)]
+        )
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigProblem:
+    """An entry or file that could not be used, and why, in words the user can act on."""
+
+    source: str
+    name: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpConfig:
+    """Every configured server by name (the winning entry), and what could not be read."""
+
+    servers: Mapping[str, ServerConfig] = field(default_factory=dict)
+    problems: tuple[ConfigProblem, ...] = ()
+
+
+def config_files(root: Path, user_dir: Path) -> list[tuple[Path, str, str]]:
+    """(path, how to show it, the key holding servers) in reading order, the last one winning."""
+    return [
+        (
+            user_dir / USER_FILE,
+            str(user_dir / USER_FILE).replace(os.path.expanduser("~"), "~", 1),
+            "mcpServers",
+        ),
+        (root / VSCODE_FILE, VSCODE_FILE, "servers"),
+        (root / WORKSPACE_FILE, WORKSPACE_FILE, "mcpServers"),
+    ]
+
+
+def load_config(root: Path, user_dir: Path, environ: Mapping[str, str] | None = None) -> McpConfig:
+    """Read every config file that exists; servers of the same name: the later file wins."""
+    env = os.environ if environ is None else environ
+    servers: dict[str, ServerConfig] = {}
+    problems: list[ConfigProblem] = []
+    for path, shown, key in config_files(root, user_dir):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(ConfigProblem(source=shown, name="", message=f"cannot read it: {exc}"))
+            continue
+        found, trouble = parse_config(text, source=shown, key=key, root=root, environ=env)
+        servers.update(found)
+        problems.extend(trouble)
+    return McpConfig(servers=servers, problems=tuple(problems))
+
+
+def parse_config(
+    text: str, *, source: str, key: str, root: Path, environ: Mapping[str, str]
+) -> tuple[dict[str, ServerConfig], list[ConfigProblem]]:
+    """The servers of one file's text; each entry that cannot be used is a problem instead."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        return {}, [
+            ConfigProblem(
+                source=source,
+                name="",
+                message=f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+            )
+        ]
+    entries = data.get(key, data.get("mcpServers", {})) if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return {}, [ConfigProblem(source=source, name="", message=f'"{key}" is not an object')]
+    servers: dict[str, ServerConfig] = {}
+    problems: list[ConfigProblem] = []
+    for name, entry in entries.items():
+        try:
+            servers[name] = server_config(name, entry, source=source, root=root, environ=environ)
+        except ConfigError as exc:
+            problems.append(ConfigProblem(source=source, name=str(name), message=str(exc)))
+    return servers, problems
+
+
+def server_config(
+    name: str, entry: Any, *, source: str, root: Path, environ: Mapping[str, str]
+) -> ServerConfig:
+    """One entry, checked; raises ConfigError saying what to change."""
+    if not isinstance(name, str) or not _NAME.match(name) or "__" in name:
+        raise ConfigError(
+            f"server name {name!r}: use 1-32 letters, digits, '_' or '-' (no '__': it separates "
+            "the server from the tool in tool names)"
+        )
+    if not isinstance(entry, dict):
+        raise ConfigError("the entry is not an object")
+    kind = entry.get("type")
+    if kind == "sse" or (kind is not None and kind not in ("stdio", "http", "streamable-http")):
+        raise ConfigError(
+            f'transport "{kind}" is not supported; use "command" (stdio) or a Streamable HTTP "url"'
+        )
+
+    def expand(value: Any, what: str) -> str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{what} must be a string")
+        if "${input:" in value:
+            raise ConfigError(
+                f"{what} uses ${{input:...}}, which only VS Code can fill in; use ${{VAR}} and "
+                "set VAR in the kernel's environment"
+            )
+        text = value.replace("${workspaceFolder}", str(root))
+
+        def variable(match: re.Match[str]) -> str:
+            found = environ.get(match.group(1))
+            if found is None and match.group(2) is None:
+                raise ConfigError(f"{what} names ${{{match.group(1)}}}, which is not set")
+            return found if found is not None else match.group(2)
+
+        return _VARIABLE.sub(variable, text)
+
+    def strings(value: Any, what: str) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise ConfigError(f"{what} must be a list of strings")
+        return tuple(expand(item, what) for item in value)
+
+    def mapping(value: Any, what: str) -> dict[str, str]:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{what} must be an object of strings")
+        return {str(k): expand(v, f"{what}.{k}") for k, v in value.items()}
+
+    command = expand(entry.get("command", ""), "command")
+    url = expand(entry.get("url", ""), "url")
+    if bool(command) == bool(url):
+        raise ConfigError('give either "command" (a stdio server) or "url" (Streamable HTTP)')
+    if url and not url.startswith(("http://", "https://")):
+        raise ConfigError(f"url {url!r} is not an http(s) URL")
+    timeout = entry.get("timeout")
+    if timeout is not None and (
+        not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0
+    ):
+        raise ConfigError("timeout must be a positive number of milliseconds")
+    include = entry.get("includeTools")
+    cwd = entry.get("cwd")
+    return ServerConfig(
+        name=name,
+        source=source,
+        command=command,
+        args=strings(entry.get("args", []), "args"),
+        env=mapping(entry.get("env", {}), "env"),
+        cwd=str(root / expand(cwd, "cwd")) if cwd is not None else None,
+        url=url,
+        headers=mapping(entry.get("headers", {}), "headers"),
+        include_tools=None if include is None else strings(include, "includeTools"),
+        exclude_tools=strings(entry.get("excludeTools", []), "excludeTools"),
+        override=strings(entry.get("override", []), "override"),
+        timeout=None if timeout is None else timeout / 1000,
+        disabled=entry.get("disabled") is True,
+    )
+
+
+def add_server(path: Path, name: str, entry: Mapping[str, Any]) -> None:
+    """Write one `mcpServers` entry into a config file (created if missing), keeping the rest."""
+    data = _read_for_update(path)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f'{path.name}: "mcpServers" is not an object')
+    servers[name] = dict(entry)
+    _write(path, data)
+
+
+def remove_server(path: Path, name: str) -> bool:
+    """Drop one entry from a config file's `mcpServers`; False if it had none of that name."""
+    if not path.exists():
+        return False
+    data = _read_for_update(path)
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict) or name not in servers:
+        return False
+    del servers[name]
+    _write(path, data)
+    return True
+
+
+def _read_for_update(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path.name} is not valid JSON (line {exc.lineno}); fix it first"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name} does not hold a JSON object; fix it first")
+    return data
+
+
+def _write(path: Path, data: Mapping[str, Any]) -> None:
+    """Atomically: a crash mid-write must not leave the user's config half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)

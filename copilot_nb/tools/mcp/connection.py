@@ -1,0 +1,345 @@
+"""One MCP server as the agent uses it: started on first use, shared, restarted after a crash.
+
+The official SDK (`mcp`, the optional extra) does the protocol; this module owns the lifecycle
+on the kernel's event loop. A connection lives in one task (`_run`), because the SDK's client is
+an async context that must be entered and left by the same task; calls come from any task of the
+same loop. A server that dies mid-call fails that call with a message naming the server and the
+last lines it wrote to stderr; the next call starts it again, after a back-off that grows with
+each crash in a row. A server announcing that its tool list changed is listed again, and
+`on_change` is told (the tool set is rebuilt from the next model round).
+
+A stdio child gets only what the SDK passes on (PATH, HOME, USER, SHELL, TERM, LOGNAME) plus the
+`env` its config names: the kernel's API keys are not handed to servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ...text import clip
+from .config import ServerConfig
+
+START_TIMEOUT = 30.0
+"""Seconds a server may take to start and list its tools."""
+STOP_TIMEOUT = 8.0
+"""Seconds to wait for a server to stop (the SDK closes stdin, then terminates, then kills)."""
+BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+"""Seconds before the n-th restart in a row after a crash."""
+STDERR_TAIL = 1500
+MAX_RESOURCES = 50
+"""Resources named in the description of a server's read_resource tool."""
+INSTALL_HINT = "MCP servers need the mcp extra: pip install 'copilot_nb[mcp]'"
+
+
+class ServerUnavailable(Exception):
+    """The server could not be reached; the message says why, for the model and the user."""
+
+
+class ServerConnection:
+    """A configured server and, while it runs, its client, tools, prompts and resources."""
+
+    def __init__(
+        self, config: ServerConfig, *, on_change: Callable[[ServerConnection], None]
+    ) -> None:
+        self.config = config
+        self.on_change = on_change
+        self.state = "stopped"
+        """stopped, starting, running, crashed or failed."""
+        self.error = ""
+        self.tools: list[Any] = []
+        """The server's tools as it lists them (the SDK's `Tool` objects)."""
+        self.prompts: list[Any] = []
+        self.resources: list[Any] = []
+        self.has_resources = False
+        self.server_info = ""
+        self.crashes = 0
+        """Crashes in a row (reset by a call that succeeds)."""
+        self._retry_at = 0.0
+        self._client: Any = None
+        self._runner: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._refreshing: asyncio.Task[None] | None = None
+        self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 (closed by close(), after stop)
+            "w+", encoding="utf-8", errors="replace"
+        )
+
+    @property
+    def usable(self) -> bool:
+        """Its tools are offered: it runs, or it crashed and starts again on the next call."""
+        return self.state in ("running", "crashed")
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self, wait: float = START_TIMEOUT) -> None:
+        """Running when this returns, or ServerUnavailable saying why not."""
+        if self.state == "running" and self._client is not None:
+            return
+        if self.state == "crashed":
+            await self.stop()  # let the old connection wind down before the next one
+        if self._runner is None or self._runner.done():
+            delay = self._retry_at - time.monotonic()
+            if delay > 0:
+                if delay > wait:
+                    raise ServerUnavailable(
+                        f"MCP server {self.config.name!r} crashed {self.crashes} time(s) in a "
+                        f"row; it is started again in {delay:.0f} s"
+                    )
+                await asyncio.sleep(delay)
+            loop = asyncio.get_running_loop()
+            self._ready = loop.create_future()
+            self._stop = asyncio.Event()
+            self.state, self.error = "starting", ""
+            self._runner = loop.create_task(self._run(self._ready, self._stop))
+        assert self._ready is not None
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), wait)
+        except TimeoutError:
+            if self.state == "starting":
+                raise ServerUnavailable(
+                    f"MCP server {self.config.name!r} did not start within {wait:.0f} s"
+                    + self._stderr_note()
+                ) from None
+        if self.state != "running":
+            raise ServerUnavailable(
+                self.error or f"MCP server {self.config.name!r} is {self.state}"
+            )
+
+    async def stop(self) -> None:
+        """Stop the server (its process, for stdio) and forget its tools until the next start."""
+        runner, self._runner = self._runner, None
+        if self._stop is not None:
+            self._stop.set()
+        if runner is not None and not runner.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(runner), STOP_TIMEOUT)
+            except (TimeoutError, asyncio.CancelledError):
+                runner.cancel()
+        self._client = None
+        if self.state in ("running", "starting"):
+            self.state = "stopped"
+
+    def close(self) -> None:
+        """Release the stderr log (after `stop`)."""
+        self._stderr.close()
+
+    async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """The connection's whole life, in one task: connect, list, serve calls, stop."""
+        try:
+            from mcp import Client
+        except ImportError:
+            self._fail(ready, "failed", INSTALL_HINT)
+            return
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(
+                    Client(
+                        await self._transport(stack),
+                        message_handler=self._on_message,
+                        client_info=_client_info(),
+                    )
+                )
+                await self._list(client)
+                self._client, self.state = client, "running"
+                if not ready.done():
+                    ready.set_result(None)
+                if _listens(client):
+                    listener = asyncio.get_running_loop().create_task(self._listen(client))
+                    stack.callback(listener.cancel)
+                await stop.wait()
+        except asyncio.CancelledError:
+            self._fail(ready, "stopped", f"MCP server {self.config.name!r} was stopped")
+            raise
+        except BaseException as exc:  # the SDK reports a failed start as exception groups
+            self._fail(ready, "failed", self._start_error(exc))
+        finally:
+            self._client = None
+
+    async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
+        if self.config.command:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            parameters = StdioServerParameters(
+                command=self.config.command,
+                args=list(self.config.args),
+                env=dict(self.config.env) or None,
+                cwd=self.config.cwd,
+            )
+            return stdio_client(parameters, errlog=self._stderr)
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = await stack.enter_async_context(
+            create_mcp_http_client(headers=dict(self.config.headers) or None)
+        )
+        return streamable_http_client(self.config.url, http_client=http)
+
+    async def _list(self, client: Any) -> None:
+        capabilities = client.server_capabilities
+        self.tools = list((await client.list_tools()).tools) if capabilities.tools else []
+        self.prompts = list((await client.list_prompts()).prompts) if capabilities.prompts else []
+        self.has_resources = capabilities.resources is not None
+        if self.has_resources:
+            self.resources = list((await client.list_resources()).resources)[:MAX_RESOURCES]
+        info = client.server_info
+        self.server_info = f"{info.name} {info.version}".strip() if info is not None else ""
+
+    async def _listen(self, client: Any) -> None:
+        """On 2026-07-28 connections change notices come only to a listener that asked for them
+        (they reach `_on_message` too, which does the work)."""
+        with contextlib.suppress(Exception):
+            async with client.listen(tools_list_changed=True, prompts_list_changed=True) as sub:
+                async for _ in sub:
+                    pass
+
+    async def _on_message(self, message: Any) -> None:
+        method = getattr(message, "method", "")
+        changed = method in (
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+        )
+        if changed and (self._refreshing is None or self._refreshing.done()):
+            self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
+
+    async def _refresh(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        try:
+            await self._list(client)
+        except Exception as exc:  # the server went away meanwhile: the next call says so
+            self.error = f"listing the tools of {self.config.name!r} again failed: {exc}"
+            return
+        self.on_change(self)
+
+    async def settled(self, wait: float = 2.0) -> None:
+        """Return once a tool list announced as changed has been read again (or after `wait`)."""
+        refreshing = self._refreshing
+        if refreshing is not None and not refreshing.done():
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(refreshing), wait)
+
+    def _fail(self, ready: asyncio.Future[None], state: str, error: str) -> None:
+        self.state, self.error = state, error
+        if not ready.done():
+            ready.set_result(None)
+
+    # --- calls --------------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> Any:
+        """The server's `CallToolResult`; ServerUnavailable when it cannot answer."""
+        client = await self._client_for_call()
+        try:
+            result = await asyncio.wait_for(client.call_tool(name, arguments), timeout)
+        except TimeoutError:
+            raise ServerUnavailable(
+                f"MCP server {self.config.name!r} did not answer {name} within {timeout:g} s; "
+                "the call was cancelled"
+            ) from None
+        except Exception as exc:
+            raise self._call_error(exc, name) from None
+        await self.settled()
+        self.crashes = 0
+        return result
+
+    async def read_resource(self, uri: str, timeout: float | None) -> Any:
+        client = await self._client_for_call()
+        try:
+            return await asyncio.wait_for(client.read_resource(uri), timeout)
+        except TimeoutError:
+            raise ServerUnavailable(
+                f"MCP server {self.config.name!r} did not return {uri} within {timeout:g} s"
+            ) from None
+        except Exception as exc:
+            raise self._call_error(exc, f"resources/read {uri}") from None
+
+    async def _client_for_call(self) -> Any:
+        await self.start()
+        if self._client is None:
+            raise ServerUnavailable(f"MCP server {self.config.name!r} is {self.state}")
+        return self._client
+
+    def _call_error(self, exc: BaseException, what: str) -> ServerUnavailable:
+        """An error from the server is its answer; a closed connection is a crash."""
+        code = getattr(exc, "code", None)
+        if code == -32000:  # CONNECTION_CLOSED: the process died or the connection dropped
+            self.crashes += 1
+            self.state = "crashed"
+            delay = BACKOFF[min(self.crashes, len(BACKOFF)) - 1]
+            self._retry_at = time.monotonic() + delay
+            self.error = (
+                f"MCP server {self.config.name!r} stopped during {what} (connection closed)"
+                + self._stderr_note()
+            )
+            if self._stop is not None:
+                self._stop.set()
+            return ServerUnavailable(
+                f"{self.error}\nIt is started again on the next call, after {delay:g} s."
+            )
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        return ServerUnavailable(f"MCP server {self.config.name!r} refused {what}: {message}")
+
+    # --- words --------------------------------------------------------------------------------
+
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr (stdio servers), for error messages."""
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0)
+            text = self._stderr.read()
+        except (OSError, ValueError):
+            return ""
+        return clip(text.strip()[-STDERR_TAIL:], STDERR_TAIL)
+
+    def _stderr_note(self) -> str:
+        tail = self.stderr_tail()
+        return f"\nits last stderr lines:\n{tail}" if tail else ""
+
+    def _start_error(self, exc: BaseException) -> str:
+        leaves = list(_leaves(exc))
+        if any(isinstance(leaf, FileNotFoundError) for leaf in leaves):
+            return (
+                f"MCP server {self.config.name!r}: command {self.config.command!r} not found; "
+                f"install it or fix {self.config.source}"
+            )
+        reason = "; ".join(dict.fromkeys(f"{type(e).__name__}: {e}".rstrip(": ") for e in leaves))
+        return f"MCP server {self.config.name!r} did not start ({reason})" + self._stderr_note()
+
+
+def _leaves(exc: BaseException) -> Any:
+    """The exceptions inside (nested) exception groups."""
+    inner = getattr(exc, "exceptions", None)  # an exception group
+    if isinstance(inner, tuple) and inner:
+        for each in inner:
+            yield from _leaves(each)
+    else:
+        yield exc
+
+
+def _listens(client: Any) -> bool:
+    """A 2026-07-28 connection to a server whose tools or prompts may change."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    capabilities = client.server_capabilities
+    changing = bool(
+        (capabilities.tools and capabilities.tools.list_changed)
+        or (capabilities.prompts and capabilities.prompts.list_changed)
+    )
+    return changing and client.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _client_info() -> Any:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from mcp_types import Implementation
+
+    try:
+        ours = version("copilot_nb")
+    except PackageNotFoundError:
+        ours = "0"
+    return Implementation(name="copilot_nb", version=ours)

@@ -1,0 +1,80 @@
+"""An MCP server's answer as the model reads it: text, with everything else summarised.
+
+Text blocks pass through; images and audio become `[image/png 640x480]`-style lines (never
+base64: the models we speak to read tool results as text); embedded resources show their text or
+their size; links show their URI; structured content is shown as JSON unless a text block already
+carries it; `isError` makes an error result. The whole is clipped with a marker, as a file read
+is, so one server cannot flood the context window. Pure: works on the SDK's result objects by
+their fields alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from ...text import clip, first_line, human_bytes
+from ..outputs import describe_image
+from ..registry import ToolOutput
+
+MAX_RESULT_CHARS = 100_000
+"""The most of one result the model reads (the same bound as a file read)."""
+
+
+def tool_output(result: Any, *, label: str, limit: int = MAX_RESULT_CHARS) -> ToolOutput:
+    """A `CallToolResult` as a tool result; `label` (`server__tool`) names it in errors."""
+    parts = list(describe_blocks(getattr(result, "content", None) or []))
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        shown = json.dumps(structured, ensure_ascii=False, indent=1)
+        if not any(_carries(part, structured) for part in parts):
+            parts.append(f"structured content:\n{shown}")
+    text = "\n".join(parts) or "(the tool returned nothing)"
+    failed = bool(getattr(result, "is_error", False))
+    if failed:
+        text = f"{label} failed: {text}"
+    return ToolOutput(content=clip(text, limit), is_error=failed, summary=first_line(text, 80))
+
+
+def describe_blocks(blocks: Iterable[Any]) -> Iterable[str]:
+    """One piece of text per content block."""
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            yield str(block.text)
+        elif kind == "image":
+            yield describe_image(str(block.mime_type), block.data)
+        elif kind == "audio":
+            yield f"[{block.mime_type} audio, {human_bytes(len(block.data) * 3 // 4)}]"
+        elif kind == "resource_link":
+            yield f"[resource {block.uri}" + (f" ({block.name})" if block.name else "") + "]"
+        elif kind == "resource":
+            yield describe_contents(block.resource)
+        else:
+            yield f"[{kind or 'unknown'} content]"
+
+
+def describe_contents(contents: Any) -> str:
+    """A resource's contents: its text, or what its binary data is."""
+    text = getattr(contents, "text", None)
+    if isinstance(text, str):
+        return text
+    mime = getattr(contents, "mime_type", None) or "application/octet-stream"
+    blob = str(getattr(contents, "blob", ""))
+    if mime.startswith("image/"):
+        return describe_image(mime, blob)
+    return f"[{mime} {human_bytes(len(blob) * 3 // 4)} at {contents.uri}]"
+
+
+def _carries(text: str, value: Any) -> bool:
+    """Whether a text block already says what the structured content holds (servers send both;
+    the SDK wraps a plain return value as `{"result": value}`)."""
+    if isinstance(value, dict) and list(value) == ["result"]:
+        inner = value["result"]
+        if text == inner or _carries(text, inner):
+            return True
+    try:
+        return bool(json.loads(text) == value)
+    except (ValueError, TypeError):
+        return False

@@ -1,0 +1,94 @@
+"""Which MCP servers the user approved, each pinned to what it was when approved.
+
+A server's pin is a hash of its command (or URL) and of its tools' names, descriptions and
+schemas. A tool description is text the model obeys; one that changes after approval is a known
+attack ("rug pull"), so a server whose pin no longer matches asks again, and the question says
+why. Pins are kept in `<config dir>/mcp-approved.json` (the agent cannot write there), keyed by
+the workspace and the server's name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .config import ServerConfig
+
+PINS_FILE = "mcp-approved.json"
+
+
+def server_digest(config: ServerConfig, tools: Iterable[Any]) -> str:
+    """The pin: what runs, and every tool as the model would read it."""
+    listed = sorted(
+        (str(t.name), str(t.description or ""), json.dumps(t.input_schema, sort_keys=True))
+        for t in tools
+    )
+    text = json.dumps([config.identity(), listed])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ServerPins:
+    """The approved pins, read from and written to one file (None: kept in memory only)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._pins: dict[str, str] | None = None
+
+    def get(self, key: str) -> str | None:
+        return self._load().get(key)
+
+    def set(self, key: str, digest: str) -> None:
+        pins = self._load()
+        pins[key] = digest
+        self._save(pins)
+
+    def forget(self, key: str) -> bool:
+        pins = self._load()
+        if pins.pop(key, None) is None:
+            return False
+        self._save(pins)
+        return True
+
+    def _load(self) -> dict[str, str]:
+        if self._pins is None:
+            self._pins = {}
+            if self.path is not None:
+                try:
+                    data = json.loads(self.path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    data = {}
+                if isinstance(data, dict):
+                    self._pins = {str(k): str(v) for k, v in data.items()}
+        return self._pins
+
+    def _save(self, pins: dict[str, str]) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(temporary, self.path)
+
+
+class ServerTrust:
+    """One server's standing approval as its tools carry it (`registry.Trust`)."""
+
+    def __init__(self, pins: ServerPins, key: str, digest: str, server: str) -> None:
+        self.pins, self.key, self.digest = pins, key, digest
+        known = pins.get(key)
+        self.note = (
+            f"approving trusts MCP server {server!r} until its command or tools change"
+            if known is None
+            else f"MCP server {server!r} changed since you approved it (its command or a tool "
+            "description is different); approving trusts it as it is now"
+        )
+
+    def granted(self) -> bool:
+        return self.pins.get(self.key) == self.digest
+
+    def grant(self) -> None:
+        self.pins.set(self.key, self.digest)
