@@ -239,20 +239,19 @@ class CopilotSession:
     # --- tools ------------------------------------------------------------------------------
 
     def tools_for(self, workspace: Workspace) -> DeferredToolSet:
-        """Built-ins, then the user's tools (deferred when many), both through the name filters.
+        """Built-ins, then the user's tools and the MCP servers' (deferred when many), all through
+        the name filters.
 
         The filters apply before the deferral, so `tool_search` never finds an excluded tool and
-        only allowed tools count towards the deferral threshold."""
+        only allowed tools count towards the deferral threshold. An MCP tool whose name is taken
+        (by a built-in or a tool of the user's) is left out, and `%copilot mcp` says so, unless
+        its server's config lists it under `override`."""
         core = ToolSet()
         for factory in self.toolset_factories:
             for item in factory(workspace):
                 core.add(item)
         extra = ToolSet()
-        for item in [
-            *self.user_tools,
-            *self.namespace_tools(),
-            *self.mcp.tools(taken={t.name for t in core}),
-        ]:
+        for item in [*self.user_tools, *self.namespace_tools()]:
             if item.name in core and not item.override:
                 raise ConfigError(
                     f"tool {item.name!r} has the name of a built-in tool; rename it, "
@@ -262,6 +261,8 @@ class CopilotSession:
                 core.add(item, override=True)
             elif item.name not in extra:
                 extra.add(item)
+        for item in self.mcp.tools(taken={*(t.name for t in core), *(t.name for t in extra)}):
+            (core if item.name in core else extra).add(item, override=item.override)
         # shared: what tool_search finds outlives the turn
         return DeferredToolSet(self._allowed(core), self._allowed(extra), enabled=self.found_tools)
 

@@ -165,8 +165,9 @@ class McpServers:
     # --- tools --------------------------------------------------------------------------------
 
     def tools(self, taken: Collection[str] = ()) -> list[Tool]:
-        """The running servers' tools, filtered; a name in `taken` (a built-in) needs the
-        server's `override` entry. Problems are kept in `self.problems`."""
+        """The running servers' tools, filtered; a name in `taken` (a built-in or a tool of the
+        user's) needs the server's `override` entry, which names the server's own tool. Problems
+        are kept in `self.problems`."""
         found: list[Tool] = []
         self.problems = []
         for name, connection in self.connections.items():
@@ -196,13 +197,13 @@ class McpServers:
     ) -> Tool | None:
         server = connection.config
         name = tool_name(server.name, item.name)
-        if name in taken and name not in server.override:
+        if name in taken and item.name not in server.override:
             self.problems.append(
                 ToolProblem(
                     server=server.name,
                     tool=item.name,
-                    message=f"{name} is the name of a built-in tool; list it in the server's "
-                    '"override" to replace the built-in',
+                    message=f"{name} is the name of a built-in tool or one of yours; list "
+                    f'"{item.name}" in the server\'s "override" to replace that tool',
                 )
             )
             return None
@@ -214,7 +215,7 @@ class McpServers:
                 parameters=_object_schema(item.input_schema),
                 function=functools.partial(_call, connection, item.name, name),
                 category="external",
-                override=name in server.override,
+                override=item.name in server.override,
                 trust=trust,
             )
         except ConfigError as exc:

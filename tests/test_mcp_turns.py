@@ -1,0 +1,241 @@
+"""MCP servers' tools in a turn of the session: offered, approved once per server, updated in the
+middle of a turn, asked again when a server changes, and failing readably when a server does."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from copilot_nb.events import ApprovalNeeded, Done, ToolFinished, ToolsUpdated
+from copilot_nb.testing import call, reply
+from tests.test_session import Answering, events_of, scripted_session
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def behaviours(**options: object) -> dict[str, object]:
+    """The config entry of our own test server (tests/mcp_servers/behaviours.py), over stdio."""
+    return {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp_servers.behaviours"],
+        "cwd": str(REPO),
+        **options,
+    }
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace whose `.mcp.json` names server `b`; copilot_nb's settings in a temp folder."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
+    write_config(root, b=behaviours())
+    return root
+
+
+def write_config(root: Path, **servers: dict[str, object]) -> None:
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+@pytest.fixture
+async def stop_servers():
+    """Sessions whose servers are stopped when the test ends (no child process left behind)."""
+    sessions = []
+    yield sessions.append
+    for session in sessions:
+        await session.mcp.stop()
+
+
+def session_for(server, root, monkeypatch, stop_servers):
+    session = scripted_session(server, root, monkeypatch)
+    stop_servers(session)
+    return session
+
+
+def results(request) -> list[str]:
+    """The tool results a model request carries, oldest first (the last is the newest)."""
+    return list(request.tool_results.values())
+
+
+def offered(request) -> list[str]:
+    return [tool["function"]["name"] for tool in request.body.get("tools", [])]
+
+
+async def test_a_server_tool_is_offered_asked_once_and_then_trusted(
+    serve, workspace, monkeypatch, stop_servers
+):
+    server = serve(
+        [
+            reply("", call("b__echo", text="hi")),
+            reply("echoed"),
+            reply("", call("b__echo", text="again")),
+            reply("echoed again"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    approver = Answering()
+
+    first = await events_of(session, "echo hi", approver=approver)
+    assert isinstance(first[-1], Done)
+    (asked,) = approver.asked
+    assert asked.category == "external" and "trusts MCP server 'b'" in asked.note
+    assert results(server.requests[1])[-1] == "echo: hi"
+    spec = next(t for t in server.requests[0].body["tools"] if t["function"]["name"] == "b__echo")
+    assert spec["function"]["description"].startswith("Repeat the text.")
+    assert "(from MCP server b)" in spec["function"]["description"]
+
+    await events_of(session, "echo again", approver=approver)
+    assert len(approver.asked) == 1, "an approved server, unchanged, is not asked about again"
+    assert results(server.requests[3])[-1] == "echo: again"
+
+
+async def test_a_tool_list_that_changes_mid_turn_is_offered_from_the_next_round(
+    serve, workspace, monkeypatch, stop_servers
+):
+    server = serve(
+        [
+            reply("", call("b__grow")),
+            reply("", call("b__added", n=2)),
+            reply("done"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    events = await events_of(session, "grow", approvals=session.approvals.approve_changes())
+
+    updates = [e for e in events if isinstance(e, ToolsUpdated)]
+    assert [(u.source, u.added) for u in updates] == [("MCP server b", ("b__added",))]
+    assert "b__added" not in offered(server.requests[0])
+    assert "b__added" in offered(server.requests[1]), "offered from the next model request"
+    assert results(server.requests[2])[-1] == "added 2"
+    grown = events.index(updates[0])
+    finished = [i for i, e in enumerate(events) if isinstance(e, ToolFinished)]
+    assert finished[0] < grown < finished[1], "shown between the two rounds"
+
+
+async def test_a_description_changed_after_approval_asks_again(
+    serve, workspace, monkeypatch, stop_servers
+):
+    server = serve(
+        [
+            reply("", call("b__echo", text="one")),
+            reply("", call("b__reword")),
+            reply("", call("b__echo", text="two")),
+            reply("done"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    approver = Answering(approve=False)
+    approver.approve = True
+    events = await events_of(session, "echo twice", approver=approver)
+
+    assert [e.name for e in approver.asked] == ["b__echo", "b__echo"], (
+        "reword ran as trusted; the echo after it asks again"
+    )
+    assert "changed since you approved it" in approver.asked[1].note
+    (update,) = [e for e in events if isinstance(e, ToolsUpdated)]
+    assert update.changed == ("b__echo",)
+
+
+async def test_a_denied_server_call_is_a_result_the_model_reads(
+    serve, workspace, monkeypatch, stop_servers
+):
+    server = serve([reply("", call("b__echo", text="x")), reply("ok")])
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    await events_of(session, "echo", approver=Answering(approve=False))
+    assert "the user denied this call" in results(server.requests[1])[-1]
+    read_only = await events_of(
+        session, "echo", approvals=session.approvals.read_only(), approver=Answering()
+    )
+    assert not any(isinstance(e, ApprovalNeeded) for e in read_only)
+
+
+async def test_a_crash_mid_call_is_an_error_and_the_next_call_starts_the_server_again(
+    serve, workspace, monkeypatch, stop_servers
+):
+    server = serve(
+        [
+            reply("", call("b__die")),
+            reply("", call("b__echo", text="back")),
+            reply("done"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    await events_of(session, "die", approvals=session.approvals.approve_changes())
+
+    crashed, back = results(server.requests[1])[-1], results(server.requests[2])[-1]
+    assert "MCP server 'b' stopped during die (connection closed)" in crashed
+    assert "behaviours: exiting on purpose" in crashed, "its stderr says why"
+    assert "started again on the next call" in crashed
+    assert back == "echo: back"
+    assert session.mcp.connections["b"].state == "running"
+
+
+async def test_a_server_that_hangs_is_cut_off_at_its_timeout(
+    serve, workspace, monkeypatch, stop_servers
+):
+    write_config(workspace, b=behaviours(timeout=300))
+    server = serve(
+        [reply("", call("b__hang")), reply("", call("b__echo", text="ok")), reply("done")]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    await events_of(session, "hang", approvals=session.approvals.approve_changes())
+    hung, after = results(server.requests[1])[-1], results(server.requests[2])[-1]
+    assert "did not answer hang within 0.3 s; the call was cancelled" in hung
+    assert after == "echo: ok", "the server still answers other calls"
+
+
+async def test_images_errors_and_resources_reach_the_model_as_text(
+    serve, workspace, monkeypatch, stop_servers
+):
+    server = serve(
+        [
+            reply(
+                "",
+                call("b__picture", id="p"),
+                call("b__refuse", id="r"),
+                call("b__read_resource", id="n", uri="notes://readme"),
+            ),
+            reply("done"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    events = await events_of(session, "look", approvals=session.approvals.approve_changes())
+    picture, refused, notes = results(server.requests[1])
+    assert picture == "[image/png 3x2]\na tiny picture"
+    assert refused == "b__refuse failed: no such branch: main2"
+    assert notes == "Notes: deploy on Fridays is forbidden."
+    assert [e.ok for e in events if isinstance(e, ToolFinished)] == [True, False, True]
+
+
+async def test_a_server_gets_only_the_environment_its_config_names(
+    serve, workspace, monkeypatch, stop_servers
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret")
+    monkeypatch.setenv("BEHAVIOURS_KEY", "named")
+    write_config(workspace, b=behaviours(env={"BEHAVIOURS_KEY": "${BEHAVIOURS_KEY}"}))
+    server = serve([reply("", call("b__show_env")), reply("done")])
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    await events_of(session, "env", approvals=session.approvals.approve_changes())
+    assert results(server.requests[1])[-1] == "BEHAVIOURS_KEY"
+
+
+async def test_filters_apply_per_server_and_for_the_whole_tool_set(
+    serve, workspace, monkeypatch, stop_servers
+):
+    write_config(
+        workspace, b=behaviours(includeTools=["echo", "picture"], excludeTools=["picture"])
+    )
+    server = serve([reply("a"), reply("b")])
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    await events_of(session, "hi")
+    assert [n for n in offered(server.requests[0]) if n.startswith("b__")] == [
+        "b__echo",
+        "b__read_resource",
+    ]
+    session.excluded = ["b__echo"]
+    await events_of(session, "hi")
+    assert [n for n in offered(server.requests[1]) if n.startswith("b__")] == ["b__read_resource"]
