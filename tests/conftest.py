@@ -42,10 +42,12 @@ PROVIDER_VARIABLES = (
 
 
 @pytest.fixture(autouse=True)
-def no_provider_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests must never reach a real provider, whatever the developer's shell exports."""
+def no_provider_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory) -> None:
+    """Tests must never reach a real provider, whatever the developer's shell exports, nor read
+    the developer's own settings (a user-level mcp.json would start their MCP servers)."""
     for name in PROVIDER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
 
 
 @pytest.fixture

@@ -165,4 +165,26 @@ def test_load_ext_imports_nothing_heavy():
     heavy = {"openai", "anthropic", "pandas", "numpy", "jsonschema", "nbformat", "ipywidgets"}
     heavy |= {"markdown_it"}  # the safe renderer parses Markdown on first render
     heavy |= {"httpx", "regex", "copilot_nb.agent.session", "copilot_nb.tools"}  # the first turn
+    heavy |= {"mcp", "mcp_types", "anyio", "pydantic", "starlette", "uvicorn"}  # MCP servers
     assert not heavy & loaded
+
+
+def test_a_turn_without_mcp_servers_does_not_import_the_sdk(tmp_path):
+    """The `mcp` extra loads when a configured server starts, not for every turn."""
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import asyncio, sys\n"
+        "from copilot_nb.agent.session import CopilotSession\n"
+        "session = CopilotSession()\n"
+        "session.model_spec = 'offline'\n"
+        "async def main():\n"
+        "    return [e async for e in session.turn('hello', approver=None)]\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))\n"
+    )
+    env = {**os.environ, "COPILOT_NB_CONFIG_DIR": str(tmp_path)}
+    shown = subprocess.check_output([sys.executable, "-c", probe], text=True, cwd=tmp_path, env=env)
+    assert shown.strip() == "[]"

@@ -39,6 +39,7 @@ SETTINGS = (
     "approve_read_secret",
     "approve_edit",
     "approve_execute",
+    "approve_external",
     "available_tools",
     "excluded_tools",
 )
@@ -69,6 +70,12 @@ class CopilotMagics(Magics):
     ).tag(config=True)
     approve_edit = Enum(DECISIONS, "ask", help="Changing files and cells.").tag(config=True)
     approve_execute = Enum(DECISIONS, "ask", help="Running code in the kernel.").tag(config=True)
+    approve_external = Enum(
+        DECISIONS,
+        "ask",
+        help="Calling MCP servers' tools; approving one call trusts its server until the "
+        "server's command or tools change.",
+    ).tag(config=True)
     approval_prompt = Enum(
         ("auto", "widget", "input"), "auto", help="How to ask: buttons, input(), or auto."
     ).tag(config=True)
@@ -115,6 +122,7 @@ class CopilotMagics(Magics):
                 read_secret=self.approve_read_secret,
                 edit=self.approve_edit,
                 execute=self.approve_execute,
+                external=self.approve_external,
             )
         elif name == "available_tools":
             session.available = self.available_tools

@@ -65,6 +65,7 @@ class ServerConnection:
         self._ready: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._refreshing: asyncio.Task[None] | None = None
+        self._refusal = ""
         self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 (closed by close(), after stop)
             "w+", encoding="utf-8", errors="replace"
         )
@@ -94,7 +95,7 @@ class ServerConnection:
             loop = asyncio.get_running_loop()
             self._ready = loop.create_future()
             self._stop = asyncio.Event()
-            self.state, self.error = "starting", ""
+            self.state, self.error, self._refusal = "starting", "", ""
             self._runner = loop.create_task(self._run(self._ready, self._stop))
         assert self._ready is not None
         try:
@@ -177,7 +178,13 @@ class ServerConnection:
         http = await stack.enter_async_context(
             create_mcp_http_client(headers=dict(self.config.headers) or None)
         )
+        http.event_hooks["response"].append(self._note_refusal)
         return streamable_http_client(self.config.url, http_client=http)
+
+    async def _note_refusal(self, response: Any) -> None:
+        """Keep the last HTTP error status: the SDK's own error does not say it."""
+        if response.status_code >= 400:
+            self._refusal = f"HTTP {response.status_code} {response.reason_phrase}".strip()
 
     async def _list(self, client: Any) -> None:
         capabilities = client.server_capabilities
@@ -308,6 +315,10 @@ class ServerConnection:
                 f"install it or fix {self.config.source}"
             )
         reason = "; ".join(dict.fromkeys(f"{type(e).__name__}: {e}".rstrip(": ") for e in leaves))
+        if self._refusal:
+            reason += f"; {self.config.url} answered {self._refusal}"
+            if self._refusal.startswith(("HTTP 401", "HTTP 403")):
+                reason += ' (does it need a token in "headers"?)'
         return f"MCP server {self.config.name!r} did not start ({reason})" + self._stderr_note()
 
 
