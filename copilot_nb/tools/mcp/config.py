@@ -99,12 +99,21 @@ def config_files(root: Path, user_dir: Path) -> list[tuple[Path, str, str]]:
     return [
         (
             user_dir / USER_FILE,
-            str(user_dir / USER_FILE).replace(os.path.expanduser("~"), "~", 1),
+            _home_relative(user_dir / USER_FILE),
             "mcpServers",
         ),
         (root / VSCODE_FILE, VSCODE_FILE, "servers"),
         (root / WORKSPACE_FILE, WORKSPACE_FILE, "mcpServers"),
     ]
+
+
+def _home_relative(path: Path) -> str:
+    """`~/.config/copilot_nb/mcp.json`: the path as the user would write it."""
+    home = os.path.expanduser("~").rstrip(os.sep)
+    text = str(path)
+    if home and text.startswith(home + os.sep):
+        return "~" + text[len(home) :]
+    return text
 
 
 def load_config(root: Path, user_dir: Path, environ: Mapping[str, str] | None = None) -> McpConfig:
@@ -131,7 +140,7 @@ def parse_config(
 ) -> tuple[dict[str, ServerConfig], list[ConfigProblem]]:
     """The servers of one file's text; each entry that cannot be used is a problem instead."""
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = json.loads(strip_jsonc(text)) if text.strip() else {}
     except json.JSONDecodeError as exc:
         return {}, [
             ConfigProblem(
@@ -182,9 +191,11 @@ def server_config(
 
         def variable(match: re.Match[str]) -> str:
             found = environ.get(match.group(1))
-            if found is None and match.group(2) is None:
+            if match.group(2) is not None:  # ${VAR:-default}: the default when unset or empty
+                return found or match.group(2)
+            if found is None:
                 raise ConfigError(f"{what} names ${{{match.group(1)}}}, which is not set")
-            return found if found is not None else match.group(2)
+            return found
 
         return _VARIABLE.sub(variable, text)
 
@@ -202,6 +213,11 @@ def server_config(
     url = expand(entry.get("url", ""), "url")
     if bool(command) == bool(url):
         raise ConfigError('give either "command" (a stdio server) or "url" (Streamable HTTP)')
+    if (kind == "stdio" and url) or (kind in ("http", "streamable-http") and command):
+        raise ConfigError(f'"type": "{kind}" does not match {"a url" if url else "a command"}')
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise ConfigError("disabled must be true or false")
     if url and not url.startswith(("http://", "https://")):
         raise ConfigError(f"url {url!r} is not an http(s) URL")
     timeout = entry.get("timeout")
@@ -224,7 +240,7 @@ def server_config(
         exclude_tools=strings(entry.get("excludeTools", []), "excludeTools"),
         override=strings(entry.get("override", []), "override"),
         timeout=None if timeout is None else timeout / 1000,
-        disabled=entry.get("disabled") is True,
+        disabled=disabled,
     )
 
 
@@ -257,7 +273,7 @@ def _read_for_update(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = json.loads(strip_jsonc(text)) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path.name} is not valid JSON (line {exc.lineno}); fix it first"
@@ -268,8 +284,56 @@ def _read_for_update(path: Path) -> dict[str, Any]:
 
 
 def _write(path: Path, data: Mapping[str, Any]) -> None:
-    """Atomically: a crash mid-write must not leave the user's config half-written."""
+    """Atomically (a crash mid-write must not leave the user's config half-written), keeping
+    the file's permissions: a private file that holds a token stays private."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    os.chmod(temporary, mode)
     os.replace(temporary, path)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with comments (`//`, `/* */`) and trailing commas, as VS Code writes its settings, as
+    plain JSON; strings are left as they are, and positions of what remains are kept."""
+    out: list[str] = []
+    at, size = 0, len(text)
+    while at < size:
+        char = text[at]
+        if char == '"':
+            end = at + 1
+            while end < size and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[at : end + 1])
+            at = end + 1
+        elif text.startswith("//", at):
+            end = text.find("\n", at)
+            end = size if end < 0 else end
+            out.append(" " * (end - at))
+            at = end
+        elif text.startswith("/*", at):
+            end = text.find("*/", at + 2)
+            end = size if end < 0 else end + 2
+            out.append(re.sub(r"[^\n]", " ", text[at:end]))
+            at = end
+        elif char == ",":
+            rest = re.match(r"(?:\s|//[^\n]*|/\*.*?\*/)*", text[at + 1 :], re.DOTALL)
+            following = at + 1 + (rest.end() if rest else 0)
+            out.append(" " if following < size and text[following] in "}]" else ",")
+            at += 1
+        else:
+            out.append(char)
+            at += 1
+    return "".join(out)

@@ -28,7 +28,7 @@ def tool_output(result: Any, *, label: str, limit: int = MAX_RESULT_CHARS) -> To
     structured = getattr(result, "structured_content", None)
     if structured is not None:
         shown = json.dumps(structured, ensure_ascii=False, indent=1)
-        if not any(_carries(part, structured) for part in parts):
+        if not _carried(parts, structured):
             parts.append(f"structured content:\n{shown}")
     text = "\n".join(parts) or "(the tool returned nothing)"
     failed = bool(getattr(result, "is_error", False))
@@ -46,7 +46,7 @@ def describe_blocks(blocks: Iterable[Any]) -> Iterable[str]:
         elif kind == "image":
             yield describe_image(str(block.mime_type), block.data)
         elif kind == "audio":
-            yield f"[{block.mime_type} audio, {human_bytes(len(block.data) * 3 // 4)}]"
+            yield f"[{block.mime_type} audio, {human_bytes(_decoded_size(str(block.data)))}]"
         elif kind == "resource_link":
             yield f"[resource {block.uri}" + (f" ({block.name})" if block.name else "") + "]"
         elif kind == "resource":
@@ -64,17 +64,39 @@ def describe_contents(contents: Any) -> str:
     blob = str(getattr(contents, "blob", ""))
     if mime.startswith("image/"):
         return describe_image(mime, blob)
-    return f"[{mime} {human_bytes(len(blob) * 3 // 4)} at {contents.uri}]"
+    return f"[{mime} {human_bytes(_decoded_size(blob))} at {contents.uri}]"
 
 
-def _carries(text: str, value: Any) -> bool:
-    """Whether a text block already says what the structured content holds (servers send both;
-    the SDK wraps a plain return value as `{"result": value}`)."""
+def _carried(parts: list[str], value: Any) -> bool:
+    """Whether the text blocks already say what the structured content holds: servers send
+    both, and the SDK wraps a plain return value as `{"result": value}`, a list as one block per
+    item."""
     if isinstance(value, dict) and list(value) == ["result"]:
         inner = value["result"]
-        if text == inner or _carries(text, inner):
+        if isinstance(inner, list) and len(inner) == len(parts):
+            if all(_same(part, item) for part, item in zip(parts, inner, strict=True)):
+                return True
+        if any(_same(part, inner) for part in parts):
             return True
+    return any(_same(part, value) for part in parts)
+
+
+def _same(text: str, value: Any) -> bool:
+    """`text` is `value`, as itself (a string) or as JSON of the same types (`1` is not `true`)."""
+    if isinstance(value, str) and text == value:
+        return True
     try:
-        return bool(json.loads(text) == value)
+        parsed = json.loads(text)
     except (ValueError, TypeError):
         return False
+    return _canonical(parsed) == _canonical(value)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _decoded_size(data: str) -> int:
+    """Bytes a base64 text stands for."""
+    compact = data.strip()
+    return len(compact) * 3 // 4 - compact[-2:].count("=")
