@@ -73,9 +73,9 @@ def _carried(parts: list[str], value: Any) -> bool:
     item."""
     if isinstance(value, dict) and list(value) == ["result"]:
         inner = value["result"]
-        if isinstance(inner, list) and len(inner) == len(parts):
-            if all(_same(part, item) for part, item in zip(parts, inner, strict=True)):
-                return True
+        split = isinstance(inner, list) and len(inner) == len(parts)
+        if split and all(_same(part, item) for part, item in zip(parts, inner, strict=True)):
+            return True
         if any(_same(part, inner) for part in parts):
             return True
     return any(_same(part, value) for part in parts)
