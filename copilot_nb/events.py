@@ -157,7 +157,8 @@ class ToolsUpdated:
     changed: tuple[str, ...] = ()
     """Tools whose description or parameters are different now."""
     note: str = ""
-    """Why, where it is not a plain change of the list (a server crashed, failed to start)."""
+    """Why, where it is not a plain change of the list: a server that could not start (the
+    note names the server)."""
 
     @property
     def text(self) -> str:
@@ -167,6 +168,8 @@ class ToolsUpdated:
             *(f"−{name}" for name in self.removed),
             *(f"~{name}" for name in self.changed),
         ]
+        if not parts and self.note:
+            return self.note  # it names its source
         listed = ", ".join(parts[:12]) + (f" and {len(parts) - 12} more" if len(parts) > 12 else "")
         line = f"tools of {self.source} updated" + (f": {listed}" if listed else "")
         return f"{line} ({self.note})" if self.note else line

@@ -3,12 +3,14 @@ middle of a turn, asked again when a server changes, and failing readably when a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from copilot_nb import tool
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished, ToolsUpdated
 from copilot_nb.testing import call, reply
 from tests.test_session import Answering, events_of, scripted_session
@@ -239,3 +241,76 @@ async def test_filters_apply_per_server_and_for_the_whole_tool_set(
     session.excluded = ["b__echo"]
     await events_of(session, "hi")
     assert [n for n in offered(server.requests[1]) if n.startswith("b__")] == ["b__read_resource"]
+
+
+@tool
+async def wait_a_moment(seconds: float) -> str:
+    """Wait.
+
+    Args:
+        seconds: how long.
+    """
+    await asyncio.sleep(seconds)
+    return "waited"
+
+
+async def test_a_server_slower_than_the_first_wait_joins_the_turn_when_it_is_up(
+    serve, workspace, monkeypatch, stop_servers
+):
+    write_config(workspace, b=behaviours(env={"BEHAVIOURS_START_DELAY": "1.5"}))
+    server = serve(
+        [
+            reply("", call("wait_a_moment", seconds=4)),
+            reply("", call("b__echo", text="late")),
+            reply("done"),
+        ]
+    )
+    session = scripted_session(server, workspace, monkeypatch, wait_a_moment=wait_a_moment)
+    stop_servers(session)
+    session.mcp.first_wait = 0.1
+    events = await events_of(session, "wait", approvals=session.approvals.approve_changes())
+
+    assert "b__echo" not in offered(server.requests[0])
+    (joined,) = [e for e in events if isinstance(e, ToolsUpdated)]
+    assert "+b__echo" in joined.text and joined.source == "MCP server b"
+    assert results(server.requests[2])[-1] == "echo: late"
+
+
+async def test_a_server_that_cannot_start_is_told_once(serve, workspace, monkeypatch, stop_servers):
+    write_config(workspace, b=behaviours(), gone={"command": "no-such-mcp-server-here"})
+    server = serve([reply("one"), reply("two")])
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    first = [e for e in await events_of(session, "hi") if isinstance(e, ToolsUpdated)]
+    second = [e for e in await events_of(session, "hi") if isinstance(e, ToolsUpdated)]
+    (told,) = first
+    assert "MCP server 'gone': command 'no-such-mcp-server-here' not found" in told.text
+    assert second == [], "not again at every turn"
+    assert "b__echo" in offered(server.requests[1]), "the other server is not held up"
+
+
+async def test_without_the_sdk_a_server_says_how_to_install_it(
+    serve, workspace, monkeypatch, stop_servers
+):
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the mcp extra were not installed
+    server = serve([reply("hello")])
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    (told,) = [e for e in await events_of(session, "hi") if isinstance(e, ToolsUpdated)]
+    assert told.text.startswith("MCP server 'b': MCP servers need the mcp extra")
+    assert "pip install 'copilot_nb[mcp]'" in told.text
+
+
+async def test_many_server_tools_wait_for_tool_search(serve, workspace, monkeypatch, stop_servers):
+    write_config(workspace, b=behaviours(env={"BEHAVIOURS_MANY": "50"}))
+    server = serve(
+        [
+            reply("", call("tool_search", pattern="extra_07")),
+            reply("", call("b__extra_07")),
+            reply("done"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    await events_of(session, "find extra 7", approvals=session.approvals.approve_changes())
+    first = offered(server.requests[0])
+    assert "tool_search" in first and "b__extra_07" not in first
+    assert "b__extra_07" in offered(server.requests[1]), "found: offered from the next request"
+    assert results(server.requests[2])[-1] == "extra 7"

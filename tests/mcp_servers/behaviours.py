@@ -5,6 +5,8 @@
 description (the "rug pull") and announces it; `die` exits mid-call; `hang` never answers;
 `picture` returns a PNG; `refuse` returns `isError`; `report` returns structured content;
 `show_env` tells which environment variables reached it. It has one resource and one prompt.
+With `BEHAVIOURS_MANY=N` it has N more tools (`extra_00`...), with `BEHAVIOURS_START_DELAY=S` it
+takes S seconds to start.
 """
 
 from __future__ import annotations
@@ -106,6 +108,12 @@ def build() -> MCPServer:
         """Review one file."""
         return f"Please review {path}."
 
+    for number in range(int(os.environ.get("BEHAVIOURS_MANY", "0"))):
+        server.add_tool(
+            lambda number=number: f"extra {number}",
+            name=f"extra_{number:02}",
+            description=f"Extra tool number {number}.",
+        )
     return server
 
 
@@ -117,4 +125,7 @@ async def _announce(ctx: Context) -> None:
 
 
 if __name__ == "__main__":
+    import time
+
+    time.sleep(float(os.environ.get("BEHAVIOURS_START_DELAY", "0")))
     build().run()

@@ -134,7 +134,7 @@ class ServerConnection:
         try:
             from mcp import Client
         except ImportError:
-            self._fail(ready, "failed", INSTALL_HINT)
+            self._fail(ready, "failed", f"MCP server {self.config.name!r}: {INSTALL_HINT}")
             return
         try:
             async with contextlib.AsyncExitStack() as stack:

@@ -65,6 +65,10 @@ class McpServers:
         self._listed: dict[str, dict[str, str]] = {}
         """Each server's tools as last offered (name: description and schema)."""
         self._waiting = False
+        self.first_wait = FIRST_WAIT
+        """Seconds a turn waits for its servers to start."""
+        self._reported: dict[str, str] = {}
+        """The start failure last shown for each server (each is shown once)."""
 
     # --- configuration ------------------------------------------------------------------------
 
@@ -88,9 +92,10 @@ class McpServers:
 
     # --- lifecycle ----------------------------------------------------------------------------
 
-    async def start(self, wait: float = FIRST_WAIT) -> None:
-        """Start every enabled server not yet running; wait up to `wait` s for them all. Those
-        still starting join later (a `ToolsUpdated`); failures show in `%copilot mcp`."""
+    async def start(self, wait: float | None = None) -> None:
+        """Start every enabled server not yet running; wait up to `wait` s (`first_wait`) for
+        them all. Those still starting join later, and those that fail are told once (each a
+        `ToolsUpdated`); `%copilot mcp` shows their state."""
         pending = [
             c for c in self.connections.values() if c.state in ("stopped", "starting", "crashed")
         ]
@@ -99,16 +104,22 @@ class McpServers:
         self._waiting = True
         tasks = [asyncio.ensure_future(self._start_one(c)) for c in pending]
         try:
-            await asyncio.wait(tasks, timeout=wait)
+            await asyncio.wait(tasks, timeout=self.first_wait if wait is None else wait)
         finally:
             self._waiting = False
 
     async def _start_one(self, connection: ServerConnection) -> None:
         """Start one server; one that comes up after the turn began is a change of its tools."""
+        name = connection.config.name
         try:
             await connection.start(START_TIMEOUT)
-        except ServerUnavailable:
+        except ServerUnavailable as exc:
+            if self._reported.get(name) != str(exc):
+                self._reported[name] = str(exc)
+                note = f"{exc}\n(its tools are not offered; %copilot mcp shows the servers)"
+                self._updates.append(ToolsUpdated(source=f"MCP server {name}", note=note))
             return
+        self._reported.pop(name, None)
         if self._waiting:
             self._listed[connection.config.name] = _listing(connection)
         else:
