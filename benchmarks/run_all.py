@@ -12,6 +12,7 @@ from benchmarks import (
     bench_import,
     bench_live,
     bench_loop,
+    bench_mcp,
     bench_panel,
     bench_render,
 )
@@ -20,6 +21,7 @@ if __name__ == "__main__":
     bench_decode.main()
     bench_import.main()
     bench_loop.main()
+    bench_mcp.main()
     bench_panel.main()
     bench_render.main()
     bench_live.main()

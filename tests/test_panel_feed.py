@@ -121,3 +121,33 @@ def test_a_cell_edit_shows_as_a_diff_in_the_panel():
 
     ops = event_ops(CellChanged(notebook="a.ipynb", cell_id="c1", change="edited", diff="-x\n+y\n"))
     assert ops == [["diff", "a.ipynb cell c1", "-x\n+y\n"]]
+
+
+def test_an_mcp_call_says_approving_trusts_the_server_and_a_tool_change_is_a_note():
+    from copilot_nb.events import ApprovalNeeded, ToolsUpdated
+
+    loop = asyncio.new_event_loop()
+    try:
+        ask = event_ops(
+            ApprovalNeeded(
+                call_id="m1",
+                name="git__git_commit",
+                arguments={"message": "x"},
+                summary="",
+                category="external",
+                decision=loop.create_future(),
+                note="approving trusts MCP server 'git' until its command or tools change",
+            )
+        )
+    finally:
+        loop.close()
+    assert ask == [
+        [
+            "ask",
+            "m1",
+            "external",
+            "approving trusts MCP server 'git' until its command or tools change",
+        ]
+    ]
+    update = ToolsUpdated(source="MCP server git", added=("git__log",), removed=("git__diff",))
+    assert event_ops(update) == [["note", "tools of MCP server git updated: +git__log, −git__diff"]]
