@@ -314,3 +314,64 @@ async def test_many_server_tools_wait_for_tool_search(serve, workspace, monkeypa
     assert "tool_search" in first and "b__extra_07" not in first
     assert "b__extra_07" in offered(server.requests[1]), "found: offered from the next request"
     assert results(server.requests[2])[-1] == "extra 7"
+
+
+async def test_crashes_in_a_row_wait_longer_before_the_next_start(
+    serve, workspace, monkeypatch, stop_servers
+):
+    server = serve(
+        [
+            reply("", call("b__die", id="1")),
+            reply("", call("b__die", id="2")),
+            reply("", call("b__echo", text="back")),
+            reply("done"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    await events_of(session, "die twice", approvals=session.approvals.approve_changes())
+    first, second, back = results(server.requests[3])
+    assert first.endswith("after 0.5 s.") and second.endswith("after 1 s.")
+    assert back == "echo: back"
+
+
+async def test_a_changed_command_asks_again(serve, workspace, monkeypatch, stop_servers):
+    server = serve(
+        [
+            reply("", call("b__echo", text="1")),
+            reply("one"),
+            reply("", call("b__echo", text="2")),
+            reply("two"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    approver = Answering()
+    await events_of(session, "echo 1", approver=approver)
+    write_config(workspace, b=behaviours(args=["-m", "tests.mcp_servers.behaviours", "--x"]))
+    await events_of(session, "echo 2", approver=approver)
+    assert len(approver.asked) == 2 and "changed since you approved it" in approver.asked[1].note
+    assert results(server.requests[3])[-1] == "echo: 2", "the server was started again"
+
+
+async def test_a_server_tool_named_like_one_of_yours_needs_an_override(
+    serve, workspace, monkeypatch, stop_servers
+):
+    @tool(name="b__echo")
+    def my_echo(text: str) -> str:
+        """My own echo.
+
+        Args:
+            text: what to echo.
+        """
+        return f"mine: {text}"
+
+    server = serve([reply("", call("b__echo", text="x")), reply("done")] * 2)
+    session = scripted_session(server, workspace, monkeypatch, my_echo=my_echo)
+    stop_servers(session)
+    await events_of(session, "echo", approvals=session.approvals.approve_changes())
+    assert results(server.requests[1])[-1] == "mine: x", "yours wins"
+    (problem,) = session.mcp.problems
+    assert (problem.server, problem.tool) == ("b", "echo") and '"override"' in problem.message
+
+    write_config(workspace, b=behaviours(override=["echo"]))
+    await events_of(session, "echo", approvals=session.approvals.approve_changes())
+    assert results(server.requests[3])[-1] == "echo: x", "the server's, as its config says"
