@@ -150,7 +150,7 @@ def http_server() -> Iterator[tuple[str, RequiresToken]]:
 
 
 async def test_a_streamable_http_server_with_a_token_from_the_environment(
-    serve, workspace, monkeypatch, stop_servers, http_server
+    http_server, serve, workspace, monkeypatch, stop_servers
 ):
     url, guarded = http_server
     monkeypatch.setenv("BEHAVIOURS_TOKEN", "tok-123")
@@ -174,7 +174,7 @@ async def test_a_streamable_http_server_with_a_token_from_the_environment(
 
 
 async def test_an_http_server_that_refuses_says_so(
-    serve, workspace, monkeypatch, stop_servers, http_server
+    http_server, serve, workspace, monkeypatch, stop_servers
 ):
     url, guarded = http_server
     write_config(workspace, h={"url": url})

@@ -30,6 +30,9 @@ STOP_TIMEOUT = 8.0
 """Seconds to wait for a server to stop (the SDK closes stdin, then terminates, then kills)."""
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """Seconds before the n-th restart in a row after a crash."""
+NOTICE_GRACE = 0.05
+"""Seconds to wait after a call to an HTTP server whose tools may change, for the notice of a
+change the call made: it travels on its own stream, and may arrive just after the result."""
 STDERR_TAIL = 1500
 MAX_RESOURCES = 50
 """Resources named in the description of a server's read_resource tool."""
@@ -66,6 +69,10 @@ class ServerConnection:
         self._stop: asyncio.Event | None = None
         self._refreshing: asyncio.Task[None] | None = None
         self._refusal = ""
+        self._may_change = False
+        """The server says its tool list may change (capability `tools.listChanged`)."""
+        self._noticed = asyncio.Event()
+        """Set when a change notice arrives; cleared when a call starts."""
         self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 (closed by close(), after stop)
             "w+", encoding="utf-8", errors="replace"
         )
@@ -189,6 +196,7 @@ class ServerConnection:
     async def _list(self, client: Any) -> None:
         capabilities = client.server_capabilities
         self.tools = list((await client.list_tools()).tools) if capabilities.tools else []
+        self._may_change = bool(capabilities.tools and capabilities.tools.list_changed)
         self.prompts = list((await client.list_prompts()).prompts) if capabilities.prompts else []
         self.has_resources = capabilities.resources is not None
         if self.has_resources:
@@ -210,6 +218,8 @@ class ServerConnection:
             "notifications/tools/list_changed",
             "notifications/prompts/list_changed",
         )
+        if changed:
+            self._noticed.set()
         if changed and (self._refreshing is None or self._refreshing.done()):
             self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
 
@@ -241,6 +251,7 @@ class ServerConnection:
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None) -> Any:
         """The server's `CallToolResult`; ServerUnavailable when it cannot answer."""
         client = await self._client_for_call()
+        self._noticed.clear()
         try:
             result = await asyncio.wait_for(client.call_tool(name, arguments), timeout)
         except TimeoutError:
@@ -250,6 +261,9 @@ class ServerConnection:
             ) from None
         except Exception as exc:
             raise self._call_error(exc, name) from None
+        if self.config.url and self._may_change and not self._noticed.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._noticed.wait(), NOTICE_GRACE)
         await self.settled()
         self.crashes = 0
         return result
