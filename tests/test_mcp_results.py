@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
-import zlib
 
 import pytest
 from mcp.server.mcpserver import MCPServer
@@ -24,24 +22,7 @@ from mcp_types import (
 
 from copilot_nb.tools.mcp.results import MAX_RESULT_CHARS, tool_output
 from copilot_nb.tools.registry import ToolOutput
-
-
-def png(width: int, height: int) -> bytes:
-    """A real PNG: red pixels, every chunk with its CRC."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
-
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
+from tests.notebook_samples import png
 
 
 def b64(data: bytes) -> str:
