@@ -375,3 +375,19 @@ async def test_a_server_tool_named_like_one_of_yours_needs_an_override(
     write_config(workspace, b=behaviours(override=["echo"]))
     await events_of(session, "echo", approvals=session.approvals.approve_changes())
     assert results(server.requests[3])[-1] == "echo: x", "the server's, as its config says"
+
+
+async def test_a_server_that_never_starts_is_given_up_until_restarted(
+    serve, workspace, monkeypatch, stop_servers
+):
+    write_config(workspace, b=behaviours(env={"BEHAVIOURS_START_DELAY": "60"}))
+    server = serve([reply("one"), reply("two")])
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    session.mcp.first_wait, session.mcp.start_timeout = 2.0, 0.5
+    (told,) = [e for e in await events_of(session, "hi") if isinstance(e, ToolsUpdated)]
+    assert "did not start within 0.5 s; %copilot mcp restart b tries again" in told.text
+    connection = session.mcp.connections["b"]
+    assert connection.state == "failed"
+    started = asyncio.get_running_loop().time()
+    await events_of(session, "hi")
+    assert asyncio.get_running_loop().time() - started < 0.5, "the next turn does not wait again"

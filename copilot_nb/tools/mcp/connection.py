@@ -71,6 +71,9 @@ class ServerConnection:
         self._refusal = ""
         self._may_change = False
         """The server says its tool list may change (capability `tools.listChanged`)."""
+        self._stopping: asyncio.Task[None] | None = None
+        self._scope: Any = None
+        """The running connection's anyio cancel scope."""
         self._noticed = asyncio.Event()
         """Set when a change notice arrives; cleared when a call starts."""
         self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 (closed by close(), after stop)
@@ -108,25 +111,36 @@ class ServerConnection:
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), wait)
         except TimeoutError:
-            if self.state == "starting":
-                raise ServerUnavailable(
-                    f"MCP server {self.config.name!r} did not start within {wait:.0f} s"
-                    + self._stderr_note()
-                ) from None
+            if self.state == "starting":  # given up: stopped, not tried again at every turn
+                error = (
+                    f"MCP server {self.config.name!r} did not start within {wait:g} s; "
+                    f"%copilot mcp restart {self.config.name} tries again" + self._stderr_note()
+                )
+                self.state, self.error = "failed", error
+                self._stopping = asyncio.get_running_loop().create_task(self._wind_down())
+                raise ServerUnavailable(error) from None
         if self.state != "running":
             raise ServerUnavailable(
                 self.error or f"MCP server {self.config.name!r} is {self.state}"
             )
 
     async def stop(self) -> None:
-        """Stop the server (its process, for stdio) and forget its tools until the next start."""
+        """Stop the server (its process, for stdio) and forget its tools until the next start.
+        Stops asked for at once share one: each returns when the server is down."""
+        if self._stopping is None or self._stopping.done():
+            self._stopping = asyncio.get_running_loop().create_task(self._wind_down())
+        await asyncio.shield(self._stopping)
+
+    async def _wind_down(self) -> None:
         runner, self._runner = self._runner, None
         if self._stop is not None:
             self._stop.set()
         if runner is not None and not runner.done():
+            if self._client is None and self._scope is not None:
+                self._scope.cancel()  # still connecting: not yet waiting for the stop signal
             try:
                 await asyncio.wait_for(asyncio.shield(runner), STOP_TIMEOUT)
-            except (TimeoutError, asyncio.CancelledError):
+            except TimeoutError:
                 runner.cancel()
         self._client = None
         if self.state in ("running", "starting"):
@@ -137,29 +151,37 @@ class ServerConnection:
         self._stderr.close()
 
     async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        """The connection's whole life, in one task: connect, list, serve calls, stop."""
+        """The connection's whole life, in one task: connect, list, serve calls, stop.
+
+        `stop()` ends it through `stop` (running) or this task's anyio cancel scope (starting):
+        a native `Task.cancel()` could cut short the SDK's shielded shutdown of a stdio child."""
         try:
+            import anyio
             from mcp import Client
         except ImportError:
             self._fail(ready, "failed", f"MCP server {self.config.name!r}: {INSTALL_HINT}")
             return
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                client = await stack.enter_async_context(
-                    Client(
-                        await self._transport(stack),
-                        message_handler=self._on_message,
-                        client_info=_client_info(),
+            with anyio.CancelScope() as self._scope:
+                async with contextlib.AsyncExitStack() as stack:
+                    client = await stack.enter_async_context(
+                        Client(
+                            await self._transport(stack),
+                            message_handler=self._on_message,
+                            client_info=_client_info(),
+                        )
                     )
-                )
-                await self._list(client)
-                self._client, self.state = client, "running"
-                if not ready.done():
-                    ready.set_result(None)
-                if _listens(client):
-                    listener = asyncio.get_running_loop().create_task(self._listen(client))
-                    stack.callback(listener.cancel)
-                await stop.wait()
+                    await self._list(client)
+                    self._client, self.state = client, "running"
+                    if not ready.done():
+                        ready.set_result(None)
+                    if _listens(client):
+                        listening = await stack.enter_async_context(anyio.create_task_group())
+                        listening.start_soon(self._listen, client)
+                        stack.callback(listening.cancel_scope.cancel)
+                    await stop.wait()
+            if self._scope.cancelled_caught:
+                self._fail(ready, "stopped", f"MCP server {self.config.name!r} was stopped")
         except asyncio.CancelledError:
             self._fail(ready, "stopped", f"MCP server {self.config.name!r} was stopped")
             raise
@@ -242,7 +264,9 @@ class ServerConnection:
                 await asyncio.wait_for(asyncio.shield(refreshing), wait)
 
     def _fail(self, ready: asyncio.Future[None], state: str, error: str) -> None:
-        self.state, self.error = state, error
+        """Settle a start that did not succeed; a server given up stays `failed`, with its why."""
+        if self.state != "failed":
+            self.state, self.error = state, error
         if not ready.done():
             ready.set_result(None)
 

@@ -67,6 +67,8 @@ class McpServers:
         self._waiting = False
         self.first_wait = FIRST_WAIT
         """Seconds a turn waits for its servers to start."""
+        self.start_timeout = START_TIMEOUT
+        """Seconds a server may take to start before it is given up (until restarted)."""
         self._reported: dict[str, str] = {}
         """The start failure last shown for each server (each is shown once)."""
 
@@ -112,7 +114,7 @@ class McpServers:
         """Start one server; one that comes up after the turn began is a change of its tools."""
         name = connection.config.name
         try:
-            await connection.start(START_TIMEOUT)
+            await connection.start(self.start_timeout)
         except ServerUnavailable as exc:
             if self._reported.get(name) != str(exc):
                 self._reported[name] = str(exc)
