@@ -60,8 +60,10 @@ class Trust(Protocol):
     it was when approved): while `granted()`, a call that would ask runs; approving a call
     `grant()`s it."""
 
-    note: str
-    """Why the user is asked (a new server, or one that changed since it was approved)."""
+    @property
+    def note(self) -> str:
+        """Why the user is asked (a new server, or one that changed since it was approved)."""
+        ...
 
     def granted(self) -> bool: ...
 

@@ -65,6 +65,8 @@ class McpServers:
         self._listed: dict[str, dict[str, str]] = {}
         """Each server's tools as last offered (name: description and schema)."""
         self._waiting = False
+        self._built: dict[str, tuple[Any, list[Tool], list[ToolProblem]]] = {}
+        """Each server's tools as built for its current listing."""
         self.first_wait = FIRST_WAIT
         """Seconds a turn waits for its servers to start."""
         self.start_timeout = START_TIMEOUT
@@ -180,38 +182,54 @@ class McpServers:
     def tools(self, taken: Collection[str] = ()) -> list[Tool]:
         """The running servers' tools, filtered; a name in `taken` (a built-in or a tool of the
         user's) needs the server's `override` entry, which names the server's own tool. Problems
-        are kept in `self.problems`."""
+        are kept in `self.problems`. Built once per listing (a turn, and each rebuild, asks)."""
         found: list[Tool] = []
         self.problems = []
         for name, connection in self.connections.items():
             if not connection.usable:
                 continue
             self._listed.setdefault(name, _listing(connection))
-            trust = ServerTrust(
-                self.pins,
-                f"{self.root}::{name}",
-                server_digest(connection.config, connection.tools),
-                name,
-            )
-            for item in connection.tools:
-                if not connection.config.allows(item.name):
-                    continue
-                built = self._tool(connection, item, trust, taken)
-                if built is not None:
-                    found.append(built)
-            if connection.has_resources:
-                reader = resource_tool(connection, trust)
-                if reader.name not in {t.name for t in found} and reader.name not in taken:
-                    found.append(reader)
+            prefix = f"{name}__"
+            key = (id(connection.tools), frozenset(n for n in taken if n.startswith(prefix)))
+            cached = self._built.get(name)
+            if cached is None or cached[0] != key:
+                cached = (key, *self._server_tools(connection, taken))
+                self._built[name] = cached
+            found.extend(cached[1])
+            self.problems.extend(cached[2])
         return found
 
+    def _server_tools(
+        self, connection: ServerConnection, taken: Collection[str]
+    ) -> tuple[list[Tool], list[ToolProblem]]:
+        name = connection.config.name
+        digest = server_digest(connection.config, connection.tools)
+        trust = ServerTrust(self.pins, f"{self.root}::{name}", digest, name)
+        found: list[Tool] = []
+        problems: list[ToolProblem] = []
+        for item in connection.tools:
+            if connection.config.allows(item.name):
+                built = self._tool(connection, item, trust, taken, problems)
+                if built is not None:
+                    found.append(built)
+        if connection.has_resources:
+            reader = resource_tool(connection, trust)
+            if reader.name not in {t.name for t in found} and reader.name not in taken:
+                found.append(reader)
+        return found, problems
+
     def _tool(
-        self, connection: ServerConnection, item: Any, trust: ServerTrust, taken: Collection[str]
+        self,
+        connection: ServerConnection,
+        item: Any,
+        trust: ServerTrust,
+        taken: Collection[str],
+        problems: list[ToolProblem],
     ) -> Tool | None:
         server = connection.config
         name = tool_name(server.name, item.name)
         if name in taken and item.name not in server.override:
-            self.problems.append(
+            problems.append(
                 ToolProblem(
                     server=server.name,
                     tool=item.name,
@@ -232,7 +250,7 @@ class McpServers:
                 trust=trust,
             )
         except ConfigError as exc:
-            self.problems.append(ToolProblem(server=server.name, tool=item.name, message=str(exc)))
+            problems.append(ToolProblem(server=server.name, tool=item.name, message=str(exc)))
             return None
 
 

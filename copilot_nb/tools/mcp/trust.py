@@ -78,12 +78,15 @@ class ServerTrust:
     """One server's standing approval as its tools carry it (`registry.Trust`)."""
 
     def __init__(self, pins: ServerPins, key: str, digest: str, server: str) -> None:
-        self.pins, self.key, self.digest = pins, key, digest
-        known = pins.get(key)
-        self.note = (
-            f"approving trusts MCP server {server!r} until its command or tools change"
-            if known is None
-            else f"MCP server {server!r} changed since you approved it (its command or a tool "
+        self.pins, self.key, self.digest, self.server = pins, key, digest, server
+
+    @property
+    def note(self) -> str:
+        """Why the user is asked: a server not approved before, or one that changed since."""
+        if self.pins.get(self.key) is None:
+            return f"approving trusts MCP server {self.server!r} until its command or tools change"
+        return (
+            f"MCP server {self.server!r} changed since you approved it (its command or a tool "
             "description is different); approving trusts it as it is now"
         )
 
