@@ -38,10 +38,14 @@ class ModelError(CopilotError):
 class ModelHTTPError(ModelError):
     """The provider answered with an HTTP error status."""
 
-    def __init__(self, message: str, *, status: int, body: Any = None) -> None:
+    def __init__(
+        self, message: str, *, status: int, body: Any = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
+        self.retry_after = retry_after
+        """Seconds the provider asked to wait before trying again (`Retry-After`), if it said."""
 
 
 class AuthError(ModelHTTPError):

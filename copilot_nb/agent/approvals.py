@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..tools.registry import Tool
 
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
@@ -88,3 +91,19 @@ class ApprovalPolicy:
             external="deny",
             tools={k: v for k, v in self.tools.items() if v != "allow"},
         )
+
+
+def decide_call(
+    policy: ApprovalPolicy, name: str, tool: Tool | None, arguments: Any
+) -> tuple[str, Decision]:
+    """The category and decision for one call as the model sent it. A call that cannot run
+    (unknown tool, arguments that are not an object) needs nobody's approval: its error result
+    is all it does. A tool whose source the user approved as a whole, unchanged since, runs
+    where its category would ask."""
+    if tool is None or not isinstance(arguments, dict):
+        return "read", "allow"
+    category = tool.category_for(arguments)
+    decision = policy.decide(name, category)
+    if decision == "ask" and tool.trust is not None and tool.trust.granted():
+        decision = "allow"
+    return category, decision

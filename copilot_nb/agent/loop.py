@@ -47,7 +47,7 @@ from ..text import first_line
 from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
-from .approvals import ApprovalPolicy
+from .approvals import ApprovalPolicy, decide_call
 from .context_window import ContextWindow
 
 STREAM_RETRIES = 1
@@ -261,15 +261,9 @@ class Agent:
         tool = self.tools.get(call.name)
         if isinstance(arguments, str):  # not parsed yet, or refused (not JSON, too deep, too big)
             arguments = parse_arguments(arguments)
-        if tool is not None and isinstance(arguments, dict):
-            category = tool.category_for(arguments)
-            decision = approvals.decide(call.name, category)
-        else:  # the call cannot run: its error result needs nobody's approval
-            category, decision = "read", "allow"
-        refusal = ""
+        category, decision = decide_call(approvals, call.name, tool, arguments)
         trust = tool.trust if tool is not None else None
-        if decision == "ask" and trust is not None and trust.granted():
-            decision = "allow"  # its source (an MCP server, unchanged) was approved before
+        refusal = ""
         if decision == "deny":
             refusal = f"{call.name}: denied by the approval policy ({category} tools are not allowed here)"
         elif decision == "ask":

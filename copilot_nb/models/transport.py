@@ -155,7 +155,9 @@ def http_error(response: httpx.Response, *, provider: str, sign_in_hint: str) ->
             status=status,
             body=body,
         )
-    return ModelHTTPError(message, status=status, body=body)
+    return ModelHTTPError(
+        message, status=status, body=body, retry_after=server_retry_after(response.headers)
+    )
 
 
 def rejects_tools(error: ModelHTTPError) -> bool:
