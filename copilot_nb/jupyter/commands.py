@@ -44,6 +44,10 @@ def status(session: CopilotSession, words: list[str], settings: Settings) -> Non
         f"copilot: model {session.current_model_spec()}; workspace {os.getcwd()}; "
         f"{requests} request(s) in this conversation"
     )
+    from .serve_command import running
+
+    if (server := running(session)) is not None:
+        print(f"copilot: serving at {server.url} (%copilot serve stop stops it)")
 
 
 def reset(session: CopilotSession, words: list[str], settings: Settings) -> None:

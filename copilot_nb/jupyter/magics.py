@@ -157,10 +157,11 @@ class CopilotMagics(Magics):
         `tools add NAME` makes a kernel function one; `undo` restores the files and cells the
         last request changed (repeat for earlier ones); `diff` shows those changes; `history`
         shows the conversation and its token budget; `mcp` lists the MCP servers (`mcp add`,
-        `remove`, `restart`, `forget` manage them).
+        `remove`, `restart`, `forget` manage them); `serve` starts the OpenAI-compatible proxy
+        and MCP endpoint (`serve stop` stops it).
         """
         if cell is None:
-            if line.split()[:1] == ["mcp"]:
+            if line.split()[:1] in (["mcp"], ["serve"]):
                 _run_blocking(self.run_line(line))
                 return
             from . import commands
@@ -170,15 +171,21 @@ class CopilotMagics(Magics):
         _run_blocking(self.run_cell(line, cell))
 
     async def run_line(self, line: str) -> None:
-        """`%copilot mcp ...`: awaited on the kernel's loop when the cell holds just that line."""
+        """`%copilot mcp ...` and `%copilot serve ...`: awaited on the kernel's loop when the cell
+        holds just that line."""
         import shlex
-
-        from .mcp_command import mcp
 
         try:
             words = shlex.split(line)
         except ValueError as exc:
             raise UsageError(f"%copilot: {exc}") from None
+        if words[0] == "serve":
+            from .serve_command import serve
+
+            await serve(self.session, words[1:])
+            return
+        from .mcp_command import mcp
+
         await mcp(self.session, words[1:])
 
     # --- one request ------------------------------------------------------------------------
@@ -236,9 +243,10 @@ def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:
 
 
 def transform_copilot_cell(lines: list[str]) -> list[str]:
-    """Rewrite a `%%copilot` cell, or a cell of just `%copilot mcp ...`, as `await` of its
-    coroutine, so it runs on the kernel's loop."""
-    if lines and lines[0].split()[:2] == [LINE_PREFIX, "mcp"] and not "".join(lines[1:]).strip():
+    """Rewrite a `%%copilot` cell, or a cell of just `%copilot mcp ...` or `%copilot serve ...`,
+    as `await` of its coroutine, so it runs on the kernel's loop."""
+    awaited = lines and lines[0].split()[:2] in ([LINE_PREFIX, "mcp"], [LINE_PREFIX, "serve"])
+    if awaited and not "".join(lines[1:]).strip():
         line = lines[0].strip()[len(LINE_PREFIX) :].strip()
         return [f"await {COPILOT_LINE_CALL}({line!r})\n"]
     if not lines or not lines[0].startswith(CELL_PREFIX):

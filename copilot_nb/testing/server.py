@@ -29,6 +29,8 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
     """A threaded HTTP server for loopback tests: daemon threads, and quiet when clients hang up."""
 
     daemon_threads = True
+    request_queue_size = 128
+    """Connections waiting to be accepted: many clients at once (a load test) must not be reset."""
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client hanging up (an interrupt, a closed pool) is normal here; anything else is not."""
@@ -180,6 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client hung up (an interrupt): nothing to do
+            self.owner.hangups += 1
 
 
 class ScriptedServer(LoopbackService):
@@ -201,6 +204,8 @@ class ScriptedServer(LoopbackService):
     ) -> None:
         self.script = Script(steps, responder=responder)
         self.model_name = model_name
+        self.hangups = 0
+        """Streams the client closed before they ended (an interrupt, a proxy's client gone)."""
 
     # --- what tests look at -----------------------------------------------------------------
 

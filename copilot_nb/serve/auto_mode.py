@@ -1,0 +1,192 @@
+"""`tool_execution: "auto"`: the proxy runs the agent loop itself and answers with its result.
+
+The client's conversation becomes an agent's (its system message, else ours; the history; the
+last user message as the request); the tools are the server's own when `use_notebook_tools` is
+set (none otherwise), under the server's approval policy: a call that asks shows its buttons in
+the notebook that started the server, or is denied when nobody can be asked. A streaming client
+gets the text as it comes and each tool call as it starts and ends, in a `copilot_nb` field of
+an otherwise empty chunk (clients that do not know it skip it). A client that goes away stops
+the run, leaving the agent's conversation valid (it is thrown away with the request anyway).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+from ..agent.approver import UNANSWERED
+from ..agent.loop import Agent
+from ..events import (
+    AgentEvent,
+    ApprovalNeeded,
+    Done,
+    Failed,
+    ModelResponse,
+    ReasoningDelta,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    UsageReported,
+)
+from ..messages import AssistantMessage, SystemMessage, Usage, UserMessage
+from ..models.base import Model
+from ..tools.registry import ToolSet
+from .backend import NOBODY, Backend
+from .chat_request import ApiError, ChatRequest
+from .chat_response import ChunkEncoder, completion_body, sse
+from .responses import error_response, event_stream, json_response
+
+DEFAULT_ROUNDS = 10
+
+
+def agent_for(backend: Backend, chat: ChatRequest, model: Model) -> tuple[Agent, str]:
+    """An agent holding the client's conversation, and the request it should answer."""
+    if chat.tools:
+        raise ApiError(
+            'tool_execution "auto" runs the server\'s own tools (use_notebook_tools); send your '
+            'own tools with tool_execution "client" and run their calls yourself',
+            param="tools",
+            code="client_tools_with_auto",
+        )
+    messages = list(chat.messages)
+    if not isinstance(messages[-1], UserMessage):
+        raise ApiError(
+            'with tool_execution "auto" the last message must be the user\'s request',
+            param=f"messages[{len(messages) - 1}]",
+            code="last_message_not_user",
+        )
+    system = next((m.content for m in messages if isinstance(m, SystemMessage)), None)
+    agent = Agent(
+        model=model,
+        workspace=backend.workspace(),
+        tools=backend.tools() if chat.use_notebook_tools else ToolSet(),
+        system_prompt=system,
+        max_rounds=chat.max_tool_rounds or DEFAULT_ROUNDS,
+        approvals=backend.approvals(),
+        tool_timeout=backend.tool_timeout,
+    )
+    agent.messages.extend(m for m in messages[:-1] if not isinstance(m, SystemMessage))
+    agent.request_options = dict(chat.options)
+    return agent, messages[-1].content
+
+
+async def auto_response(
+    backend: Backend, chat: ChatRequest, model: Model, encoder: ChunkEncoder
+) -> Any:
+    try:
+        agent, prompt = agent_for(backend, chat, model)
+    except ApiError as exc:
+        return error_response(exc)
+    if chat.stream:
+        return event_stream(_stream(backend, agent, prompt, encoder))
+    text, usage, calls, failure = "", Usage(), [], ""
+    asked: list[ApprovalNeeded] = []
+    try:
+        async with aclosing(agent.run(prompt)) as events:
+            async for event in events:
+                _answer(backend, event, asked)
+                if isinstance(event, UsageReported):
+                    usage = _add(usage, event.usage)
+                elif isinstance(event, ToolFinished):
+                    calls.append(_report(event))
+                elif isinstance(event, Done):
+                    text = event.text
+                elif isinstance(event, Failed):
+                    failure = event.error
+    finally:
+        _deny_unanswered(asked)
+    if failure:
+        return error_response(ApiError(failure, status=502, type="upstream_error"))
+    message = AssistantMessage(text=text, finish_reason="stop", usage=usage)
+    body = completion_body(
+        message, model=chat.model, completion_id=encoder.completion_id, created=encoder.created
+    )
+    body["copilot_nb"] = {"tool_calls": calls}
+    return json_response(body)
+
+
+async def _stream(
+    backend: Backend, agent: Agent, prompt: str, encoder: ChunkEncoder
+) -> AsyncIterator[bytes]:
+    yield encoder.start()
+    usage = Usage()
+    asked: list[ApprovalNeeded] = []
+    try:
+        async with aclosing(agent.run(prompt)) as events:
+            async for event in events:
+                _answer(backend, event, asked)
+                if isinstance(event, (TextDelta, ReasoningDelta)):
+                    yield encoder.event(event)
+                elif isinstance(event, ToolStarted):
+                    yield _progress(encoder, _started(event))
+                elif isinstance(event, ToolFinished):
+                    yield _progress(encoder, {"tool": _report(event)})
+                elif isinstance(event, UsageReported):
+                    usage = _add(usage, event.usage)
+                elif isinstance(event, Done):
+                    done = AssistantMessage(text="", finish_reason="stop", usage=usage)
+                    yield encoder.event(ModelResponse(message=done))
+                elif isinstance(event, Failed):
+                    yield encoder.error(ApiError(event.error, status=502, type="upstream_error"))
+    finally:
+        _deny_unanswered(asked)
+    yield encoder.done()
+
+
+def _started(event: ToolStarted) -> dict[str, Any]:
+    return {
+        "tool": {
+            "id": event.call_id,
+            "name": event.name,
+            "status": "started",
+            "summary": event.summary,
+        }
+    }
+
+
+def _answer(backend: Backend, event: AgentEvent, asked: list[ApprovalNeeded]) -> None:
+    """An approval goes to the notebook that started the server, or is denied."""
+    if isinstance(event, ApprovalNeeded):
+        asked.append(event)
+        if backend.approver is not None:
+            backend.approver.answer(event)
+        else:
+            event.deny(NOBODY)
+
+
+def _deny_unanswered(asked: list[ApprovalNeeded]) -> None:
+    """A run that ended (the client left) leaves no question open in the notebook."""
+    for request in asked:
+        if not request.answered:
+            request.deny(UNANSWERED)
+
+
+def _report(event: ToolFinished) -> dict[str, Any]:
+    return {
+        "id": event.call_id,
+        "name": event.name,
+        "status": "ok" if event.ok else "error",
+        "summary": event.summary,
+    }
+
+
+def _progress(encoder: ChunkEncoder, payload: dict[str, Any]) -> bytes:
+    """An empty chunk carrying a tool call's progress: SDKs that do not know the field skip it."""
+    return sse(
+        {
+            "id": encoder.completion_id,
+            "object": "chat.completion.chunk",
+            "created": encoder.created,
+            "model": encoder.model,
+            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": None}],
+            "copilot_nb": payload,
+        }
+    )
+
+
+def _add(total: Usage, more: Usage) -> Usage:
+    return Usage(
+        input_tokens=total.input_tokens + more.input_tokens,
+        output_tokens=total.output_tokens + more.output_tokens,
+    )

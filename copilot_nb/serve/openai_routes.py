@@ -1,0 +1,203 @@
+"""`/v1/chat/completions`, `/v1/models` and `/v1/tools`: the OpenAI API over the backend.
+
+Pass-through (the default): the client's messages and tools go to the model, the model's tool
+calls come back to the client to run. The upstream stream is opened before the response starts,
+so an upstream refusal keeps its status (429 and 5xx with the provider's `Retry-After`); a client
+that goes away cancels the upstream request. `tool_execution: "auto"` runs the agent loop on the
+server (`auto_mode.py`), when the server was started allowing it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..errors import (
+    AuthError,
+    ContextLengthError,
+    ModelError,
+    ModelHTTPError,
+)
+from ..events import ModelEvent
+from .backend import Backend
+from .chat_request import ApiError, ChatRequest, parse_chat_request
+from .chat_response import ChunkEncoder, completion_body
+from .responses import error_response, event_stream, json_response
+
+MAX_TOOL_ROUNDS = 10
+"""Rounds of server-side tool calls when the request does not say (`max_tool_rounds`)."""
+
+
+def routes(backend: Backend) -> list[Any]:
+    """The Starlette routes of the OpenAI API."""
+    from starlette.routing import Route
+
+    async def chat(request: Any) -> Any:
+        return await chat_completions(backend, request)
+
+    async def models(request: Any) -> Any:
+        return json_response(models_body(backend))
+
+    async def tools(request: Any) -> Any:
+        params = request.query_params
+        return json_response(tools_body(backend, name=params.get("name"), tags=params.get("tags")))
+
+    return [
+        Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/tools", tools, methods=["GET"]),
+    ]
+
+
+def models_body(backend: Backend) -> dict[str, Any]:
+    return {
+        "object": "list",
+        "data": [
+            {"id": name, "object": "model", "created": 0, "owned_by": "copilot_nb"}
+            for name in backend.model_names()
+        ],
+    }
+
+
+def tools_body(backend: Backend, *, name: str | None, tags: str | None) -> dict[str, Any]:
+    """The server's tools in OpenAI's tool format; `name` is a glob, `tags` approval categories
+    (read, read-secret, edit, execute, external), comma-separated."""
+    wanted = {t.strip() for t in tags.split(",") if t.strip()} if tags else None
+    listed = []
+    for item in backend.tools():
+        if name and not fnmatch.fnmatchcase(item.name, name):
+            continue
+        if wanted is not None and item.category not in wanted:
+            continue
+        listed.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": item.name,
+                    "description": item.description,
+                    "parameters": dict(item.parameters),
+                },
+                "tags": [item.category],
+            }
+        )
+    return {"object": "list", "data": listed}
+
+
+async def chat_completions(backend: Backend, request: Any) -> Any:
+    try:
+        body = await request.json()
+    except (ValueError, UnicodeDecodeError):
+        return error_response(ApiError("The request body is not valid JSON.", code="invalid_json"))
+    try:
+        wants_tools = isinstance(body, dict) and body.get("use_notebook_tools") is True
+        chat = parse_chat_request(
+            body,
+            models=backend.model_names(),
+            kernel_tools=[spec.name for spec in backend.tools().list_tools()]
+            if wants_tools
+            else (),
+        )
+        if chat.tool_execution == "auto" and not backend.allow_execution:
+            raise ApiError(
+                'tool_execution "auto" is off on this server; start it with '
+                "%copilot serve --allow-execution to let it run tools",
+                status=403,
+                type="permission_error",
+                param="tool_execution",
+                code="tool_execution_disabled",
+            )
+        model = backend.model(chat.model)
+    except ApiError as exc:
+        return error_response(exc)
+    completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
+    encoder = ChunkEncoder(
+        model=chat.model,
+        completion_id=completion_id,
+        created=created,
+        include_usage=chat.include_usage,
+    )
+    if chat.tool_execution == "auto":
+        from .auto_mode import auto_response
+
+        return await auto_response(backend, chat, model, encoder)
+    if not chat.stream:
+        try:
+            message = await model.complete(list(chat.messages), **_upstream_options(chat))
+        except ModelError as exc:
+            return upstream_error(exc)
+        return json_response(
+            completion_body(message, model=chat.model, completion_id=completion_id, created=created)
+        )
+    events = model.stream(list(chat.messages), **_upstream_options(chat))
+    try:
+        first = await anext(events)
+    except ModelError as exc:
+        await _close(events)
+        return upstream_error(exc)
+    return event_stream(_relay(first, events, encoder))
+
+
+def _upstream_options(chat: ChatRequest) -> dict[str, Any]:
+    return {
+        "tools": list(chat.tools) or None,
+        "tool_choice": chat.tool_choice if chat.tools else None,
+        **chat.options,
+    }
+
+
+async def _relay(
+    first: ModelEvent, events: AsyncIterator[ModelEvent], encoder: ChunkEncoder
+) -> AsyncIterator[bytes]:
+    """The upstream's events as chunks; closing this (the client left) closes the upstream."""
+    try:
+        yield encoder.start()
+        try:
+            if chunk := encoder.event(first):
+                yield chunk
+            async for event in events:
+                if chunk := encoder.event(event):
+                    yield chunk
+        except ModelError as exc:
+            yield encoder.error(api_error_for(exc))
+        yield encoder.done()
+    finally:
+        await _close(events)
+
+
+async def _close(events: AsyncIterator[Any]) -> None:
+    """End an upstream stream now: its connection goes back, or is dropped, at once."""
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
+
+
+def api_error_for(exc: ModelError) -> ApiError:
+    """An upstream failure in OpenAI's words: its status where the client can act on it."""
+    if isinstance(exc, ContextLengthError):
+        return ApiError(str(exc), code="context_length_exceeded", param="messages")
+    if isinstance(exc, AuthError):
+        return ApiError(
+            f"the proxy's own credentials were refused upstream: {exc}",
+            status=502,
+            type="upstream_error",
+        )
+    if isinstance(exc, ModelHTTPError):
+        kind = "rate_limit_error" if exc.status == 429 else "upstream_error"
+        if exc.status < 500 and exc.status != 429:
+            kind = "invalid_request_error"
+        return ApiError(str(exc), status=exc.status, type=kind, code=f"upstream_{exc.status}")
+    return ApiError(
+        f"the upstream model could not answer: {exc}", status=502, type="upstream_error"
+    )
+
+
+def upstream_error(exc: ModelError) -> Any:
+    headers = {}
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        headers["retry-after"] = str(max(1, round(retry_after)))
+        headers["retry-after-ms"] = str(round(retry_after * 1000))
+    return error_response(api_error_for(exc), headers)

@@ -1,0 +1,289 @@
+"""The proxy's gate: only programs on this machine that hold the token get through.
+
+The proxy spends the user's model quota and runs the agent's tools, so a request must pass four
+checks, in this order, before the app sees it:
+
+1. Host is one of the bound addresses, with its port. A web page that rebinds its own DNS name
+   to 127.0.0.1 still sends its own name as Host, so this stops DNS rebinding.
+2. No browser context from another origin: an Origin header must be this server's own, a
+   `Sec-Fetch-Site: cross-site|same-site` is refused, and CORS preflights (OPTIONS) get 403. No
+   CORS header is ever sent, so no page can read a response.
+3. The bearer token (`Authorization: Bearer` or `x-api-key`), compared in constant time.
+4. A body of at most `max_body` bytes: refused from Content-Length before reading, and a chunked
+   body is read here up to the limit and replayed to the app, so the app never sees an oversized one.
+
+Refusals use OpenAI's error shape, so OpenAI clients show the message. `Gate.check` is the pure
+core (headers in, refusal out); `GateMiddleware` is the thin ASGI shell around any app. Nothing
+here logs, and no refusal echoes the credentials a request carried.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from copilot_nb.text import human_bytes, shorten
+
+Scope: TypeAlias = MutableMapping[str, Any]
+Message: TypeAlias = MutableMapping[str, Any]
+Receive: TypeAlias = Callable[[], Awaitable[Message]]
+Send: TypeAlias = Callable[[Message], Awaitable[None]]
+ASGIApp: TypeAlias = Callable[[Scope, Receive, Send], Awaitable[None]]
+Headers: TypeAlias = Iterable[tuple[bytes, bytes]]
+"""ASGI's headers: (name, value) byte pairs, names lower-cased by the server."""
+
+TOKEN_PREFIX = "cnb-"
+_WHERE_THE_TOKEN_IS = "use the token printed when the server started (%copilot serve prints it)"
+_BROWSER_SITES = (b"cross-site", b"same-site")
+"""Sec-Fetch-Site values of a request a page on another origin made (same-site: another port)."""
+
+
+def new_token() -> str:
+    """A fresh bearer token; the prefix tells a reader (and secret scanners) what it is for."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refusal:
+    """The answer the gate gives instead of the app: a status and OpenAI's error body."""
+
+    status: int
+    code: str
+    message: str
+    headers: tuple[tuple[bytes, bytes], ...] = field(default=())
+
+    def body(self) -> bytes:
+        """OpenAI's error JSON, which its SDKs turn into an exception carrying `message`."""
+        error = {"message": self.message, "type": "invalid_request_error", "param": None}
+        return json.dumps({"error": {**error, "code": self.code}}).encode()
+
+    def response_headers(self) -> list[tuple[bytes, bytes]]:
+        """JSON, its length, never cached; plus this refusal's own (WWW-Authenticate)."""
+        return [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(self.body())).encode()),
+            (b"cache-control", b"no-store"),
+            *self.headers,
+        ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gate:
+    """What the proxy accepts: its token, the address it is bound on, the largest body.
+
+    `port` is the real bound port, never 0: bind the socket first, then build the gate, since the
+    Host a client sends carries that port."""
+
+    token: str
+    host: str
+    port: int
+    max_body: int = 4 * 2**20
+    open_paths: frozenset[str] = frozenset()
+    """Paths that need no token (the other checks still apply); none by default."""
+
+    def __post_init__(self) -> None:
+        token = self.token
+        if not token or not token.isascii() or not token.isprintable() or " " in token:
+            raise ValueError("Gate: the token must be non-empty printable ASCII; use new_token()")
+        if not 0 < self.port < 65536:
+            raise ValueError(
+                f"Gate: port {self.port} is not a bound port; bind the socket first and pass "
+                "the port it got, since clients send it in the Host header"
+            )
+        if self.max_body < 0:
+            raise ValueError(f"Gate: max_body must be 0 or more bytes, not {self.max_body}")
+
+    def allowed_hosts(self) -> frozenset[str]:
+        """The Host header values accepted, lower-cased and always with the port.
+
+        The bound host itself (the address a user chose), and every loopback spelling when that
+        is loopback or all interfaces (0.0.0.0, ::), which include loopback. A Host without the
+        port is never accepted."""
+        hosts = {_authority(self.host, self.port)}
+        if _is_loopback_or_any(self.host):
+            hosts |= {_authority(h, self.port) for h in ("127.0.0.1", "localhost", "::1")}
+        return frozenset(hosts)
+
+    def check(self, method: str, path: str, headers: Headers) -> Refusal | None:
+        """The refusal for a request with these headers, or None to let it through (its body
+        still has to fit `max_body` as it is read: `too_large()`)."""
+        headers = list(headers)
+        allowed = self.allowed_hosts()
+        hosts = _values(headers, b"host")
+        if len(hosts) != 1 or _text(hosts[0]).lower() not in allowed:
+            sent = shorten(_text(hosts[0]), 100) if hosts else "(none)"
+            return Refusal(
+                status=400,
+                code="invalid_host",
+                message=f"Host {sent!r} is not this server's address; send requests to "
+                f"http://{_authority(self.host, self.port)} (accepted Host values: "
+                f"{', '.join(sorted(allowed))}). Other names are refused so that a web page "
+                "cannot reach the proxy by pointing its own DNS name at this machine.",
+            )
+        browser = _from_another_origin(method, headers, allowed)
+        if browser:
+            return Refusal(
+                status=403,
+                code="cross_origin",
+                message=f"Refused a request from a web page ({browser}): the proxy answers "
+                "programs on this machine, never pages in a browser, and sends no CORS headers.",
+            )
+        if path not in self.open_paths and not self._has_token(headers):
+            keys = _values(headers, b"authorization") + _values(headers, b"x-api-key")
+            what = "The API key is wrong" if keys else "No API key was sent"
+            return Refusal(
+                status=401,
+                code="invalid_api_key",
+                message=f"{what}: {_WHERE_THE_TOKEN_IS}, as `Authorization: Bearer <token>` "
+                "or `x-api-key: <token>`.",
+                headers=((b"www-authenticate", b"Bearer"),),
+            )
+        for length in _values(headers, b"content-length"):
+            if not length.strip().isdigit():
+                return Refusal(
+                    status=400,
+                    code="invalid_content_length",
+                    message="Content-Length is not a number of bytes; send the body's size.",
+                )
+            if int(length) > self.max_body:
+                return self.too_large()
+        return None
+
+    def too_large(self) -> Refusal:
+        """413 for a body over `max_body`, saying the limit."""
+        return Refusal(
+            status=413,
+            code="request_too_large",
+            message=f"The request body is larger than the proxy's limit of "
+            f"{human_bytes(self.max_body)} ({self.max_body:,} bytes); send a shorter "
+            "conversation or smaller attachments.",
+        )
+
+    def _has_token(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        """True when a header carries the token, compared on bytes in constant time (bytes,
+        because compare_digest raises on non-ASCII str and a request may send any byte)."""
+        token = self.token.encode()
+        for name, value in ((name.lower(), value) for name, value in headers):
+            if name == b"authorization":
+                scheme, _, credential = value.strip().partition(b" ")
+                if scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), token):
+                    return True
+            elif name == b"x-api-key" and hmac.compare_digest(value.strip(), token):
+                return True
+        return False
+
+
+class GateMiddleware:
+    """The gate around any ASGI app: HTTP requests pass `Gate.check` and the body limit first,
+    lifespan events pass through, WebSockets are refused (the proxy speaks none)."""
+
+    def __init__(self, app: ASGIApp, gate: Gate) -> None:
+        self.app = app
+        self.gate = gate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if kind == "websocket":
+            await receive()  # websocket.connect; a close before accept refuses the handshake
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if kind != "http":
+            raise RuntimeError(f"GateMiddleware: unknown ASGI scope type {kind!r}")
+        refusal = self.gate.check(scope["method"], scope["path"], scope["headers"])
+        if refusal is not None:
+            await _answer(send, refusal)
+            return
+        body = await _read_body(receive, self.gate.max_body)
+        if body == "gone":
+            return  # the client went away mid-body; nobody is left to answer
+        if body == "too_large":
+            await _answer(send, self.gate.too_large())
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | Literal["gone", "too_large"]:
+    """The whole body, read here so a chunked one over `limit` is refused before the app starts;
+    at most `limit` bytes plus one chunk are ever held."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return "gone"
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return "too_large"
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives the app the body in one message, then the server's own messages
+    (http.disconnect, which streaming responses wait for)."""
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
+async def _answer(send: Send, refusal: Refusal) -> None:
+    start = {"status": refusal.status, "headers": refusal.response_headers()}
+    await send({"type": "http.response.start", **start})
+    await send({"type": "http.response.body", "body": refusal.body()})
+
+
+def _from_another_origin(
+    method: str, headers: list[tuple[bytes, bytes]], allowed: frozenset[str]
+) -> str:
+    """Why the request looks like a page on another origin made it, or "" when it does not."""
+    if method.upper() == "OPTIONS":
+        return "a CORS preflight"
+    for origin in _values(headers, b"origin"):
+        scheme, sep, authority = _text(origin).lower().partition("://")
+        if not sep or scheme not in ("http", "https") or authority not in allowed:
+            return f"Origin {shorten(_text(origin), 100)!r}"
+    for site in _values(headers, b"sec-fetch-site"):
+        if site.strip().lower() in _BROWSER_SITES:
+            return f"Sec-Fetch-Site: {_text(site)}"
+    return ""
+
+
+def _values(headers: list[tuple[bytes, bytes]], name: bytes) -> list[bytes]:
+    return [value for key, value in headers if key.lower() == name]
+
+
+def _text(value: bytes) -> str:
+    """A header value as text; latin-1 never fails, whatever bytes a client sent."""
+    return value.decode("latin-1")
+
+
+def _authority(host: str, port: int) -> str:
+    """`host:port` as a Host header spells it: lower-case, an IPv6 address in brackets."""
+    host = host.strip().lower()
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
+
+
+def _is_loopback_or_any(host: str) -> bool:
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
