@@ -14,6 +14,7 @@ from benchmarks import (
     bench_loop,
     bench_mcp,
     bench_panel,
+    bench_proxy,
     bench_render,
 )
 
@@ -25,3 +26,4 @@ if __name__ == "__main__":
     bench_panel.main()
     bench_render.main()
     bench_live.main()
+    bench_proxy.main()

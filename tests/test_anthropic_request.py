@@ -186,3 +186,29 @@ def test_payload_matches_the_sdk_request_types() -> None:
     for tool in body["tools"]:
         _conforms(tool, ToolParam)
     _conforms(body["tool_choice"], ToolChoiceToolParam)
+
+
+def test_chat_completions_option_names_become_the_messages_apis():
+    """What a proxy client sends in OpenAI's words reaches Anthropic in its own."""
+    from copilot_nb.messages import ToolSpec
+    from copilot_nb.models.anthropic import messages_request
+
+    tool = ToolSpec(name="t", description="d", parameters={"type": "object", "properties": {}})
+    body = messages_request(
+        "claude",
+        [{"role": "user", "content": "hi"}],
+        tools=[tool],
+        stop=["END"],
+        user="u-1",
+        parallel_tool_calls=False,
+        temperature=0.2,
+        top_k=5,
+        seed=None,
+    )
+    assert body["stop_sequences"] == ["END"] and "stop" not in body
+    assert body["metadata"] == {"user_id": "u-1"} and "user" not in body
+    assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    assert (body["temperature"], body["top_k"]) == (0.2, 5) and "seed" not in body
+    assert messages_request("claude", [{"role": "user", "content": "x"}], stop="STOP")[
+        "stop_sequences"
+    ] == ["STOP"]

@@ -150,8 +150,31 @@ def messages_request(
         if wire_choice is not None:
             body["tool_choice"] = dict(wire_choice)
     body["stream"] = stream
-    body.update({key: value for key, value in options.items() if value is not None})
+    body.update(openai_options_to_anthropic(body, options))
     return body
+
+
+def openai_options_to_anthropic(body: dict[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options in Chat Completions' words (as a proxy client sends them) in the Messages API's:
+    `stop` is `stop_sequences`, `user` is `metadata.user_id`, `parallel_tool_calls: false` is
+    the tool choice's `disable_parallel_tool_use`. Anything else goes as it is (null fields are
+    left out: the API rejects them), and the API answers for what it does not know."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key == "stop":
+            out["stop_sequences"] = [value] if isinstance(value, str) else list(value)
+        elif key == "user":
+            out["metadata"] = {"user_id": str(value)}
+        elif key == "parallel_tool_calls":
+            if value is False and "tool_choice" in body:
+                body["tool_choice"]["disable_parallel_tool_use"] = True
+            elif value is False and "tools" in body:
+                body["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
+        else:
+            out[key] = value
+    return out
 
 
 # --- the model ------------------------------------------------------------------------------------
