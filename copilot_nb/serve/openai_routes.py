@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import (
     AuthError,
+    ConfigError,
     ContextLengthError,
     ModelError,
     ModelHTTPError,
@@ -112,6 +113,8 @@ async def chat_completions(backend: Backend, request: Any) -> Any:
         model = backend.model(chat.model)
     except ApiError as exc:
         return error_response(exc)
+    except ConfigError as exc:  # the server's own model cannot be built (a missing key)
+        return error_response(ApiError(str(exc), status=500, type="server_error"))
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
     encoder = ChunkEncoder(
         model=chat.model,
@@ -126,7 +129,7 @@ async def chat_completions(backend: Backend, request: Any) -> Any:
     if not chat.stream:
         try:
             message = await model.complete(list(chat.messages), **_upstream_options(chat))
-        except ModelError as exc:
+        except (ModelError, ConfigError) as exc:
             return upstream_error(exc)
         return json_response(
             completion_body(message, model=chat.model, completion_id=completion_id, created=created)
@@ -134,7 +137,7 @@ async def chat_completions(backend: Backend, request: Any) -> Any:
     events = model.stream(list(chat.messages), **_upstream_options(chat))
     try:
         first = await anext(events)
-    except ModelError as exc:
+    except (ModelError, ConfigError) as exc:
         await _close(events)
         return upstream_error(exc)
     return event_stream(_relay(first, events, encoder))
@@ -160,7 +163,7 @@ async def _relay(
             async for event in events:
                 if chunk := encoder.event(event):
                     yield chunk
-        except ModelError as exc:
+        except (ModelError, ConfigError) as exc:
             yield encoder.error(api_error_for(exc))
         yield encoder.done()
     finally:
@@ -174,8 +177,10 @@ async def _close(events: AsyncIterator[Any]) -> None:
         await close()
 
 
-def api_error_for(exc: ModelError) -> ApiError:
+def api_error_for(exc: ModelError | ConfigError) -> ApiError:
     """An upstream failure in OpenAI's words: its status where the client can act on it."""
+    if isinstance(exc, ConfigError):  # an option or message this model cannot take
+        return ApiError(str(exc))
     if isinstance(exc, ContextLengthError):
         return ApiError(str(exc), code="context_length_exceeded", param="messages")
     if isinstance(exc, AuthError):
@@ -194,7 +199,7 @@ def api_error_for(exc: ModelError) -> ApiError:
     )
 
 
-def upstream_error(exc: ModelError) -> Any:
+def upstream_error(exc: ModelError | ConfigError) -> Any:
     headers = {}
     retry_after = getattr(exc, "retry_after", None)
     if retry_after is not None:
