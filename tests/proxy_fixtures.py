@@ -52,10 +52,11 @@ def backend_for(upstream: ScriptedServer, root: Path, **options: Any) -> Backend
     workspace = Workspace(root)
     model = OpenAIChat("scripted", base_url=upstream.url, api_key="k", max_retries=0)
     policy = options.pop("approvals", ApprovalPolicy())
+    tools = options.pop("tools", None) or workspace_tools(workspace)
     return Backend(
         model_names=lambda: [MODEL],
         resolve=lambda name: model,
-        tools=lambda: workspace_tools(workspace),
+        tools=lambda: tools,
         workspace=lambda: workspace,
         approvals=lambda: policy,
         **options,

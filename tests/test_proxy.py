@@ -329,3 +329,49 @@ def test_a_client_that_goes_away_cancels_the_upstream_request(proxy_for):
     while proxy.upstream.hangups == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proxy.upstream.hangups == 1, "the proxy closed its upstream stream when the client left"
+
+
+def test_a_client_that_goes_away_stops_a_server_side_run(proxy_for):
+    import asyncio
+    import threading
+    import time
+
+    import httpx
+
+    from copilot_nb import tool
+    from copilot_nb.tools import ToolSet
+
+    cancelled = threading.Event()
+
+    @tool
+    async def long_step() -> str:
+        """Take a long time."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "done"
+
+    proxy = proxy_for(
+        [reply("", call("long_step")), reply("never")],
+        allow_execution=True,
+        tools=ToolSet([long_step]),
+    )
+    body = {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "go"}],
+        "stream": True,
+        "tool_execution": "auto",
+        "use_notebook_tools": True,
+    }
+    headers = {"authorization": f"Bearer {proxy.token}"}
+    with httpx.stream(
+        "POST", f"{proxy.url}/v1/chat/completions", json=body, headers=headers
+    ) as answer:
+        for line in answer.iter_lines():
+            if '"status":"started"' in line:
+                break
+    assert cancelled.wait(5), "the tool run was cancelled when the client left"
+    time.sleep(0.2)
+    assert len(proxy.upstream.requests) == 1, "no further model round after the client left"

@@ -72,3 +72,44 @@ def test_serve_refuses_a_port_in_use_and_unknown_options(serve, kernel_for, tmp_
     assert "choose another --port" in busy.reply["content"]["evalue"]
     unknown = kernel.execute("%copilot serve --bogus")
     assert unknown.status == "error" and "--bogus" in unknown.reply["content"]["evalue"]
+
+
+def test_a_server_side_edit_asks_under_the_serve_cell_and_runs_once_approved(
+    serve, kernel_for, tmp_path
+):
+    import threading
+
+    from copilot_nb.testing import call
+    from tests.test_kernel import button_ids
+
+    upstream = serve(
+        [reply("", call("write_file", path="note.txt", content="hi\n")), reply("Written.")]
+    )
+    kernel = kernel_for(upstream, COPILOT_NB_CONFIG_DIR=str(tmp_path / "config"))
+    msg_id = kernel.send(
+        "%copilot serve --allow-execution", allow_stdin=True, metadata={"cellId": "serve-cell"}
+    )
+    shown = kernel.collect(msg_id)
+    url = re.search(r"serving at (http://\S+)", shown.stdout).group(1)
+    token = re.search(r"token \(shown once\): (\S+)", shown.stdout).group(1)
+    answers: list[str] = []
+
+    def ask() -> None:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key=token, timeout=60)
+        answer = client.chat.completions.create(
+            model="openai:scripted",
+            messages=[{"role": "user", "content": "write a note"}],
+            extra_body={"tool_execution": "auto", "use_notebook_tools": True},
+        )
+        answers.append(answer.choices[0].message.content)
+
+    client = threading.Thread(target=ask)
+    client.start()
+    seen = kernel.wait_for(msg_id, "comm_open", timeout=30)
+    while "Approve" not in button_ids(seen):
+        seen += kernel.wait_for(msg_id, "comm_open", timeout=30)
+    assert not (tmp_path / "note.txt").exists(), "nothing is written before the user approves"
+    kernel.click(button_ids(seen)["Approve"])
+    client.join(30)
+    assert answers == ["Written."]
+    assert (tmp_path / "note.txt").read_text() == "hi\n"
