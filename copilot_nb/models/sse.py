@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -227,3 +228,10 @@ def _complete_json(data: list[str], value: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def sse_event(payload: Any) -> bytes:
+    """One SSE event with a JSON body (or a bare string such as `[DONE]`), framed as OpenAI does:
+    compact, ASCII-escaped JSON, so a lone surrogate in model text cannot break the UTF-8."""
+    data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+    return f"data: {data}\n\n".encode()

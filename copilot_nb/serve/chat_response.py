@@ -13,6 +13,7 @@ from typing import Any
 
 from ..events import ModelEvent, ModelResponse, Notice, ReasoningDelta, TextDelta, ToolCallDelta
 from ..messages import AssistantMessage, ToolCall, Usage
+from ..models.sse import sse_event
 from .chat_request import ApiError
 
 if sys.version_info >= (3, 11):
@@ -37,13 +38,8 @@ FINISH_REASONS = {
 accept and no others; anything else (an error, an incomplete reply) reads as "stop"."""
 
 
-def sse(payload: Any) -> bytes:
-    """One SSE event with a JSON body (or a bare string such as `[DONE]`), framed as OpenAI does.
-
-    ASCII-escaped JSON, so a lone surrogate in model text cannot break the UTF-8 encoding.
-    """
-    data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
-    return f"data: {data}\n\n".encode()
+sse = sse_event
+"""One SSE event, framed as OpenAI frames it (`models/sse.py`)."""
 
 
 def finish_reason(message: AssistantMessage) -> str:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..models.sse import sse_event
 from .script import ScriptedTurn, pieces
 
-
-def sse(payload: Any) -> bytes:
-    """One SSE event with a JSON body, framed exactly as OpenAI frames it."""
-    data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
-    return f"data: {data}\n\n".encode()
+sse = sse_event
+"""One SSE event, framed as OpenAI frames it (`models/sse.py`)."""
 
 
 def openai_sse_events(
