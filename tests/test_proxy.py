@@ -59,9 +59,13 @@ def test_tool_calls_come_back_to_the_client_and_its_results_go_up(proxy_for):
         final.choices[0].message.model_dump(exclude_none=True),
         {"role": "tool", "tool_call_id": tool_call.id, "content": "rain, 8°C"},
     ]
-    answer = client.chat.completions.create(model=MODEL, messages=messages, tools=[TOOL])
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    answer = client.chat.completions.create(
+        model=MODEL, messages=messages, tools=[TOOL], tool_choice=named, max_completion_tokens=50
+    )
     assert answer.choices[0].message.content == "Rainy in Oslo."
     sent = proxy.upstream.requests[1]
+    assert sent.body["tool_choice"] == named and sent.body["max_tokens"] == 50
     assert list(sent.tool_results.values()) == ["rain, 8°C"]
     assert [t["function"]["name"] for t in sent.body["tools"]] == ["get_weather"]
 
