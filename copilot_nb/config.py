@@ -43,3 +43,12 @@ def settings_dirs(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
         if real not in found:
             found.append(real)
     return tuple(found)
+
+
+def home_relative(path: Path | str) -> str:
+    """`~/.config/copilot_nb/mcp.json`: a path as the user would write it (only under home)."""
+    home = os.path.expanduser("~").rstrip(os.sep)
+    text = str(path)
+    if home and text.startswith(home + os.sep):
+        return "~" + text[len(home) :]
+    return text

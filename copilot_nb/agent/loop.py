@@ -45,6 +45,7 @@ from ..messages import (
 from ..models.base import Model
 from ..text import first_line
 from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
+from ..tools.context_block import with_block
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy, decide_call
@@ -115,10 +116,36 @@ class Agent:
         self.messages: list[Message] = [SystemMessage(content=self.system_prompt)]
         self.running = False
         """True while a turn is under way."""
+        self.context_block: Callable[[], Awaitable[str]] | None = None
+        """Built at the start of each turn: what the model should know about the notebook and
+        the project (`tools/context_block.py`); sent with the turn's request, never kept in
+        the history."""
+        self._block = ""
         self.tool_updates: Callable[[], Awaitable[list[ToolsUpdated]]] | None = None
         """Asked before each model request: how the tool set changed since the last time (an
         MCP server's tools). Whoever answers has already made `tools` current; the loop shows
         the changes, and the request offers the new set."""
+
+    def request_messages(self) -> list[Message]:
+        """The conversation as the next request sends it: the turn's context block goes before
+        the user's latest request (a copy; the history keeps the request as it was asked)."""
+        if not self._block:
+            return self.messages
+        last = max(
+            (i for i, m in enumerate(self.messages) if isinstance(m, UserMessage)), default=None
+        )
+        if last is None:
+            return self.messages
+        asked = self.messages[last]
+        assert isinstance(asked, UserMessage)
+        sent = UserMessage(content=with_block(self._block, asked.content))
+        return [*self.messages[:last], sent, *self.messages[last + 1 :]]
+
+    def set_system_prompt(self, text: str) -> None:
+        """A new system prompt (an instruction file changed): the next request sends it."""
+        self.system_prompt = text
+        if self.messages and isinstance(self.messages[0], SystemMessage):
+            self.messages[0] = SystemMessage(content=text)
 
     def reset(self) -> None:
         """Forget the conversation; keep the model, tools, workspace and context settings."""
@@ -170,6 +197,7 @@ class Agent:
     ) -> AsyncGenerator[AgentEvent, None]:
         self.workspace.begin_turn(prompt)
         self._close_open_tool_calls()
+        self._block = await self.context_block() if self.context_block is not None else ""
         self.messages.append(UserMessage(content=prompt))
         rounds = max_rounds if max_rounds is not None else self.max_rounds
         for _ in range(rounds):
@@ -229,7 +257,7 @@ class Agent:
             partial: list[str] = []
             try:
                 async for event in self.model.stream(
-                    self.messages, tools=tools, **self.request_options
+                    self.request_messages(), tools=tools, **self.request_options
                 ):
                     if isinstance(event, TextDelta):
                         partial.append(event.text)

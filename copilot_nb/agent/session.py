@@ -30,6 +30,7 @@ from .approvals import ApprovalPolicy
 from .approver import UNANSWERED, Approver
 from .loop import BUSY, Agent
 from .model_strings import default_model_spec, resolve_model
+from .prompt_assembly import prepare
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
 
@@ -212,6 +213,7 @@ class CopilotSession:
             self.agent.workspace = Workspace(cwd)
         self.agent.tools = self.tools_for(self.agent.workspace)
         self.agent.tool_updates = self._tool_updates
+        prepare(self.agent, self.shell, self.live)
         self.agent.model = model
         self.agent.approvals = self.approvals  # the standing policy; a turn's own is per run
         self.agent.max_rounds = self.max_rounds

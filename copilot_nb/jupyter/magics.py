@@ -158,10 +158,11 @@ class CopilotMagics(Magics):
         last request changed (repeat for earlier ones); `diff` shows those changes; `history`
         shows the conversation and its token budget; `mcp` lists the MCP servers (`mcp add`,
         `remove`, `restart`, `forget` manage them); `serve` starts the OpenAI-compatible proxy
-        and MCP endpoint (`serve stop` stops it).
+        and MCP endpoint (`serve stop` stops it); `context` shows the system prompt with the
+        instruction files and the context block the next request carries.
         """
         if cell is None:
-            if line.split()[:1] in (["mcp"], ["serve"]):
+            if line.split()[:1] in (["mcp"], ["serve"], ["context"]):
                 _run_blocking(self.run_line(line))
                 return
             from . import commands
@@ -183,6 +184,11 @@ class CopilotMagics(Magics):
             from .serve_command import serve
 
             await serve(self.session, words[1:])
+            return
+        if words[0] == "context":
+            from .context_command import context
+
+            await context(self.session)
             return
         from .mcp_command import mcp
 
@@ -245,7 +251,11 @@ def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:
 def transform_copilot_cell(lines: list[str]) -> list[str]:
     """Rewrite a `%%copilot` cell, or a cell of just `%copilot mcp ...` or `%copilot serve ...`,
     as `await` of its coroutine, so it runs on the kernel's loop."""
-    awaited = lines and lines[0].split()[:2] in ([LINE_PREFIX, "mcp"], [LINE_PREFIX, "serve"])
+    awaited = lines and lines[0].split()[:2] in (
+        [LINE_PREFIX, "mcp"],
+        [LINE_PREFIX, "serve"],
+        [LINE_PREFIX, "context"],
+    )
     if awaited and not "".join(lines[1:]).strip():
         line = lines[0].strip()[len(LINE_PREFIX) :].strip()
         return [f"await {COPILOT_LINE_CALL}({line!r})\n"]

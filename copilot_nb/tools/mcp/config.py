@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...config import home_relative
 from ...errors import ConfigError
 
 WORKSPACE_FILE = ".mcp.json"
@@ -99,21 +100,12 @@ def config_files(root: Path, user_dir: Path) -> list[tuple[Path, str, str]]:
     return [
         (
             user_dir / USER_FILE,
-            _home_relative(user_dir / USER_FILE),
+            home_relative(user_dir / USER_FILE),
             "mcpServers",
         ),
         (root / VSCODE_FILE, VSCODE_FILE, "servers"),
         (root / WORKSPACE_FILE, WORKSPACE_FILE, "mcpServers"),
     ]
-
-
-def _home_relative(path: Path) -> str:
-    """`~/.config/copilot_nb/mcp.json`: the path as the user would write it."""
-    home = os.path.expanduser("~").rstrip(os.sep)
-    text = str(path)
-    if home and text.startswith(home + os.sep):
-        return "~" + text[len(home) :]
-    return text
 
 
 def load_config(root: Path, user_dir: Path, environ: Mapping[str, str] | None = None) -> McpConfig:

@@ -1,0 +1,89 @@
+"""Prompt assembly, as the design has it: the system instructions, the user's instruction files,
+the global context block, then the request and the history.
+
+The system prompt is ours plus the instruction files (`instructions.py`), read again at each
+turn; the context block (`tools/context_block.py`) is built at the start of each turn and goes
+before the turn's request. `%copilot context` shows exactly this.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from ..tools.context import LiveNotebooks, ToolContext
+from ..tools.context_block import context_block
+from ..workspace.notebook_file import current_notebook_path
+from ..workspace.workspace import Workspace
+from .instructions import Instructions, instruction_files, with_instructions
+from .loop import SYSTEM_PROMPT, Agent
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prompt:
+    """What the next request is built from, besides the history."""
+
+    system: str
+    files: list[Instructions]
+    block: str
+
+
+def system_prompt(workspace: Workspace, shell: Any = None) -> tuple[str, list[Instructions]]:
+    """Our system prompt with the instruction files that apply to the notebook worked on."""
+    files = instruction_files(workspace, working_dir=working_dir(workspace, shell))
+    return with_instructions(SYSTEM_PROMPT.format(root=workspace.root), files), files
+
+
+def working_dir(workspace: Workspace, shell: Any = None) -> str | None:
+    """The current notebook's folder, relative to the root, when it is inside it."""
+    notebook = current_notebook_path(getattr(shell, "user_ns", None) or {})
+    if notebook is None:
+        return None
+    absolute = notebook if os.path.isabs(notebook) else os.path.join(os.getcwd(), notebook)
+    try:
+        relative = os.path.relpath(os.path.dirname(os.path.realpath(absolute)), workspace.root)
+    except ValueError:  # another drive
+        return None
+    if relative == "." or relative.startswith(".."):
+        return None
+    return PurePosixPath(*relative.split(os.sep)).as_posix()
+
+
+def block_context(
+    workspace: Workspace, shell: Any = None, live: LiveNotebooks | None = None
+) -> ToolContext:
+    """A tool context for the block alone: it reads, and never counts as the model reading."""
+    if shell is None:
+        return ToolContext(workspace=workspace)
+    return ToolContext(
+        workspace=workspace,
+        current_notebook=lambda: current_notebook_path(shell.user_ns),
+        namespace=lambda: shell.user_ns,
+        shell=shell,
+        live=live,
+    )
+
+
+def prepare(agent: Agent, shell: Any = None, live: LiveNotebooks | None = None) -> None:
+    """Point an agent at this turn's prompt: instruction files now, the block at its start."""
+    text, _ = system_prompt(agent.workspace, shell)
+    if text != agent.system_prompt:
+        agent.set_system_prompt(text)
+    ctx = block_context(agent.workspace, shell, live)
+
+    async def build() -> str:
+        return await context_block(ctx)
+
+    agent.context_block = build
+
+
+async def preview(
+    workspace: Workspace, shell: Any = None, live: LiveNotebooks | None = None
+) -> Prompt:
+    """What the next request would carry besides the history (`%copilot context`)."""
+    text, files = system_prompt(workspace, shell)
+    return Prompt(
+        system=text, files=files, block=await context_block(block_context(workspace, shell, live))
+    )

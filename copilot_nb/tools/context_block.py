@@ -1,0 +1,152 @@
+"""What the model should know before it asks: a short block about the notebook and the project,
+built fresh for each turn and sent with its request.
+
+The current notebook's outline (cell ids, types, first lines, which cells failed), the user's
+variables (names, types, shapes: never values), the kernel's last error, the workspace's top
+level and, in a git repository, the branch and the changed files. Each part has its share of
+`budget` characters and says how much it left out; the block is added to the request, never to
+the history, so compaction cannot drop it and an old block never lingers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from typing import Any
+
+from ..errors import CopilotError
+from ..text import shorten
+from .context import ToolContext
+from .notebook_store import open_notebook
+from .variables import size_of, type_name, user_variables
+
+BUDGET = 3000
+"""Characters of the whole block (about 750 tokens)."""
+SHARES = {"notebook": 0.4, "variables": 0.25, "error": 0.1, "files": 0.15, "git": 0.1}
+GIT_TIMEOUT = 1.0
+
+
+async def context_block(ctx: ToolContext, *, budget: int = BUDGET) -> str:
+    """The block, or '' when there is nothing to say."""
+    parts = [
+        await _notebook(ctx, int(budget * SHARES["notebook"])),
+        _variables(ctx, int(budget * SHARES["variables"])),
+        _last_error(ctx, int(budget * SHARES["error"])),
+        _files(ctx, int(budget * SHARES["files"])),
+        await asyncio.to_thread(_git, ctx, int(budget * SHARES["git"])),
+    ]
+    shown = [part for part in parts if part]
+    if not shown:
+        return ""
+    return "<context>\n" + "\n".join(shown) + "\n</context>"
+
+
+def with_block(block: str, request: str) -> str:
+    """The request as the model gets it: the block first, then what the user asked."""
+    return f"{block}\n\n{request}" if block else request
+
+
+async def _notebook(ctx: ToolContext, share: int) -> str:
+    if ctx.current_notebook() is None:
+        return ""
+    try:
+        opened = await open_notebook(ctx, None, for_edit=False)
+    except (CopilotError, OSError):
+        return ""
+    cells = opened.cells
+    head = f"Notebook {opened.path} ({len(cells)} cells, {'live' if opened.view else 'file'}):"
+    lines = [_cell(index, cell) for index, cell in enumerate(cells)]
+    return _within(head, lines, share, "more cells; list_cells shows all")
+
+
+def _cell(index: int, cell: Any) -> str:
+    source = (
+        "".join(cell.get("source", ""))
+        if isinstance(cell.get("source"), list)
+        else str(cell.get("source", ""))
+    )
+    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    outputs = cell.get("outputs", []) or []
+    error = next((o for o in outputs if o.get("output_type") == "error"), None)
+    mark = ""
+    if error is not None:
+        mark = " FAILED: " + shorten(f"{error.get('ename', '')}: {error.get('evalue', '')}", 80)
+    return f"#{index} {cell.cell_type} id={cell.get('id', '?')} | {shorten(first, 60)}{mark}"
+
+
+def _variables(ctx: ToolContext, share: int) -> str:
+    namespace = ctx.namespace()
+    hidden = getattr(getattr(ctx, "shell", None), "user_ns_hidden", {}) or {}
+    found = user_variables(namespace, hidden)
+    if not found:
+        return ""
+    items = []
+    for name, value in found:
+        size = size_of(value)
+        items.append(f"{name}: {type_name(value)}" + (f" {size}" if size else ""))
+    return _within("Variables:", items, share, "more; list_variables shows all", joined=True)
+
+
+def _last_error(ctx: ToolContext, share: int) -> str:
+    if ctx.shell is None:
+        return ""
+    error = getattr(sys, "last_value", None)
+    if error is None:
+        return ""
+    return shorten(f"Last error in the kernel: {type(error).__name__}: {error}", share)
+
+
+def _files(ctx: ToolContext, share: int) -> str:
+    workspace = ctx.workspace
+    if workspace is None:
+        return ""
+    try:
+        entries = sorted(os.scandir(workspace.root), key=lambda e: e.name.lower())
+    except OSError:
+        return ""
+    names = [
+        entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+        for entry in entries
+        if not entry.name.startswith(".")
+    ]
+    return _within(f"Workspace {workspace.root}:", names, share, "more", joined=True)
+
+
+def _git(ctx: ToolContext, share: int) -> str:
+    workspace = ctx.workspace
+    if workspace is None or not (workspace.root / ".git").exists():
+        return ""
+    try:
+        shown = subprocess.run(
+            ["git", "status", "--porcelain=v1", "--branch", "--untracked-files=normal"],
+            cwd=workspace.root,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=True,
+        ).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    branch = shown[0][3:].split("...")[0] if shown and shown[0].startswith("## ") else "?"
+    changed = [line[3:] for line in shown[1:]]
+    if not changed:
+        return f"Git: branch {branch}, no changes"
+    return _within(f"Git: branch {branch}; changed:", changed, share, "more", joined=True)
+
+
+def _within(head: str, items: list[str], share: int, what: str, *, joined: bool = False) -> str:
+    """`head` and as many items as fit in `share` characters, then how many were left out."""
+    kept: list[str] = []
+    used = len(head)
+    for item in items:
+        if used + len(item) + 2 > share:
+            break
+        kept.append(item)
+        used += len(item) + 2
+    left = len(items) - len(kept)
+    tail = f"(+{left} {what})" if left else ""
+    if joined:
+        return " ".join(part for part in (head, ", ".join(kept), tail) if part)
+    return "\n".join([head, *kept, *([tail] if tail else [])])
