@@ -123,7 +123,7 @@ async def test_the_context_block_goes_before_the_request_fresh_each_turn(serve, 
         "HOME": str(root),
     }
     for args in (["init", "-q", "-b", "main"], ["add", "sales.csv"], ["commit", "-qm", "data"]):
-        subprocess.run(["git", *args], cwd=root, env=env, check=True)
+        subprocess.run(["git", *args], cwd=root, env=env, check=True)  # noqa: ASYNC221 (setup)
     (root / "sales.csv").write_text("date,total\n2026-01,3\n")
     server = serve([reply("one"), reply("two")])
     session = session_in(root, server, monkeypatch, __session__="sales.ipynb", rows=[1, 2, 3])
@@ -165,3 +165,49 @@ async def test_the_block_keeps_to_its_budget_with_500_cells_and_1000_variables(
     assert len(block) <= BUDGET + 100
     assert "more cells; list_cells shows all)" in block
     assert "more; list_variables shows all)" in block
+
+
+async def test_references_attach_a_file_a_cell_and_a_variable(serve, root, monkeypatch):
+    from copilot_nb.tools.kernel_toolsets import kernel_toolsets
+
+    notebook_with_a_failure(root / "sales.ipynb")
+    (root / "src").mkdir()
+    (root / "src" / "clean.py").write_text("def clean(df):\n    return df.dropna()\n")
+    server = serve([reply("seen")])
+    session = session_in(root, server, monkeypatch, __session__="sales.ipynb", rows=[1, 2, 3])
+    session.toolset_factories.append(
+        lambda ws: [t for ts in kernel_toolsets(session.shell, ws) for t in ts]
+    )
+    asked = "Use @src/clean.py on the data of @cell:#1 and fix @cell:plot; see @var:rows. `@not`"
+    await events_of(session, asked)
+    content = sent(server)[-1]["content"].split("</context>\n\n", 1)[-1]
+    request, attachments = content.split("\n\n<attachments>\n")
+    assert request == asked
+    assert attachments.count("<attachment ref=") == 4
+    assert '<attachment ref="@src/clean.py">' in attachments and "dropna" in attachments
+    assert '<attachment ref="@cell:#1">' in attachments and "pd.read_csv" in attachments
+    assert '<attachment ref="@cell:plot">' in attachments and "KeyError" in attachments
+    assert '<attachment ref="@var:rows">' in attachments and "rows: list" in attachments
+
+
+async def test_a_reference_that_does_not_resolve_fails_before_anything_is_sent(
+    serve, root, monkeypatch
+):
+    from copilot_nb.events import Failed
+
+    (root / ".env").write_text("API_KEY=sk-secret\n")
+    server = serve([reply("never")])
+    session = session_in(root, server, monkeypatch)
+    missing = await events_of(session, "read @docs/missing.md please")
+    secret = await events_of(session, "what is in @.env?")
+    prose = await events_of(session, "add @dataclass to Point, mail me at me@example.com")
+    assert (
+        isinstance(missing[-1], Failed)
+        and "@docs/missing.md cannot be attached" in missing[-1].error
+    )
+    assert isinstance(secret[-1], Failed) and "@.env may hold secrets" in secret[-1].error
+    assert len(server.requests) == 1, "only the request without references was sent"
+    assert sent(server)[-1]["content"].endswith(
+        "add @dataclass to Point, mail me at me@example.com"
+    )
+    assert not isinstance(prose[-1], Failed)

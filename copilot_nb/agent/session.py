@@ -31,6 +31,7 @@ from .approver import UNANSWERED, Approver
 from .loop import BUSY, Agent
 from .model_strings import default_model_spec, resolve_model
 from .prompt_assembly import prepare
+from .references import attach_references
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
 
@@ -171,6 +172,11 @@ class CopilotSession:
             self.mcp.configure(current_dir())
             await self.mcp.start()
             agent = self.agent_for(model)
+            try:
+                prompt = await attach_references(prompt, agent.workspace, agent.tools)
+            except ConfigError as exc:  # before anything is sent
+                yield Failed(error=str(exc))
+                return
             if getattr(model, "offline", False):
                 from ..testing.offline import OFFLINE_NOTE
 
