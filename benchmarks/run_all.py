@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (
+    bench_context,
     bench_decode,
     bench_import,
     bench_live,
@@ -27,3 +28,4 @@ if __name__ == "__main__":
     bench_render.main()
     bench_live.main()
     bench_proxy.main()
+    bench_context.main()
