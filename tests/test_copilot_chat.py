@@ -304,7 +304,7 @@ def test_models_command_shows_copilot_chat_models_as_a_table(github, monkeypatch
         monkeypatch.setenv(name, value)
     show_models("copilot")
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "GitHub Copilot: 7 chat models; use one as copilot:<model>"
+    assert lines[0] == "GitHub Copilot: 8 chat models; use one as copilot:<model>"
     assert lines[1].split() == [
         "model",
         "name",
@@ -320,6 +320,7 @@ def test_models_command_shows_copilot_chat_models_as_a_table(github, monkeypatch
     assert lines[2].split()[:6] == ["gpt-4o", "GPT-4o", "Azure", "OpenAI", "128k", "4k"]
     assert lines[-1].startswith("o3-mini"), "models outside the editors' picker come last"
     assert "disabled: enable it" in next(line for line in lines if "gemini" in line)
+    assert next(line for line in lines if line.startswith("o1-mini")).split()[6] == "—"
 
 
 def test_models_command_lists_an_openai_compatible_server(serve, monkeypatch, capsys):

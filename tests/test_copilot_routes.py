@@ -329,3 +329,23 @@ async def test_the_panels_model_picker_leaves_out_models_we_cannot_ask(github):
     assert "copilot:gpt-5.3-codex" in choices and "copilot:claude-sonnet-4" in choices
     assert "copilot:gpt-5.4-mini" not in choices
     await model.aclose()
+
+
+async def test_a_model_the_list_says_cannot_call_tools_is_asked_without_them(github):
+    fake = github([reply("I can only answer in text.")])
+    model = fake.model("o1-mini")
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "t",
+            "description": "d",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+    events = [event async for event in model.stream(HI, tools=[tool])]
+    (note,) = [e for e in events if isinstance(e, Notice)]
+    assert "o1-mini cannot call tools" in note.text
+    (sent,) = fake.chat_requests
+    assert "tools" not in sent.body and "tool_choice" not in sent.body
+    assert isinstance(events[-1], ModelResponse)
+    await model.aclose()

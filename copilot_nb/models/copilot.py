@@ -146,6 +146,13 @@ class CopilotChat(OpenAIChat):
             self._listed = True
             with contextlib.suppress(CopilotError):  # the list is a help, not a requirement
                 await self.list_models()
+        info = self.info
+        if request.tools and info is not None and info.tool_calls_listed and not info.tool_calls:
+            yield Notice(
+                text=f"copilot: {self.name} cannot call tools (Copilot's model list says so); "
+                "asking without them, so it can only answer in text"
+            )
+            request = request.without_tools()
         refused: tuple[str, ...] = ()
         while True:
             endpoint = self.endpoint(refused=refused)

@@ -38,6 +38,9 @@ class CopilotModelInfo:
     max_prompt_tokens: int | None = None
     max_output_tokens: int | None = None
     tool_calls: bool = False
+    tool_calls_listed: bool = False
+    """The list says whether it calls tools (`supports.tool_calls` present): only then does a
+    False mean it cannot."""
     streaming: bool = False
     picker_enabled: bool = False
     preview: bool = False
@@ -73,6 +76,7 @@ def parse_models(payload: Any) -> list[CopilotModelInfo]:
                 max_prompt_tokens=_count(limits.get("max_prompt_tokens")),
                 max_output_tokens=_count(limits.get("max_output_tokens")),
                 tool_calls=bool(supports.get("tool_calls")),
+                tool_calls_listed="tool_calls" in supports,
                 streaming=bool(supports.get("streaming")),
                 picker_enabled=bool(entry.get("model_picker_enabled")),
                 preview=bool(entry.get("preview")),

@@ -102,6 +102,16 @@ COPILOT_MODELS: list[dict[str, Any]] = [
         policy={"state": "disabled"},
     ),
     _model(
+        "o1-mini",
+        "o1-mini",
+        "Azure OpenAI",
+        "o1-mini",
+        128000,
+        64000,
+        65536,
+        tool_calls=False,
+    ),
+    _model(
         "text-embedding-3-small",
         "Embedding V3 small",
         "Azure OpenAI",
