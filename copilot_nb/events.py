@@ -67,6 +67,8 @@ class ToolStarted:
     name: str
     arguments: Any
     summary: str
+    parent: str = ""
+    """The call id of the subagent call this one runs under ('' for the agent's own)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +80,7 @@ class ToolFinished:
     ok: bool
     summary: str
     content: str
+    parent: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -95,6 +98,8 @@ class ApprovalNeeded:
     decision: asyncio.Future[tuple[bool, str]] = field(repr=False)
     note: str = ""
     """What else approving means (for an MCP tool: that its server becomes trusted)."""
+    parent: str = ""
+    """The subagent call this request comes from ('' for the agent's own)."""
 
     def approve(self) -> None:
         self._answer(True, "")

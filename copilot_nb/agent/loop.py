@@ -8,6 +8,7 @@ exactly one result, also when a run is interrupted half-way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
@@ -121,10 +122,37 @@ class Agent:
         the project (`tools/context_block.py`); sent with the turn's request, never kept in
         the history."""
         self._block = ""
+        self._side: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        self.current_call_id = ""
+        """The id of the tool call running now (a subagent marks its events with it)."""
+        self.run_approvals = self.approvals
+        """The policy of the run under way (a turn's own, e.g. --yes); subagents follow it."""
+        """Events a running tool sends out while it runs (a subagent's calls and questions)."""
         self.tool_updates: Callable[[], Awaitable[list[ToolsUpdated]]] | None = None
         """Asked before each model request: how the tool set changed since the last time (an
         MCP server's tools). Whoever answers has already made `tools` current; the loop shows
         the changes, and the request offers the new set."""
+
+    def emit(self, event: AgentEvent) -> None:
+        """Send an event out of this agent's run while a tool runs (a subagent's own events)."""
+        self._side.put_nowait(event)
+
+    async def _side_events(self, running: asyncio.Future[Any]) -> AsyncGenerator[AgentEvent, None]:
+        """What a running tool emits, as it emits it, until the tool is done."""
+        while True:
+            if not self._side.empty():
+                yield self._side.get_nowait()
+                continue
+            if running.done():
+                return
+            waiter = asyncio.ensure_future(self._side.get())
+            done, _ = await asyncio.wait({waiter, running}, return_when=asyncio.FIRST_COMPLETED)
+            if waiter in done:
+                yield waiter.result()
+            else:
+                waiter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiter
 
     def request_messages(self) -> list[Message]:
         """The conversation as the next request sends it: the turn's context block goes before
@@ -185,6 +213,7 @@ class Agent:
             return
         self.running = True
         policy = approvals if approvals is not None else self.approvals
+        self.run_approvals = policy
         try:
             async with aclosing(self._turn(prompt, max_rounds, policy)) as events:
                 async for event in events:
@@ -319,7 +348,19 @@ class Agent:
                 summary="denied",
             )
         else:
-            output = await self.tools.call_tool(call.name, arguments, timeout=self.tool_timeout)
+            self.current_call_id = call.id
+            running = asyncio.ensure_future(
+                self.tools.call_tool(call.name, arguments, timeout=self.tool_timeout)
+            )
+            try:
+                async for side_event in self._side_events(running):
+                    yield side_event
+            finally:
+                if not running.done():
+                    running.cancel()  # the run was interrupted: a subagent stops too
+                    with contextlib.suppress(BaseException):
+                        await running
+            output = running.result()
         self.messages.append(
             ToolResult(
                 tool_call_id=call.id,

@@ -32,6 +32,7 @@ from .loop import BUSY, Agent
 from .model_strings import default_model_spec, resolve_model
 from .prompt_assembly import prepare
 from .references import attach_references
+from .subagents import delegate_tool
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
 
@@ -217,7 +218,7 @@ class CopilotSession:
             )
         elif str(self.agent.workspace.root) != cwd:
             self.agent.workspace = Workspace(cwd)
-        self.agent.tools = self.tools_for(self.agent.workspace)
+        self.agent.tools = self.tools_for(self.agent.workspace, agent=self.agent)
         self.agent.tool_updates = self._tool_updates
         prepare(self.agent, self.shell, self.live)
         self.agent.model = model
@@ -246,7 +247,7 @@ class CopilotSession:
 
     # --- tools ------------------------------------------------------------------------------
 
-    def tools_for(self, workspace: Workspace) -> DeferredToolSet:
+    def tools_for(self, workspace: Workspace, agent: Agent | None = None) -> DeferredToolSet:
         """Built-ins, then the user's tools and the MCP servers' (deferred when many), all through
         the name filters.
 
@@ -258,6 +259,8 @@ class CopilotSession:
         for factory in self.toolset_factories:
             for item in factory(workspace):
                 core.add(item)
+        if agent is not None:  # subagents run under this agent's run
+            core.add(delegate_tool(agent, resolve=self.model))
         extra = ToolSet()
         for item in [*self.user_tools, *self.namespace_tools()]:
             if item.name in core and not item.override:
@@ -292,7 +295,7 @@ class CopilotSession:
         await self.mcp.settled()
         updates = self.mcp.take_updates()
         if updates and self.agent is not None:
-            self.agent.tools = self.tools_for(self.agent.workspace)
+            self.agent.tools = self.tools_for(self.agent.workspace, agent=self.agent)
         return updates
 
     def _allowed(self, tools: ToolSet) -> ToolSet:

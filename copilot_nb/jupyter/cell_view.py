@@ -178,8 +178,9 @@ class CellRenderer:
                     blocks[-1].text += text
                 else:
                     blocks.append(_Reasoning(text))
-            case ToolStarted(call_id=call_id, name=name, summary=summary):
-                self._current = self._tools[call_id] = _ToolLine(name=name, target=summary)
+            case ToolStarted(call_id=call_id, name=name, summary=summary, parent=parent):
+                shown = f"↳ {name}" if parent else name  # a subagent's call, under its parent
+                self._current = self._tools[call_id] = _ToolLine(name=shown, target=summary)
                 blocks.append(self._current)
             case ApprovalNeeded(call_id=call_id):
                 if (waiting := self._tools.get(call_id)) is not None:

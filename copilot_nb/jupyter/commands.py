@@ -168,6 +168,30 @@ def history(session: CopilotSession, words: list[str], settings: Settings) -> No
     display(render_history(session.agent))
 
 
+def agents(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    """`%copilot agents`: the subagents `delegate` can start (built in, and the workspace's)."""
+    from IPython.display import display
+
+    from ..agent.subagents import AGENTS_DIR, agent_definitions
+    from .safe_html import table_html
+
+    found = agent_definitions(session.workspace())
+    rows = [
+        (
+            d.name,
+            d.source,
+            ", ".join(d.tools) if d.tools is not None else "read-only tools",
+            d.model or "the conversation's",
+            first_line(d.description),
+        )
+        for d in found.values()
+    ]
+    head = ("agent", "from", "tools", "model", "what it is for")
+    plain = "\n".join(f"{r[0]:<12} {r[1]:<28} {r[2]}; model: {r[3]}; {r[4]}" for r in rows)
+    note = f"add your own as {AGENTS_DIR}/NAME.md (front matter: description, tools, model)"
+    display(Rendered(table_html(head, rows) + f"<p>{note}</p>", f"{plain}\n{note}"))
+
+
 COMMANDS: dict[str, Callable[[CopilotSession, list[str], Settings], Any]] = {
     "status": status,
     "reset": reset,
@@ -178,6 +202,7 @@ COMMANDS: dict[str, Callable[[CopilotSession, list[str], Settings], Any]] = {
     "undo": undo,
     "diff": diff,
     "history": history,
+    "agents": agents,
 }
 
 

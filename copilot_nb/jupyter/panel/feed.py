@@ -66,9 +66,12 @@ def event_ops(event: TurnEvent) -> list[Op]:
             return [["t", text]] if text else []
         case ReasoningDelta(text=text):
             return [["r", text]] if text else []
-        case ToolStarted(call_id=call_id, name=name, summary=summary, arguments=arguments):
+        case ToolStarted(
+            call_id=call_id, name=name, summary=summary, arguments=arguments, parent=parent
+        ):
             kind, preview = arguments_preview(arguments)
-            return [["tool", call_id, name, summary, kind, preview]]
+            shown = f"↳ {name}" if parent else name  # a subagent's call, under its parent
+            return [["tool", call_id, shown, summary, kind, preview]]
         case ApprovalNeeded(call_id=call_id, category=category):
             note = warning(event)
             return [["ask", call_id, category, note] if note else ["ask", call_id, category]]
