@@ -151,3 +151,18 @@ def test_an_mcp_call_says_approving_trusts_the_server_and_a_tool_change_is_a_not
     ]
     update = ToolsUpdated(source="MCP server git", added=("git__log",), removed=("git__diff",))
     assert event_ops(update) == [["note", "tools of MCP server git updated: +git__log, −git__diff"]]
+
+
+def test_a_subagents_call_shows_under_its_parent_in_the_panel():
+    from copilot_nb.events import ToolStarted
+
+    ops = event_ops(
+        ToolStarted(
+            call_id="d1/r1",
+            name="read_file",
+            arguments={"path": "a.py"},
+            summary="a.py",
+            parent="d1",
+        )
+    )
+    assert ops[0][:4] == ["tool", "d1/r1", "↳ read_file", "a.py"]
