@@ -8,7 +8,6 @@ exactly one result, also when a run is interrupted half-way.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
@@ -46,11 +45,12 @@ from ..messages import (
 from ..models.base import Model
 from ..text import first_line
 from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
-from ..tools.context_block import with_block
+from ..tools.context_block import with_request_block
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy, decide_call
 from .context_window import ContextWindow
+from .side_channel import SideChannel
 
 STREAM_RETRIES = 1
 """How often a round whose stream broke off is asked again before the run fails."""
@@ -122,7 +122,7 @@ class Agent:
         the project (`tools/context_block.py`); sent with the turn's request, never kept in
         the history."""
         self._block = ""
-        self._side: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        self._side = SideChannel()
         self.current_call_id = ""
         """The id of the tool call running now (a subagent marks its events with it)."""
         self.run_approvals = self.approvals
@@ -135,39 +135,12 @@ class Agent:
 
     def emit(self, event: AgentEvent) -> None:
         """Send an event out of this agent's run while a tool runs (a subagent's own events)."""
-        self._side.put_nowait(event)
-
-    async def _side_events(self, running: asyncio.Future[Any]) -> AsyncGenerator[AgentEvent, None]:
-        """What a running tool emits, as it emits it, until the tool is done."""
-        while True:
-            if not self._side.empty():
-                yield self._side.get_nowait()
-                continue
-            if running.done():
-                return
-            waiter = asyncio.ensure_future(self._side.get())
-            done, _ = await asyncio.wait({waiter, running}, return_when=asyncio.FIRST_COMPLETED)
-            if waiter in done:
-                yield waiter.result()
-            else:
-                waiter.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await waiter
+        self._side.emit(event)
 
     def request_messages(self) -> list[Message]:
         """The conversation as the next request sends it: the turn's context block goes before
         the user's latest request (a copy; the history keeps the request as it was asked)."""
-        if not self._block:
-            return self.messages
-        last = max(
-            (i for i, m in enumerate(self.messages) if isinstance(m, UserMessage)), default=None
-        )
-        if last is None:
-            return self.messages
-        asked = self.messages[last]
-        assert isinstance(asked, UserMessage)
-        sent = UserMessage(content=with_block(self._block, asked.content))
-        return [*self.messages[:last], sent, *self.messages[last + 1 :]]
+        return with_request_block(self.messages, self._block)
 
     def set_system_prompt(self, text: str) -> None:
         """A new system prompt (an instruction file changed): the next request sends it."""
@@ -334,13 +307,7 @@ class Agent:
                 note=trust.note if trust is not None else "",
             )
             yield request
-            approved, reason = await request.decision
-            if approved and trust is not None:
-                trust.grant()
-            if not approved:
-                refusal = f"{call.name}: the user denied this call" + (
-                    f": {reason}" if reason else ""
-                )
+            refusal = await _answer_of(request, trust)
         if refusal:
             output = ToolOutput(
                 content=refusal + ". Do not retry it; ask the user or try another way.",
@@ -349,18 +316,11 @@ class Agent:
             )
         else:
             self.current_call_id = call.id
-            running = asyncio.ensure_future(
-                self.tools.call_tool(call.name, arguments, timeout=self.tool_timeout)
-            )
-            try:
-                async for side_event in self._side_events(running):
-                    yield side_event
-            finally:
-                if not running.done():
-                    running.cancel()  # the run was interrupted: a subagent stops too
-                    with contextlib.suppress(BaseException):
-                        await running
-            output = running.result()
+            done: list[ToolOutput] = []
+            work = self.tools.call_tool(call.name, arguments, timeout=self.tool_timeout)
+            async for side_event in self._side.run(work, done):
+                yield side_event
+            output = done[0]
         self.messages.append(
             ToolResult(
                 tool_call_id=call.id,
@@ -402,6 +362,17 @@ class Agent:
                         tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True
                     )
                 )
+
+
+async def _answer_of(request: ApprovalNeeded, trust: Any) -> str:
+    """'' when the user approved (which trusts the tool's source, where it has one), else the
+    refusal the model reads."""
+    approved, reason = await request.decision
+    if approved:
+        if trust is not None:
+            trust.grant()
+        return ""
+    return f"{request.name}: the user denied this call" + (f": {reason}" if reason else "")
 
 
 def _kept_reply(message: AssistantMessage) -> AssistantMessage:

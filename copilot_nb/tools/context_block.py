@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from ..errors import CopilotError
+from ..messages import Message, UserMessage
 from ..text import shorten
 from ..workspace.notebook_file import resolve_notebook
 from .context import ToolContext
@@ -28,6 +29,8 @@ BUDGET = 3000
 """Characters of the whole block (about 750 tokens)."""
 SHARES = {"notebook": 0.4, "variables": 0.25, "error": 0.1, "files": 0.15, "git": 0.1}
 GIT_TIMEOUT = 1.0
+LIVE_WAIT = 1.0
+"""Seconds the block waits for an open notebook's cells; past it the block leaves it out."""
 
 
 async def context_block(ctx: ToolContext, *, budget: int = BUDGET) -> str:
@@ -45,9 +48,16 @@ async def context_block(ctx: ToolContext, *, budget: int = BUDGET) -> str:
     return "<context>\n" + "\n".join(shown) + "\n</context>"
 
 
-def with_block(block: str, request: str) -> str:
-    """The request as the model gets it: the block first, then what the user asked."""
-    return f"{block}\n\n{request}" if block else request
+def with_request_block(messages: list[Message], block: str) -> list[Message]:
+    """The messages with the block put before the latest user request (a copy; `messages` is
+    the history, which keeps the request as it was asked)."""
+    last = max((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=None)
+    if not block or last is None:
+        return messages
+    asked = messages[last]
+    assert isinstance(asked, UserMessage)
+    sent = UserMessage(content=f"{block}\n\n{asked.content}")
+    return [*messages[:last], sent, *messages[last + 1 :]]
 
 
 async def _notebook(ctx: ToolContext, share: int) -> str:
@@ -58,13 +68,13 @@ async def _notebook(ctx: ToolContext, share: int) -> str:
     try:
         path = resolve_notebook(ctx.workspace, None, ctx.current_notebook, must_exist=True)
         view = await ctx.live.find(ctx.workspace.root / path) if ctx.live is not None else None
-        if view is not None:
-            opened = await open_notebook(ctx, None, for_edit=False)
+        if view is not None:  # a silent page must not hold up the turn: it says so itself
+            opened = await asyncio.wait_for(open_notebook(ctx, None, for_edit=False), LIVE_WAIT)
             cells, where = [dict(cell) for cell in opened.cells], "live"
         else:
             data = await asyncio.to_thread(ctx.workspace.read_bytes, path)
             cells, where = list(json.loads(data).get("cells") or []), "file"
-    except (CopilotError, OSError, ValueError, AttributeError):
+    except (CopilotError, OSError, ValueError, AttributeError, TimeoutError):
         return ""
     head = f"Notebook {path} ({len(cells)} cells, {where}):"
     lines = [_cell(index, cell) for index, cell in enumerate(cells) if isinstance(cell, dict)]
