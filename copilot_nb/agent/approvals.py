@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
+    from ..events import ApprovalNeeded
     from ..tools.registry import Tool
 
 Decision = Literal["allow", "ask", "deny"]
@@ -107,3 +108,19 @@ def decide_call(
     if decision == "ask" and tool.trust is not None and tool.trust.granted():
         decision = "allow"
     return category, decision
+
+
+def policy_refusal(name: str, category: str) -> str:
+    """What the model reads when the policy denies a call outright."""
+    return f"{name}: denied by the approval policy ({category} tools are not allowed here)"
+
+
+async def answer_of(request: ApprovalNeeded, trust: Any) -> str:
+    """'' once the user approved (which trusts the tool's source, where it has one), else the
+    refusal the model reads."""
+    approved, reason = await request.decision
+    if approved:
+        if trust is not None:
+            trust.grant()
+        return ""
+    return f"{request.name}: the user denied this call" + (f": {reason}" if reason else "")

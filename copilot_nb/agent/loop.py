@@ -48,7 +48,7 @@ from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
 from ..tools.context_block import with_request_block
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
-from .approvals import ApprovalPolicy, decide_call
+from .approvals import ApprovalPolicy, answer_of, decide_call, policy_refusal
 from .context_window import ContextWindow
 from .side_channel import SideChannel
 
@@ -295,7 +295,7 @@ class Agent:
         trust = tool.trust if tool is not None else None
         refusal = ""
         if decision == "deny":
-            refusal = f"{call.name}: denied by the approval policy ({category} tools are not allowed here)"
+            refusal = policy_refusal(call.name, category)
         elif decision == "ask":
             request = ApprovalNeeded(
                 call_id=call.id,
@@ -307,7 +307,7 @@ class Agent:
                 note=trust.note if trust is not None else "",
             )
             yield request
-            refusal = await _answer_of(request, trust)
+            refusal = await answer_of(request, trust)
         if refusal:
             output = ToolOutput(
                 content=refusal + ". Do not retry it; ask the user or try another way.",
@@ -362,17 +362,6 @@ class Agent:
                         tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True
                     )
                 )
-
-
-async def _answer_of(request: ApprovalNeeded, trust: Any) -> str:
-    """'' when the user approved (which trusts the tool's source, where it has one), else the
-    refusal the model reads."""
-    approved, reason = await request.decision
-    if approved:
-        if trust is not None:
-            trust.grant()
-        return ""
-    return f"{request.name}: the user denied this call" + (f": {reason}" if reason else "")
 
 
 def _kept_reply(message: AssistantMessage) -> AssistantMessage:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.approvals import ApprovalPolicy, decide_call
+from ..agent.approvals import ApprovalPolicy, answer_of, decide_call, policy_refusal
 from ..agent.approver import Approver
 from ..events import ApprovalNeeded
 from ..models.base import Model
@@ -61,7 +61,7 @@ class Backend:
         category, decision = decide_call(self.approvals(), name, tool, arguments)
         refusal = ""
         if decision == "deny":
-            refusal = f"{name}: denied by the approval policy ({category} tools are not allowed)"
+            refusal = policy_refusal(name, category)
         elif decision == "ask":
             refusal = await self._ask(name, arguments, category, summary, tool)
         if refusal:
@@ -72,6 +72,8 @@ class Backend:
         self, name: str, arguments: Mapping[str, Any], category: str, summary: str, tool: Any
     ) -> str:
         """Ask the approver (buttons in the notebook that started the proxy); '' if approved."""
+        if self.approver is None:
+            return f"{name}: {NOBODY}"
         trust = getattr(tool, "trust", None)
         request = ApprovalNeeded(
             call_id=f"proxy-{uuid.uuid4().hex[:12]}",
@@ -82,12 +84,5 @@ class Backend:
             decision=asyncio.get_running_loop().create_future(),
             note=trust.note if trust is not None else "",
         )
-        if self.approver is None:
-            return f"{name}: {NOBODY}"
         self.approver.answer(request)
-        approved, reason = await request.decision
-        if not approved:
-            return f"{name}: the user denied this call" + (f": {reason}" if reason else "")
-        if trust is not None:
-            trust.grant()
-        return ""
+        return await answer_of(request, trust)
