@@ -12,6 +12,25 @@ from collections.abc import Sequence
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _NO_NEWLINE = "\n\\ No newline at end of file\n"
+SECRET_VALUE = re.compile(
+    "|".join(
+        [
+            r"-----BEGIN[A-Z ]*PRIVATE KEY-----(?:\\[nr]|[A-Za-z0-9+/=\s:,.-])*",
+            r"\bsk-[A-Za-z0-9_\-]{20,}",  # OpenAI (sk-proj-...), Anthropic (sk-ant-...)
+            r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
+            r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+            r"\bgithub_pat_[A-Za-z0-9_]{22,}",
+            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key ids
+            r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
+            r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API keys
+            r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
+            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWT
+            r"\btid=[0-9a-fA-F]{8,};[^\s\"']*",  # GitHub Copilot API tokens
+            r"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{20,}=*",
+        ]
+    )
+)
+"""Well-known secret formats, found anywhere in a string."""
 BINARY_CHANGE = "Binary or large file "
 """How a diff says a file changed that has no text diff: `Binary or large file X changed`."""
 

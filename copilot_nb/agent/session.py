@@ -20,14 +20,25 @@ from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 from ..events import AgentEvent, ApprovalNeeded, Done, Failed, ToolsUpdated
 from ..models.base import Model
+from ..models.cassette import (
+    Cassette,
+    CassetteMismatch,
+    Header,
+    Mode,
+    activate,
+    active_cassette,
+    default_path,
+)
 from ..tools import Tool, ToolSet, workspace_tools
 from ..tools.context import LiveNotebooks
 from ..tools.kernel_toolsets import kernel_toolsets
 from ..tools.mcp.servers import McpServers
 from ..tools.wrappers import DeferredToolSet, FilteredToolSet
+from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy
 from .approver import UNANSWERED, Approver
+from .cassette_approvals import CassetteApprover
 from .loop import BUSY, Agent
 from .model_strings import default_model_spec, resolve_model
 from .prompt_assembly import prepare
@@ -85,6 +96,8 @@ class CopilotSession:
         self.user_tools = ToolSet()
         self.available: list[str] | None = None
         self.excluded: list[str] = []
+        self.cassette_mode: Mode | None = None
+        """Record or replay every turn with the cassette beside the notebook (COPILOT_NB_CASSETTE)."""
         self.live: LiveNotebooks | None = None
         """The notebooks open in this kernel's front ends (set by the Jupyter surface)."""
         self.toolset_factories: list[ToolsetFactory] = [workspace_tools]
@@ -168,6 +181,15 @@ class CopilotSession:
         self._turning = True
         asked: list[ApprovalNeeded] = []
         try:
+            cassette = self.cassette()
+        except CassetteMismatch as exc:
+            self._turning = False
+            yield Failed(error=str(exc))
+            return
+        if cassette is not None:
+            cassette.mark()
+            approver = CassetteApprover(approver, cassette)
+        try:
             if new:
                 self.reset()
             self.mcp.configure(current_dir())
@@ -197,6 +219,22 @@ class CopilotSession:
             for request in asked:
                 if not request.answered:
                     request.deny(UNANSWERED)
+
+    def cassette(self) -> Cassette | None:
+        """The cassette this turn records to or replays from: the active one, else the one beside
+        the notebook when `cassette_mode` (`COPILOT_NB_CASSETTE`) says to use one."""
+        cassette = active_cassette()
+        if cassette is not None or not self.cassette_mode:
+            return cassette
+        notebook = current_notebook_path(getattr(self.shell, "user_ns", None) or {})
+        if notebook is None:
+            return None
+        header = Header(model=self.current_model_spec())
+        cassette = Cassette(
+            default_path(os.path.abspath(notebook)), self.cassette_mode, header=header
+        )
+        activate(cassette)
+        return cassette
 
     # --- the conversation -------------------------------------------------------------------
 

@@ -208,6 +208,23 @@ class CellRenderer:
             case _:
                 assert_never(event)
 
+    def provenance(self) -> dict[str, Any]:
+        """What this output came from, as far as the events say: the tool calls and the tokens."""
+        calls = [
+            {"tool": line.name, "target": line.target, "ok": line.ok}
+            for line in self._tools.values()
+        ]
+        usage = {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out}
+        return {"tool_calls": calls, "usage": usage}
+
+    def finish(self, record: dict[str, Any]) -> None:
+        """The last update: the transcript, with its provenance in the output's metadata
+        (`metadata.copilot_nb`: model, provider, tool calls, tokens, cassette entries)."""
+        self._handle.update(
+            self.transcript.rendered(), metadata={"copilot_nb": {**record, **self.provenance()}}
+        )
+        self._dirty = False
+
     def flush(self) -> None:
         """Send the current transcript to the display, if it changed."""
         if self._dirty:

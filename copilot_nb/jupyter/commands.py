@@ -19,6 +19,7 @@ from ..errors import CopilotError
 from ..text import first_line
 from ..tools import Tool, tool
 from ..workspace.restore import Action
+from . import cassette_command
 from .safe_html import Rendered, table_html
 
 
@@ -203,6 +204,9 @@ COMMANDS: dict[str, Callable[[CopilotSession, list[str], Settings], Any]] = {
     "diff": diff,
     "history": history,
     "agents": agents,
+    "record": cassette_command.record,
+    "replay": cassette_command.replay,
+    "cassette": cassette_command.status,
 }
 
 

@@ -11,6 +11,7 @@ help and `run_cell_magic` from code); that synchronous path runs the same corout
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Enum, Float, Integer, List, Unicode, observe
+from traitlets import Enum, Float, Integer, List, Unicode, default, observe
 
 from ..agent.approvals import DECISIONS, ApprovalPolicy
 from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
@@ -27,12 +28,14 @@ from .live_channel import live_channel
 
 if TYPE_CHECKING:
     from ..agent.session import CopilotSession
+    from .cell_view import CellRenderer
 
 CELL_PREFIX = "%%copilot"
 LINE_PREFIX = "%copilot"
 COPILOT_LINE_CALL = "__import__('copilot_nb.jupyter.magics').jupyter.magics._run_line"
 SETTINGS = (
     "model",
+    "cassette",
     "max_rounds",
     "tool_timeout",
     "approve_read",
@@ -83,6 +86,18 @@ class CopilotMagics(Magics):
         Unicode(), default_value=None, allow_none=True, help="If set, only these tools."
     ).tag(config=True)
     excluded_tools = List(Unicode(), help="Tools the agent may not use.").tag(config=True)
+    cassette = Enum(
+        ("", "record", "replay", "auto"),
+        "",
+        help="Record or replay every request with the cassette beside the notebook "
+        "(name.copilot.jsonl); auto replays what is recorded and records the rest. "
+        "Default: COPILOT_NB_CASSETTE.",
+    ).tag(config=True)
+
+    @default("cassette")
+    def _cassette_default(self) -> str:
+        mode = os.environ.get("COPILOT_NB_CASSETTE", "").strip().lower()
+        return mode if mode in ("record", "replay", "auto") else ""
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         self._session: CopilotSession | None = None
@@ -112,6 +127,8 @@ class CopilotMagics(Magics):
         assert session is not None
         if name == "model":
             session.model_spec = self.model
+        elif name == "cassette":
+            session.cassette_mode = self.cassette or None  # type: ignore[assignment]
         elif name == "max_rounds":
             session.max_rounds = self.max_rounds
         elif name == "tool_timeout":
@@ -210,7 +227,7 @@ class CopilotMagics(Magics):
         if not prompt:
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
         from .approval_prompt import CellApprover
-        from .cell_view import render_turn
+        from .cell_view import CellRenderer, render_turn
 
         policy = self.session.approvals
         if args.yes or args.read_only:  # this cell only: the session keeps its own
@@ -228,9 +245,28 @@ class CopilotMagics(Magics):
                 max_rounds=args.max_rounds,
                 new=args.new,
             )
-            await render_turn(turn)
+            renderer = CellRenderer()
+            await render_turn(turn, renderer)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
+        finish_cell(self.session, renderer, args.model)
+
+
+def finish_cell(session: CopilotSession, renderer: CellRenderer, model: str | None) -> None:
+    """Put the turn's provenance on the cell's output; a replay that diverged fails the cell."""
+    from ..models.cassette import active_cassette
+
+    chosen = session.model(model)
+    record: dict[str, Any] = {
+        "model": getattr(chosen, "name", ""),
+        "provider": getattr(chosen, "provider", "offline" if getattr(chosen, "offline", 0) else ""),
+    }
+    cassette = active_cassette()
+    if cassette is not None:
+        record["cassette"] = {"file": cassette.path.name, "entries": list(cassette.used)}
+    renderer.finish(record)
+    if cassette is not None and cassette.mismatch:
+        raise UsageError(cassette.mismatch)
 
 
 def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:

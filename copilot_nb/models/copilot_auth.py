@@ -25,6 +25,7 @@ import httpx
 
 from ..errors import AuthError, ModelConnectionError, ModelError, ModelHTTPError
 from ..text import shorten
+from .cassette import active_cassette
 from .copilot_headers import EditorHeaders
 from .github_tokens import GitHubHosts, GitHubToken, find_github_token
 from .transport import error_text
@@ -114,7 +115,7 @@ class CopilotAuth(httpx.Auth):
 
     async def _exchange(self) -> CopilotToken:
         """Trade the GitHub token for a Copilot token at `/copilot_internal/v2/token`."""
-        github = self._github_token or find_github_token(self.hosts)
+        github = self._github_token or find_github_token(self.hosts) or replay_token()
         if github is None:
             raise AuthError(
                 "copilot: not signed in to GitHub. Run `%copilot login` (or set "
@@ -141,6 +142,15 @@ class CopilotAuth(httpx.Auth):
                 f"copilot: {url} answered without a token: {shorten(response.text, 200)!r}"
             ) from None
         return _copilot_token(value, payload, now=self._clock())
+
+
+def replay_token() -> GitHubToken | None:
+    """A stand-in GitHub token while a cassette replays: the exchange is answered from the
+    recording, so a reader replaying a notebook needs no GitHub sign-in of their own."""
+    cassette = active_cassette()
+    if cassette is None or cassette.recording:
+        return None
+    return GitHubToken(value="replayed", source="the cassette being replayed")
 
 
 def _copilot_token(value: str, payload: dict[str, Any], *, now: float) -> CopilotToken:

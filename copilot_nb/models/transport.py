@@ -26,6 +26,8 @@ from ..errors import AuthError, ContextLengthError, ModelConnectionError, ModelH
 from ..events import ModelEvent, ModelResponse, Notice
 from ..messages import AssistantMessage
 from ..text import shorten
+from .cassette import active_cassette
+from .cassette_transport import CassetteTransport
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """Generous read timeout: a long reply from a slow local model is normal, a dead connect is not."""
@@ -43,28 +45,40 @@ class LoopBoundClient:
     """An httpx.AsyncClient made lazily on the running loop, remade if the loop changes.
 
     A pooled connection belongs to the loop that opened it; a kernel, a script and a test runner
-    may each drive the same model object from different loops.
+    may each drive the same model object from different loops. While a cassette is active, the
+    requests go through a client of its own that records or replays them.
     """
 
     def __init__(self, *, timeout: httpx.Timeout, client: httpx.AsyncClient | None = None) -> None:
         self._timeout = timeout
         self._given = client
         self._client: httpx.AsyncClient | None = None
+        self._taped: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def get(self) -> httpx.AsyncClient:
         if self._given is not None:
             return self._given
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop or self._client.is_closed:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
+        if self._loop is not loop:
+            self._client = self._taped = None
             self._loop = loop
+        if active_cassette() is not None:
+            if self._taped is None or self._taped.is_closed:
+                self._taped = httpx.AsyncClient(
+                    timeout=self._timeout, transport=CassetteTransport()
+                )
+            return self._taped
+        if self._client is None or self._client.is_closed:
+            self._client = httpx.AsyncClient(timeout=self._timeout)
         return self._client
 
     async def aclose(self) -> None:
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            await self._client.aclose()
-        self._client = None
+        if self._loop is asyncio.get_running_loop():
+            for client in (self._client, self._taped):
+                if client is not None:
+                    await client.aclose()
+        self._client = self._taped = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from itertools import islice
 from typing import Any
 
+from ..text import SECRET_VALUE as _SECRET_VALUE
 from .outputs import clip_output
 
 SECRET_WORDS = frozenset(
@@ -49,24 +50,6 @@ _COMPOUND_ENDINGS = ("key", "token", "secret", "password", "passwd")
 _NOT_SECRET = frozenset({"keys", "monkey", "donkey", "turkey", "hockey", "jockey", "whiskey"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
-_SECRET_VALUE = re.compile(
-    "|".join(
-        [
-            r"-----BEGIN[A-Z ]*PRIVATE KEY-----(?:\\[nr]|[A-Za-z0-9+/=\s:,.-])*",
-            r"\bsk-[A-Za-z0-9_\-]{20,}",  # OpenAI (sk-proj-...), Anthropic (sk-ant-...)
-            r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
-            r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
-            r"\bgithub_pat_[A-Za-z0-9_]{22,}",
-            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key ids
-            r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
-            r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API keys
-            r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
-            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWT
-            r"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{20,}=*",
-        ]
-    )
-)
-"""Well-known secret formats, found anywhere in a string."""
 _URL_PASSWORD = re.compile(
     r"(?P<head>(?<![\w+.-])[a-zA-Z][\w+.-]*://[^\s:/@'\"]+:)(?P<secret>[^\s@/'\"]+)(?=@)"
 )

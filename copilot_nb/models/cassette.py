@@ -1,0 +1,271 @@
+"""Cassettes: a kernel's traffic with its model provider recorded to a file, and played back.
+
+`record` writes every model request and the provider's response (and each approval answer the
+user gives) to a JSON Lines file; `replay` answers the same requests from it with no network, in
+order, through the same decoders a live run uses; `auto` replays what is recorded and records
+what comes after. A request that differs from the recording is never answered silently: it
+raises `CassetteMismatch`, which says what differed. The file format is `cassette_entries.py`;
+the HTTP side is `cassette_transport.py`.
+
+One kernel plays or records one cassette at a time (`activate`), whichever surface sends the
+request: a cell, the chat panel, the proxy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import ModelError
+from .cassette_diff import mismatch_message
+from .cassette_entries import (
+    FORMAT,
+    Answer,
+    Entry,
+    Exchange,
+    RecordedRequest,
+    RecordedResponse,
+    entry_from_json,
+)
+
+Mode = Literal["record", "replay", "auto"]
+MODES: tuple[Mode, ...] = ("record", "replay", "auto")
+SUFFIX = ".copilot.jsonl"
+
+
+class CassetteMismatch(ModelError):
+    """A request (or an approval) the recording does not have: what differed, in words."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Header:
+    """The cassette's first line: what it was recorded with, in the recorder's own words."""
+
+    model: str = ""
+    note: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"type": "cassette", "format": FORMAT, "model": self.model, "note": self.note}
+
+
+def default_path(notebook: str | os.PathLike[str]) -> Path:
+    """`analysis.ipynb` → `analysis.copilot.jsonl`, beside it."""
+    path = Path(notebook)
+    return path.with_name(path.stem + SUFFIX)
+
+
+class Cassette:
+    """One cassette file, open for recording or replaying; thread-safe, append-only."""
+
+    def __init__(self, path: str | os.PathLike[str], mode: Mode, *, header: Header | None = None):
+        if mode not in MODES:
+            raise ValueError(f"cassette mode must be one of {', '.join(MODES)}, not {mode!r}")
+        self.path = Path(path).absolute()
+        self.mode: Mode = mode
+        self._lock = threading.Lock()
+        self.header = header or Header()
+        self.entries: list[Entry] = []
+        self._next = 0
+        """The next recorded entry a replay expects (HTTP exchanges in order, and answers)."""
+        self.used: list[int] = []
+        """The model exchanges and approval answers replayed or written since the last `mark()`:
+        a turn's provenance (lookups such as a token exchange are not counted)."""
+        self.mismatch: str = ""
+        if mode == "record" or (mode == "auto" and not self.path.exists()):
+            self._start_file()
+        else:
+            self._load()
+
+    # --- the file -------------------------------------------------------------------------
+
+    def _start_file(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(self.header.as_json(), sort_keys=True) + "\n", "utf-8")
+
+    def _load(self) -> None:
+        try:
+            lines = self.path.read_text("utf-8").splitlines()
+        except FileNotFoundError:
+            raise CassetteMismatch(f"no cassette at {self.path}: record one first") from None
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                if item.get("type") == "cassette":
+                    self._read_header(item)
+                else:
+                    self.entries.append(entry_from_json(item))
+            except (ValueError, KeyError, TypeError) as exc:
+                if number == len(lines):  # a last line cut short by a crash: drop it
+                    self._truncate(lines[: number - 1])
+                    break
+                raise CassetteMismatch(
+                    f"{self.path}, line {number}: not a cassette entry ({exc})"
+                ) from None
+
+    def _read_header(self, item: dict[str, Any]) -> None:
+        if item.get("format") != FORMAT:
+            raise CassetteMismatch(
+                f"{self.path} is in format {item.get('format')!r}; this copilot_nb reads {FORMAT}"
+            )
+        self.header = Header(model=str(item.get("model", "")), note=str(item.get("note", "")))
+
+    def _truncate(self, lines: list[str]) -> None:
+        if self.mode != "replay":
+            self.path.write_text("".join(line + "\n" for line in lines), "utf-8")
+
+    def _append(self, entry: Entry) -> None:
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(entry.as_json(), sort_keys=True, ensure_ascii=False) + "\n")
+        self.entries.append(entry)
+        self._next = len(self.entries)
+        if not isinstance(entry, Exchange) or entry.request.in_order:
+            self.used.append(entry.n)
+
+    @property
+    def recording(self) -> bool:
+        """True when what comes next is written (record, or auto past the recording's end)."""
+        return self.mode == "record" or (self.mode == "auto" and self._next >= len(self.entries))
+
+    # --- HTTP -----------------------------------------------------------------------------
+
+    def answer_for(self, request: RecordedRequest) -> RecordedResponse | None:
+        """The recorded response to `request`, or None when it is to be sent and recorded.
+
+        Raises CassetteMismatch when replaying and the recording has no such request."""
+        with self._lock:
+            if not request.in_order:
+                found = self._lookup(request)
+                if found is not None or self.mode == "replay":
+                    return self._found_or_fail(request, found)
+                return None
+            if self.recording:
+                return None
+            return self._next_exchange(request)
+
+    def _lookup(self, request: RecordedRequest) -> Exchange | None:
+        for entry in reversed(self.entries):
+            if isinstance(entry, Exchange) and entry.request.same_as(request):
+                return entry
+        return None
+
+    def _found_or_fail(self, request: RecordedRequest, found: Exchange | None) -> RecordedResponse:
+        if found is None:
+            self._fail(f"the recording has no {request.method} {request.path}")
+        assert found is not None
+        return found.response
+
+    def _next_exchange(self, request: RecordedRequest) -> RecordedResponse:
+        while self._next < len(self.entries):
+            entry = self.entries[self._next]
+            if isinstance(entry, Exchange) and not entry.request.in_order:
+                self._next += 1  # a lookup recorded in passing: answered by `_lookup`
+                continue
+            if not isinstance(entry, Exchange):
+                self._fail(
+                    f"the recording expects an answer to the approval of {entry.tool} "
+                    f"({entry.summary}) here, and the agent sent a model request instead"
+                )
+            assert isinstance(entry, Exchange)
+            if not entry.request.same_as(request):
+                self._fail(mismatch_message(entry.n, entry.request, request))
+            self._next += 1
+            self.used.append(entry.n)
+            return entry.response
+        self._fail(
+            f"the recording ends after entry {len(self.entries)}, and the agent sent one more "
+            f"request ({request.method} {request.path})"
+        )
+        raise AssertionError("unreachable")
+
+    def record(self, request: RecordedRequest, response: RecordedResponse) -> None:
+        """Write one exchange (a lookup already recorded the same is not written twice)."""
+        with self._lock:
+            if not request.in_order:
+                found = self._lookup(request)
+                if found is not None and found.response == response:
+                    return
+            self._append(Exchange(n=len(self.entries) + 1, request=request, response=response))
+
+    # --- approvals ------------------------------------------------------------------------
+
+    def recorded_answer(self, tool: str, summary: str) -> Answer | None:
+        """The user's recorded answer to this approval request, None when it is to be asked."""
+        with self._lock:
+            while self._next < len(self.entries):
+                entry = self.entries[self._next]
+                if isinstance(entry, Exchange) and not entry.request.in_order:
+                    self._next += 1
+                    continue
+                if not isinstance(entry, Answer) or entry.tool != tool:
+                    recorded = (
+                        f"the approval of {entry.tool}"
+                        if isinstance(entry, Answer)
+                        else "a model request"
+                    )
+                    self._fail(
+                        f"entry {entry.n}: the recording has {recorded} here, and the agent asks "
+                        f"to approve {tool} ({summary})"
+                    )
+                self._next += 1
+                self.used.append(entry.n)
+                return entry  # type: ignore[return-value]
+            if self.mode == "replay":
+                self._fail(f"the recording ends before the approval of {tool} ({summary})")
+            return None
+
+    def record_answer(self, tool: str, summary: str, approved: bool, reason: str) -> None:
+        with self._lock:
+            n = len(self.entries) + 1
+            self._append(Answer(n=n, tool=tool, summary=summary, approved=approved, reason=reason))
+
+    # --- what happened --------------------------------------------------------------------
+
+    def _fail(self, what: str) -> None:
+        self.mismatch = (
+            f"The request differs from the recording in {self.path.name}: {what}\n"
+            f"Record it again with `%copilot record {self.path.name}` (or run in auto mode to "
+            "keep what matches and record what is new)."
+        )
+        raise CassetteMismatch(self.mismatch)
+
+    def mark(self) -> None:
+        """Start a new turn's provenance."""
+        self.used = []
+        self.mismatch = ""
+
+    def describe(self) -> str:
+        verb = {"record": "recording to", "replay": "replaying", "auto": "replaying/recording"}
+        return f"{verb[self.mode]} {self.path.name} ({len(self.entries)} entries)"
+
+
+_active: Cassette | None = None
+
+
+def active_cassette() -> Cassette | None:
+    """The cassette this process records to or replays from, if any."""
+    return _active
+
+
+def activate(cassette: Cassette | None) -> Cassette | None:
+    """Make `cassette` the active one (None: none); returns the one it replaces."""
+    global _active
+    previous, _active = _active, cassette
+    return previous
+
+
+@contextmanager
+def using(cassette: Cassette) -> Iterator[Cassette]:
+    """The cassette active for a block (scripts and tests)."""
+    previous = activate(cassette)
+    try:
+        yield cassette
+    finally:
+        activate(previous)

@@ -1,0 +1,185 @@
+"""Cassettes in a real kernel: a session recorded against each loopback provider, then replayed in
+a fresh kernel with no provider, no key and no network, gives the same cell outputs; the user's
+approval is replayed without asking; a changed prompt fails the cell with a diff; no secret is
+written; each output says where it came from."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copilot_nb.testing import ScriptedServer, call, reply
+from copilot_nb.testing.github_fake import FakeGitHub
+from copilot_nb.text import SECRET_VALUE
+from tests.kernel_session import Execution, KernelSession
+from tests.test_approval_frontends import input_request
+
+pytestmark = pytest.mark.kernel
+
+OPENAI_KEY = "sk-proj-" + "K3y" * 12
+ANTHROPIC_KEY = "sk-ant-api03-" + "s3cr" * 10
+GITHUB_TOKEN = "ghu_" + "T0k" * 12
+WRITE = "%%copilot\nWrite notes.txt saying hello."
+ASK = "%%copilot\nWhat did you write?"
+PROVIDERS = ("openai", "openai-responses", "anthropic", "copilot")
+
+
+def script() -> list[Any]:
+    return [
+        reply("", call("write_file", path="notes.txt", content="hello\n")),
+        reply("I wrote **notes.txt**."),
+        reply("`notes.txt` says hello."),
+    ]
+
+
+@pytest.fixture
+def provider_env(request: pytest.FixtureRequest) -> Iterator[tuple[str, dict[str, str]]]:
+    """A loopback server speaking one provider's wire format, and a kernel environment for it."""
+    provider = request.param
+    if provider == "copilot":
+        fake = FakeGitHub(script()).start()
+        token = fake.add_github_token(GITHUB_TOKEN)
+        env = {
+            **fake.environ,
+            "COPILOT_NB_MODEL": f"copilot:{fake.model_name}",
+            "COPILOT_NB_GITHUB_TOKEN": token,
+        }
+        yield provider, env
+        fake.stop()
+        return
+    server = ScriptedServer(script()).start()
+    env = {
+        "COPILOT_NB_MODEL": f"{provider}:scripted",
+        "OPENAI_BASE_URL": server.url,
+        "OPENAI_API_KEY": OPENAI_KEY,
+        "ANTHROPIC_BASE_URL": server.base_url,
+        "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+    }
+    yield provider, env
+    server.stop()
+
+
+def kernel_in(folder: Path, env: dict[str, str]) -> KernelSession:
+    folder.mkdir(parents=True, exist_ok=True)
+    kernel = KernelSession(folder, {"COPILOT_NB_CONFIG_DIR": str(folder / ".config"), **env})
+    assert kernel.execute("%load_ext copilot_nb").status == "ok"
+    return kernel
+
+
+def outputs(run: Execution) -> list[str]:
+    return list(run.final_displays().values())
+
+
+def provenance(run: Execution) -> dict[str, Any]:
+    updates = run.of_type("update_display_data")
+    return updates[-1]["content"]["metadata"]["copilot_nb"]
+
+
+def record_session(folder: Path, env: dict[str, str]) -> tuple[list[str], list[str], dict]:
+    kernel = kernel_in(folder, env)
+    try:
+        started = kernel.execute("%copilot record session.copilot.jsonl")
+        assert "recording to session.copilot.jsonl" in started.stdout
+        msg_id = kernel.send(WRITE, allow_stdin=True)  # a console: the approval asks input()
+        input_request(kernel, msg_id)
+        kernel.client.input("y")
+        first = kernel.collect(msg_id, timeout=60)
+        assert first.status == "ok", first.messages
+        second = kernel.execute(ASK)
+        assert second.status == "ok"
+        return outputs(first), outputs(second), provenance(first)
+    finally:
+        kernel.close()
+
+
+@pytest.mark.parametrize("provider_env", PROVIDERS, indirect=True)
+def test_a_recorded_session_replays_offline_with_the_same_outputs(provider_env, tmp_path):
+    provider, env = provider_env
+    recorded = record_session(tmp_path / "recorded", env)
+    cassette = tmp_path / "recorded" / "session.copilot.jsonl"
+    assert (tmp_path / "recorded" / "notes.txt").read_text() == "hello\n"
+
+    text = cassette.read_text()
+    for secret in (OPENAI_KEY, ANTHROPIC_KEY, GITHUB_TOKEN, str(tmp_path)):
+        assert secret not in text
+    assert not SECRET_VALUE.search(text)
+    assert "authorization" not in text.lower() and "x-api-key" not in text.lower()
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines[0]["model"] == env["COPILOT_NB_MODEL"]
+    assert [line["type"] for line in lines[1:]].count("approval") == 1
+
+    # A fresh kernel elsewhere, with another model configured, no key and nothing listening.
+    elsewhere = tmp_path / "replayed"
+    elsewhere.mkdir()
+    shutil.copy(cassette, elsewhere)
+    offline = {"COPILOT_NB_MODEL": "openai:gpt-4o", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    kernel = kernel_in(elsewhere, offline)
+    try:
+        started = kernel.execute("%copilot replay session.copilot.jsonl")
+        assert f"recorded with {env['COPILOT_NB_MODEL']}" in started.stdout
+        first = kernel.execute(WRITE)  # no stdin: the recorded answer approves
+        second = kernel.execute(ASK)
+    finally:
+        kernel.close()
+    assert first.status == second.status == "ok"
+    assert (outputs(first), outputs(second)) == recorded[:2]
+    assert (elsewhere / "notes.txt").read_text() == "hello\n"
+
+    replayed = provenance(first)
+    assert replayed == recorded[2]
+    assert replayed["provider"] == provider
+    assert [call["tool"] for call in replayed["tool_calls"]] == ["write_file"]
+    assert replayed["cassette"]["file"] == "session.copilot.jsonl"
+    assert replayed["usage"]["output_tokens"] > 0
+
+
+@pytest.mark.parametrize("provider_env", ["openai"], indirect=True)
+def test_a_replay_that_differs_fails_the_cell_with_what_differed(provider_env, tmp_path):
+    _, env = provider_env
+    record_session(tmp_path, env)
+    (tmp_path / "notes.txt").unlink()
+    kernel = kernel_in(tmp_path, {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    try:
+        kernel.execute("%copilot replay session.copilot.jsonl")
+        run = kernel.execute("%%copilot\nWrite notes.txt saying goodbye.")
+    finally:
+        kernel.close()
+    assert run.status == "error"
+    shown = "\n".join(outputs(run)) + run.stdout + json.dumps(run.reply["content"])
+    assert "differs from the recording in session.copilot.jsonl" in shown
+    assert "the request (or the context sent with it) changed" in shown
+    assert "-Write notes.txt saying hello." in shown
+    assert "+Write notes.txt saying goodbye." in shown
+    assert not (tmp_path / "notes.txt").exists()
+
+
+@pytest.mark.parametrize("provider_env", ["openai"], indirect=True)
+def test_auto_mode_from_the_environment_records_then_replays(provider_env, tmp_path):
+    _, env = provider_env
+    notebook = tmp_path / "analysis.ipynb"
+    notebook.write_text("{}")
+    auto = {**env, "COPILOT_NB_CASSETTE": "auto", "JPY_SESSION_NAME": str(notebook)}
+    kernel = kernel_in(tmp_path, auto)
+    try:
+        first = kernel.execute("%%copilot --yes\nWrite notes.txt saying hello.")
+    finally:
+        kernel.close()
+    assert first.status == "ok"
+    cassette = tmp_path / "analysis.copilot.jsonl"
+    assert cassette.exists()
+    (tmp_path / "notes.txt").unlink()
+    quiet = {**auto, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    kernel = kernel_in(tmp_path, quiet)
+    try:
+        again = kernel.execute("%%copilot --yes\nWrite notes.txt saying hello.")
+        status = kernel.execute("%copilot cassette")
+    finally:
+        kernel.close()
+    assert again.status == "ok"
+    assert outputs(again) == outputs(first)
+    assert "replaying/recording analysis.copilot.jsonl" in status.stdout
