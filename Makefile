@@ -33,9 +33,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# One pytest run: the unit, kernel and HTTP tests, and every demo notebook through nbval.
+# One pytest run: the unit, kernel and HTTP tests, and every demo notebook through nbval in strict
+# mode (outputs compared; the sanitize file covers only the scratch folder's path).
 unit: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax tests notebooks
+	$(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
+		tests notebooks
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py

@@ -29,6 +29,7 @@ from ..models.cassette import (
     active_cassette,
     default_path,
 )
+from ..models.transport import follow_cassette
 from ..tools import Tool, ToolSet, workspace_tools
 from ..tools.context import LiveNotebooks
 from ..tools.kernel_toolsets import kernel_toolsets
@@ -129,7 +130,8 @@ class CopilotSession:
         """The model for a spec (built once, then reused: it may own a connection pool)."""
         spec = self.current_model_spec(spec)
         if spec not in self._models:
-            self._models[spec] = self._resolve(spec)
+            self._models[spec] = model = self._resolve(spec)
+            follow_cassette(model)
         return self._models[spec]
 
     def forget_models(self, prefix: str) -> None:

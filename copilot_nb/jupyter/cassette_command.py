@@ -4,18 +4,22 @@
 `replay [PATH] [--auto]` plays one back (`--auto` records what comes after its end), and
 `cassette [off]` says what is playing or stops it. Replaying switches to the model the cassette
 was recorded with, so a notebook replays the same whatever model the reader has configured.
+`COPILOT_NB_CASSETTE=record|replay|auto` overrides every cell's mode, and
+`COPILOT_NB_CASSETTE_NOTE` is written in a new recording's header (what it was recorded with).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from IPython.core.error import UsageError
 
 from ..agent.session import CopilotSession
 from ..models.cassette import (
+    MODES,
     Cassette,
     CassetteMismatch,
     Header,
@@ -40,36 +44,52 @@ def cassette_path(session: CopilotSession, words: list[str], command: str) -> Pa
     return default_path(os.path.abspath(notebook))
 
 
+def forced_mode(environ: Mapping[str, str] | None = None) -> Mode | None:
+    """`COPILOT_NB_CASSETTE`: how every cassette in this kernel runs, whatever its cell says, so
+    one notebook is replayed in CI and recorded again against a real provider unchanged."""
+    env = os.environ if environ is None else environ
+    mode = env.get("COPILOT_NB_CASSETTE", "").strip().lower()
+    return cast(Mode, mode) if mode in MODES else None
+
+
 def record(session: CopilotSession, words: list[str], settings: Any) -> None:
     if words[:1] == ["off"]:
         stop(session, [], settings)
         return
-    path = cassette_path(session, words, "record")
-    cassette = Cassette(path, "record", header=Header(model=session.current_model_spec()))
-    activate(cassette)
-    print(f"copilot: recording to {path.name}: the model's answers and your approvals")
+    start(session, cassette_path(session, words, "record"), "record", settings)
 
 
 def replay(session: CopilotSession, words: list[str], settings: Any) -> None:
-    mode: Mode = "auto" if "--auto" in words else "replay"
     rest = [w for w in words if w != "--auto"]
     if rest[:1] == ["off"]:
         stop(session, [], settings)
         return
-    path = cassette_path(session, rest, "replay")
+    mode: Mode = "auto" if "--auto" in words else "replay"
+    start(session, cassette_path(session, rest, "replay"), mode, settings)
+
+
+def start(session: CopilotSession, path: Path, mode: Mode, settings: Any) -> None:
+    """Open the cassette in `mode` (or the environment's), make it the kernel's, say so."""
+    mode = forced_mode() or mode
     if mode == "replay" and not path.exists():
         raise UsageError(f"%copilot replay: no cassette at {path}; record one first")
+    header = Header(
+        model=session.current_model_spec(), note=os.environ.get("COPILOT_NB_CASSETTE_NOTE", "")
+    )
     try:
-        cassette = Cassette(path, mode)
+        cassette = Cassette(path, mode, header=header)
     except CassetteMismatch as exc:
-        raise UsageError(f"%copilot replay: {exc}") from None
+        raise UsageError(f"%copilot {mode}: {exc}") from None
     activate(cassette)
+    if mode == "record":
+        print(f"copilot: recording to {path.name}: the model's answers and your approvals")
+        return
     recorded = cassette.header.model
     if recorded and recorded != session.current_model_spec():
-        settings.model = recorded
+        settings.model = recorded  # the model it was recorded with, whatever is configured
     lines = [f"copilot: {cassette.describe()}, recorded with {recorded or 'the default model'}"]
     if cassette.header.note:
-        lines.append(f"  ({cassette.header.note})")
+        lines.append(f"({cassette.header.note})")
     print("\n".join(lines))
 
 

@@ -45,13 +45,15 @@ class LoopBoundClient:
     """An httpx.AsyncClient made lazily on the running loop, remade if the loop changes.
 
     A pooled connection belongs to the loop that opened it; a kernel, a script and a test runner
-    may each drive the same model object from different loops. While a cassette is active, the
-    requests go through a client of its own that records or replays them.
+    may each drive the same model object from different loops. While a cassette is active, a
+    model that follows it sends through a client of its own that records or replays.
     """
 
     def __init__(self, *, timeout: httpx.Timeout, client: httpx.AsyncClient | None = None) -> None:
         self._timeout = timeout
         self._given = client
+        self.follows_cassette = False
+        """Whether the kernel's cassette records and replays these requests (see `follow_cassette`)."""
         self._client: httpx.AsyncClient | None = None
         self._taped: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -63,7 +65,7 @@ class LoopBoundClient:
         if self._loop is not loop:
             self._client = self._taped = None
             self._loop = loop
-        if active_cassette() is not None:
+        if self.follows_cassette and active_cassette() is not None:
             if self._taped is None or self._taped.is_closed:
                 self._taped = httpx.AsyncClient(
                     timeout=self._timeout, transport=CassetteTransport()
@@ -79,6 +81,15 @@ class LoopBoundClient:
                 if client is not None:
                     await client.aclose()
         self._client = self._taped = None
+
+
+def follow_cassette(model: object) -> None:
+    """Let the kernel's cassette record and replay this model's requests: the models the kernel
+    builds from a model string do; a model a script builds itself (a test's scripted server)
+    talks to its server whatever the kernel is recording."""
+    http = getattr(model, "_http", None)
+    if isinstance(http, LoopBoundClient):
+        http.follows_cassette = True
 
 
 @dataclass(frozen=True, kw_only=True)
