@@ -132,13 +132,37 @@ class AssistantMessage:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Image:
+    """An image a tool result carries (a cell's plot, an MCP server's screenshot): for a model
+    that accepts images; every other reader sees the result's text, which describes it."""
+
+    media_type: str
+    """`image/png`, `image/jpeg`, `image/gif` or `image/webp`."""
+    data: str = field(repr=False)
+    """The bytes in base64, without whitespace."""
+
+    @property
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.data}"
+
+    @property
+    def size(self) -> int:
+        """Bytes the base64 data stands for."""
+        return len(self.data) * 3 // 4 - self.data[-2:].count("=")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolResult:
-    """The outcome of one tool call, sent back to the model with the call's id."""
+    """The outcome of one tool call, sent back to the model with the call's id.
+
+    `images` go to a model that accepts images, beside the text (which keeps its
+    `[image/png 640x480]` line, so a model without vision and a transcript read the same)."""
 
     tool_call_id: str
     name: str
     content: str
     is_error: bool = False
+    images: tuple[Image, ...] = ()
     role: str = field(default="tool", init=False)
 
 

@@ -4,7 +4,7 @@ The stages, cheapest loss first, each stopping once the conversation is under th
 below the limit, so the next requests need no compaction at once):
 
 1. tool results older than the newest `keep_rounds` rounds shrink to their first lines and a
-   marker (the model can call the tool again);
+   marker (the model can call the tool again); a shortened result loses its images;
 2. a tool result larger than `max_result_share` of the limit is cut to that share;
 3. the kept rounds' tool results, but the newest round's, shrink too;
 4. the older rounds are summarised by the model itself into one `SummaryMessage`;
@@ -216,8 +216,9 @@ class Compactor:
         self._replace(index, result, cut_to_tokens(result.content, result.name, room))
 
     def _replace(self, index: int, result: ToolResult, content: str) -> None:
-        if content != result.content:
-            self._set(index, replace(result, content=content))
+        """A shortened result; its images go too (its text still describes them)."""
+        if content != result.content or result.images:
+            self._set(index, replace(result, content=content, images=()))
             self.shortened.add(result.tool_call_id or str(index))
 
     def _cut_to_limit(self) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..messages import Message, SystemMessage, ToolSpec, Usage
+from ..models.capabilities import carries_images, images_to_send, model_image_limits
 from .compaction import Compaction, Compactor
 from .tokens import Calibration, message_tokens, prompt_tokens, request_size, tools_tokens
 
@@ -206,7 +207,11 @@ class ContextWindow:
     async def fit(
         self, messages: list[Message], model: Any, tools: Sequence[ToolSpec] = ()
     ) -> list[Message]:
-        """The conversation to send: `messages` itself when it fits, else a compacted copy."""
+        """The conversation to send: `messages` itself when it fits, else a compacted copy.
+        Images the model will not be sent (an earlier turn's, past its limit, all of them for a
+        model without vision) are dropped first, so they are not counted."""
+        if carries_images(messages):
+            messages = images_to_send(messages, model_image_limits(model))
         budget = self.budget_for(model)
         self.last_compaction = None
         live = {id(m) for m in messages}

@@ -327,6 +327,7 @@ class Agent:
                 name=call.name,
                 content=output.content,
                 is_error=output.is_error,
+                images=output.images,
             )
         )
         for change in output.changes:

@@ -9,7 +9,6 @@ from ..errors import ConfigError
 from ..models.base import Model, collect
 
 DEFAULT_OPENAI_MODEL = "gpt-4o"
-OLLAMA_BASE_URL = "http://localhost:11434/v1"
 PROVIDERS = ("openai", "openai-responses", "ollama", "anthropic", "copilot", "offline")
 
 
@@ -47,10 +46,9 @@ def resolve_model(spec: str | None = None) -> Model:
 
         return OpenAIResponses(name)
     if provider == "ollama":
-        from ..models.openai import OpenAIChat
+        from ..models.ollama import OllamaChat
 
-        base = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
-        return OpenAIChat(name, base_url=base, api_key="ollama", provider="ollama")
+        return OllamaChat(name)  # at OLLAMA_BASE_URL, else http://localhost:11434/v1
     if provider == "anthropic":
         from ..models.anthropic import AnthropicChat
 

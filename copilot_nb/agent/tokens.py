@@ -26,6 +26,9 @@ TOOL_CALL_OVERHEAD = 8
 REQUEST_OVERHEAD = 3
 TOOLS_OVERHEAD = 400
 """What a provider adds when tools are offered (Anthropic documents ~350 system-prompt tokens)."""
+IMAGE_TOKENS = 1_000
+"""What one image costs, whatever its base64 length: providers count pixels, not bytes
+(Anthropic about width × height / 750, ~1,600 at most; OpenAI 85-1,100 for a plot-sized image)."""
 
 _PIECE = re.compile(
     r" ?(?:[A-Z]?[a-z]+|[A-Z]+(?![a-z]))"  # a word piece (camelCase split) with its leading space
@@ -73,7 +76,8 @@ def message_tokens(message: Message) -> int:
             total += TOOL_CALL_OVERHEAD + estimate_tokens(f"{call.id} {call.name} {arguments}")
         return total
     if isinstance(message, ToolResult):
-        return MESSAGE_OVERHEAD + estimate_tokens(f"{message.tool_call_id} {message.content}")
+        text = estimate_tokens(f"{message.tool_call_id} {message.content}")
+        return MESSAGE_OVERHEAD + text + IMAGE_TOKENS * len(message.images)
     return MESSAGE_OVERHEAD + estimate_tokens(message.content)
 
 

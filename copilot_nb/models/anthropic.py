@@ -56,8 +56,18 @@ def assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
 
 
 def tool_result_block(result: ToolResult) -> dict[str, Any]:
+    """A tool result: its text, or with images a list of text and base64 `image` blocks."""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.tool_call_id}
-    if result.content:
+    if result.images:
+        text = [{"type": "text", "text": result.content}] if result.content else []
+        block["content"] = text + [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+            }
+            for image in result.images
+        ]
+    elif result.content:
         block["content"] = result.content
     if result.is_error:
         block["is_error"] = True
@@ -195,9 +205,12 @@ class AnthropicChat(ChatModel):
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         max_retries: int = 2,
         http_client: httpx.AsyncClient | None = None,
+        vision: bool | None = None,
     ) -> None:
+        """`vision`: whether the model accepts images (None: Claude 3 and later do)."""
         self.name = model
         self.provider = "anthropic"
+        self.vision = vision
         self.retry = RetryPolicy(max_retries=max_retries)
         self.api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
         # Gateways in front of Claude take a bearer token instead; as in the SDK, a key wins.
@@ -253,6 +266,7 @@ class AnthropicChat(ChatModel):
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Deltas as they arrive, then the complete message."""
+        request = self.with_images(request)
         body = self.request_body(request)
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         auth = self.auth if self.auth is not None else httpx.USE_CLIENT_DEFAULT

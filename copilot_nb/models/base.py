@@ -14,6 +14,7 @@ from typing import Any, Protocol, Union, runtime_checkable
 from ..errors import ModelError
 from ..events import ModelEvent, ModelResponse
 from ..messages import AssistantMessage, Message, ToolSpec
+from .capabilities import ImageLimits, carries_images, image_limits_for, images_to_send
 
 ToolChoice = Union[str, Mapping[str, Any], None]
 """`"auto"`, `"none"`, `"required"`, a tool name, or a provider-specific dict; None means not sent."""
@@ -80,6 +81,19 @@ class ChatModel:
     are the public signature, written once here, and `complete()` is the stream, collected."""
 
     name: str
+    vision: bool | None = None
+    """Whether the model accepts images (a cell's plot as a picture): None lets the provider
+    say (Copilot's model list, Ollama's `/api/show`), else the name table of `capabilities`."""
+
+    def image_limits(self) -> ImageLimits | None:
+        """The images a request may carry; None: the model takes no images, only their text."""
+        return image_limits_for(self.name, self.vision)
+
+    def with_images(self, request: ModelRequest) -> ModelRequest:
+        """The request with only the images this model is sent (`capabilities.images_to_send`)."""
+        if not carries_images(request.messages):
+            return request
+        return replace(request, messages=images_to_send(request.messages, self.image_limits()))
 
     def stream(
         self,

@@ -27,6 +27,7 @@ from ..errors import AuthError, CopilotError, ModelConnectionError, ModelError, 
 from ..events import ModelEvent, Notice
 from .anthropic import ANTHROPIC_VERSION, AnthropicChat
 from .base import MessagesIn, ModelRequest
+from .capabilities import ImageLimits, carries_images, image_limits_for
 from .copilot_auth import COPILOT_API_URL, REFRESH_MARGIN, CopilotAuth, CopilotToken
 from .copilot_headers import EditorHeaders, editor_refusal
 from .copilot_models import (
@@ -132,7 +133,22 @@ class CopilotChat(OpenAIChat):
             "X-Request-Id": str(uuid.uuid4()),
             **self.headers,
         }
+        if request is not None and carries_images(request.messages):
+            headers["Copilot-Vision-Request"] = "true"  # else images are refused
         return self.base_url, headers
+
+    def image_limits(self) -> ImageLimits | None:
+        """What the model list says (`supports.vision`, `limits.vision`), unless `vision` is set;
+        the name table before the list is read."""
+        info = self.info
+        limits = image_limits_for(self.name, self.vision, info.vision if info else None)
+        if limits is None or info is None:
+            return limits
+        return limits.narrowed(
+            max_images=info.max_images,
+            max_bytes=info.max_image_bytes,
+            media_types=info.image_types,
+        )
 
     def endpoint(self, *, refused: tuple[str, ...] = ()) -> str | None:
         """The endpoint the next request goes to (None: none that serves this model)."""
@@ -262,6 +278,9 @@ class _CopilotMessages(AnthropicChat):
         self.retry = owner.retry
         self._http = owner._http
 
+    def image_limits(self) -> ImageLimits | None:
+        return self._owner.image_limits()
+
     async def prepare_request(self, request: ModelRequest) -> tuple[str, dict[str, str]]:
         base_url, headers = await self._owner.prepare_request(request)
         self.base_url = base_url
@@ -284,6 +303,9 @@ class _CopilotResponses(OpenAIResponses):
         self.auth = owner.auth
         self.retry = owner.retry
         self._http = owner._http
+
+    def image_limits(self) -> ImageLimits | None:
+        return self._owner.image_limits()
 
     async def prepare_request(
         self, request: ModelRequest | None = None

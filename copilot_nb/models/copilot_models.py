@@ -42,6 +42,12 @@ class CopilotModelInfo:
     """The list says whether it calls tools (`supports.tool_calls` present): only then does a
     False mean it cannot."""
     streaming: bool = False
+    vision: bool = False
+    """It accepts images (`supports.vision`); the list names it only for models that do."""
+    max_images: int | None = None
+    max_image_bytes: int | None = None
+    image_types: tuple[str, ...] = ()
+    """`limits.vision`: images per request, bytes per image, the media types it takes."""
     picker_enabled: bool = False
     preview: bool = False
     enabled: bool = True
@@ -65,6 +71,8 @@ def parse_models(payload: Any) -> list[CopilotModelInfo]:
         policy = _mapping(entry.get("policy"))
         endpoints = entry.get("supported_endpoints")
         multiplier = _mapping(entry.get("billing")).get("multiplier")
+        vision = _mapping(limits.get("vision"))
+        types = vision.get("supported_media_types")
         models.append(
             CopilotModelInfo(
                 id=str(entry["id"]),
@@ -78,6 +86,10 @@ def parse_models(payload: Any) -> list[CopilotModelInfo]:
                 tool_calls=bool(supports.get("tool_calls")),
                 tool_calls_listed="tool_calls" in supports,
                 streaming=bool(supports.get("streaming")),
+                vision=bool(supports.get("vision")),
+                max_images=_count(vision.get("max_prompt_images")),
+                max_image_bytes=_count(vision.get("max_prompt_image_size")),
+                image_types=tuple(str(t) for t in types) if isinstance(types, list) else (),
                 picker_enabled=bool(entry.get("model_picker_enabled")),
                 preview=bool(entry.get("preview")),
                 enabled=policy.get("state", "enabled") == "enabled",

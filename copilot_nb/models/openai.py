@@ -45,9 +45,12 @@ class OpenAIChat(ChatModel):
         max_retries: int = 2,
         http_client: httpx.AsyncClient | None = None,
         provider: str = "openai",
+        vision: bool | None = None,
     ) -> None:
+        """`vision`: whether the model accepts images (None: known models by name)."""
         self.name = model
         self.provider = provider
+        self.vision = vision
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip(
             "/"
@@ -78,6 +81,7 @@ class OpenAIChat(ChatModel):
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Deltas as they arrive, then the complete message; a model that refuses tools (some
         local models) is asked once more without them."""
+        request = self.with_images(request)
         body = chat_request(self.name, request)
         try:
             async for event in self._post(

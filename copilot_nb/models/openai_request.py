@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..messages import (
@@ -41,6 +41,38 @@ def message_to_openai(message: Message) -> dict[str, Any]:
     raise TypeError(f"not a message: {message!r}")
 
 
+def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The conversation as Chat Completions messages. A tool message holds only text, so the
+    images of a round's tool results follow its tool messages in one user message, each
+    image after a text part that names the call it came from."""
+    wire: list[dict[str, Any]] = []
+    pending: list[ToolResult] = []
+    for message in messages:
+        if not isinstance(message, ToolResult) and pending:
+            wire.append(images_message(pending))
+            pending = []
+        wire.append(message_to_openai(message))
+        if isinstance(message, ToolResult) and message.images:
+            pending.append(message)
+    if pending:
+        wire.append(images_message(pending))
+    return wire
+
+
+def images_message(results: Sequence[ToolResult]) -> dict[str, Any]:
+    """One user message carrying the images of these tool results."""
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        count = len(result.images)
+        what = "Image" if count == 1 else f"{count} images"
+        source = f"the {result.name} call {result.tool_call_id}"
+        parts.append({"type": "text", "text": f"{what} from {source}:"})
+        parts.extend(
+            {"type": "image_url", "image_url": {"url": image.data_url}} for image in result.images
+        )
+    return {"role": "user", "content": parts}
+
+
 def tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
     return {
         "type": "function",
@@ -71,7 +103,7 @@ def chat_request(model: str, request: ModelRequest) -> dict[str, Any]:
     reject null), and so are options that are None."""
     body: dict[str, Any] = {
         "model": model,
-        "messages": [message_to_openai(m) for m in as_messages(request.messages)],
+        "messages": openai_messages(as_messages(request.messages)),
         "stream": True,
         "stream_options": {"include_usage": True},
     }

@@ -39,12 +39,13 @@ class OpenAIResponses(OpenAIChat):
         **options: Any,
     ) -> None:
         """`options` are OpenAIChat's: api_key, base_url, headers, timeout, max_retries,
-        http_client."""
+        http_client, vision."""
         super().__init__(model, provider=provider, **options)
         self.reasoning = reasons(model) if reasoning is None else reasoning
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Deltas as they arrive, then the complete message (with reasoning items to carry)."""
+        request = self.with_images(request)
         body = responses_request(self.name, request, reasoning=self.reasoning)
         async for event in self._post(request, "/responses", body, ResponsesDecoder()):
             yield event

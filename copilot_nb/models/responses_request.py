@@ -33,7 +33,7 @@ def message_to_items(message: Message) -> list[dict[str, Any]]:
             {
                 "type": "function_call_output",
                 "call_id": message.tool_call_id,
-                "output": message.content,
+                "output": tool_output(message),
             }
         ]
     if isinstance(message, AssistantMessage):
@@ -51,6 +51,16 @@ def message_to_items(message: Message) -> list[dict[str, Any]]:
         )
         return items
     raise TypeError(f"not a message: {message!r}")
+
+
+def tool_output(result: ToolResult) -> str | list[dict[str, Any]]:
+    """A tool result's `output`: its text, or with images a list of `input_text` and
+    `input_image` parts (the image as a data URL)."""
+    if not result.images:
+        return result.content
+    parts: list[dict[str, Any]] = [{"type": "input_text", "text": result.content}]
+    parts.extend({"type": "input_image", "image_url": image.data_url} for image in result.images)
+    return parts
 
 
 def tool_to_responses(spec: ToolSpec) -> dict[str, Any]:

@@ -6,7 +6,7 @@ runs code (`execute.py`: in the user's namespace, on the kernel's thread, with t
 and the kernel's Interrupt), with its printed text, displays (figures included) and result
 captured; the outputs are then put into the cell: in the open notebook through the front end, or
 in the file. The model gets them summarised as read_cell shows outputs: text cut, images by size,
-never base64, secrets masked.
+never base64, secrets masked; the images travel beside the text for a model that accepts them.
 
 Captured output is ordered stdout, stderr, displays, result, error: the order within one run is
 not kept across those kinds. The cell gets no execution count (the kernel's counter belongs to
@@ -26,7 +26,7 @@ from .execute import CodeRun, run_code_in
 from .masking import redact_text
 from .notebook import find_cell
 from .notebook_store import Opened, commit, conflict_message, open_notebook, stamp
-from .outputs import describe_output
+from .outputs import describe_output, output_images
 from .registry import ToolOutput, ToolSet, bound_tool
 
 MAX_CELL_TIMEOUT = 600.0
@@ -135,7 +135,9 @@ async def _put_outputs(
         index, cell = find_cell(now.loaded, cell_id)
         if cell_source(cell) != source:
             raise ToolError(conflict_message(now.path, cell_id, index) + " (it ran, though)")
-        cell["outputs"], cell["execution_count"] = outputs, None
+        from nbformat import from_dict  # imported late: it is slow, and only files need it
+
+        cell["outputs"], cell["execution_count"] = from_dict(outputs), None
         cell.setdefault("metadata", {}).update(marks)
         await commit(ctx, now, [])
 
@@ -149,4 +151,9 @@ def _result(
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
     summary = f"#{index} " + shorten(first or f"ok in {run.seconds:.2f} s", 90)
-    return ToolOutput(content=f"{head}:\n{content}", is_error=failed, summary=summary)
+    return ToolOutput(
+        content=f"{head}:\n{content}",
+        is_error=failed,
+        summary=summary,
+        images=output_images(outputs),
+    )

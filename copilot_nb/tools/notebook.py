@@ -32,7 +32,7 @@ from ..workspace.workspace import Workspace
 from .context import ToolContext
 from .markdown_loads import refusal, remote_loads
 from .notebook_store import Opened, check_seen, commit, open_notebook, remember, stamp
-from .outputs import brief_output, describe_image, describe_output
+from .outputs import brief_output, describe_image, describe_output, output_images
 from .registry import ToolOutput, ToolSet, bound_tool
 from .secret_reads import reads_secret
 from .text_edits import clip_diff, editor_lines, match_problem, occurrences
@@ -119,7 +119,11 @@ async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None)
     elif cell.cell_type == "code":
         out.append("outputs: none")
     out.append(f"({opened.note})")
-    return ToolOutput(content="\n".join(out), summary=f"{opened.path} #{index} ({facts[0]})")
+    return ToolOutput(
+        content="\n".join(out),
+        summary=f"{opened.path} #{index} ({facts[0]})",
+        images=output_images(outputs[:MAX_OUTPUTS_SHOWN]),
+    )
 
 
 async def edit_cell(

@@ -3,7 +3,9 @@
 Stream text keeps only what a terminal would show (ANSI colours removed, `\\r` progress lines
 collapsed) and is cut with a marker; images become `[image/png 640x480]`, their size read from
 the bytes' header; HTML becomes `[text/html N chars]` beside the text/plain that usually comes
-with it; any other binary payload is only named and measured.
+with it; any other binary payload is only named and measured. The images themselves travel
+beside the text as `Image` attachments (`output_images`), which only a model that accepts
+images is sent.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ import binascii
 import json
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..messages import Image
+from ..models.capabilities import MAX_IMAGE_BYTES, MAX_IMAGES
 from ..text import clip, human_bytes, shorten
 
 MAX_TEXT_CHARS = 2000
@@ -27,7 +31,14 @@ _HEADER_B64_CHARS = 96_000
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json")
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_MAGIC = {
+    "image/png": b"\x89PNG\r\n\x1a\n",
+    "image/jpeg": b"\xff\xd8",
+    "image/gif": b"GIF8",
+    "image/webp": b"RIFF",
+}
+"""How each image type's bytes begin (a WebP file's `RIFF` header names `WEBP` at byte 8)."""
 
 
 def strip_ansi(text: str) -> str:
@@ -103,6 +114,42 @@ def describe_image(mime: str, payload: Any) -> str:
     if size is None:
         return f"[{mime} {human_bytes(len(text) * 3 // 4)}]"
     return f"[{mime} {size[0]}x{size[1]}]"
+
+
+def output_images(
+    outputs: Iterable[Mapping[str, Any]], *, limit: int = MAX_IMAGES
+) -> tuple[Image, ...]:
+    """The images of displays and results (one per output, PNG first), the last `limit` of them;
+    one larger than `MAX_IMAGE_BYTES` stays only its `[image/png 640x480]` line."""
+    images: list[Image] = []
+    for output in outputs:
+        if output.get("output_type") not in ("execute_result", "display_data"):
+            continue
+        data = output.get("data") or {}
+        mime = next((m for m in _IMAGE_TYPES if m in data), None)
+        if mime is not None:
+            image = attached_image(mime, data[mime])
+            if image is not None:
+                images.append(image)
+    return tuple(images[-limit:]) if limit > 0 else ()
+
+
+def attached_image(mime: str, payload: Any) -> Image | None:
+    """A base64 payload (nbformat may split it in lines) as an `Image`, if it is small enough
+    and is what its type says: a provider refuses the whole request for one broken image."""
+    if mime not in _MAGIC:
+        return None
+    text = "".join(payload) if isinstance(payload, list) else str(payload)
+    image = Image(media_type=mime, data=re.sub(r"\s+", "", text))
+    if not 0 < image.size <= MAX_IMAGE_BYTES:
+        return None
+    try:
+        head = base64.b64decode(image.data, validate=True)[:16]
+    except (binascii.Error, ValueError):
+        return None
+    if not head.startswith(_MAGIC[mime]) or (mime == "image/webp" and head[8:12] != b"WEBP"):
+        return None
+    return image
 
 
 def describe_data(data: Mapping[str, Any], *, limit: int = MAX_TEXT_CHARS) -> list[str]:

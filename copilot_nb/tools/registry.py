@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from ..config import DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError, SandboxError, ToolError
 from ..events import CellChanged, FileChanged
-from ..messages import ToolSpec
+from ..messages import Image, ToolSpec
 from ..text import first_line
 from .arguments import expected, read_arguments, schema_problems
 from .running import invoke, is_async, within
@@ -86,6 +86,8 @@ class ToolOutput:
     is_error: bool = False
     summary: str = ""
     changes: tuple[FileChanged | CellChanged, ...] = ()
+    images: tuple[Image, ...] = ()
+    """Images shown beside `content` to a model that accepts images (a cell's plots)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,11 +1,11 @@
 """An MCP server's answer as the model reads it: text, with everything else summarised.
 
 Text blocks pass through; images and audio become `[image/png 640x480]`-style lines (never
-base64: the models we speak to read tool results as text); embedded resources show their text or
-their size; links show their URI; structured content is shown as JSON unless a text block already
-carries it; `isError` makes an error result. The whole is clipped with a marker, as a file read
-is, so one server cannot flood the context window. Pure: works on the SDK's result objects by
-their fields alone.
+base64 in the text; the images also travel beside it, `ToolOutput.images`, for a model that
+accepts images); embedded resources show their text or their size; links show their URI;
+structured content is shown as JSON unless a text block already carries it; `isError` makes an
+error result. The whole is clipped with a marker, as a file read is, so one server cannot flood
+the context window. Pure: works on the SDK's result objects by their fields alone.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from ...messages import Image
+from ...models.capabilities import MAX_IMAGES
 from ...text import clip, first_line, human_bytes
-from ..outputs import describe_image
+from ..outputs import attached_image, describe_image
 from ..registry import ToolOutput
 
 MAX_RESULT_CHARS = 100_000
@@ -34,7 +36,23 @@ def tool_output(result: Any, *, label: str, limit: int = MAX_RESULT_CHARS) -> To
     failed = bool(getattr(result, "is_error", False))
     if failed:
         text = f"{label} failed: {text}"
-    return ToolOutput(content=clip(text, limit), is_error=failed, summary=first_line(text, 80))
+    return ToolOutput(
+        content=clip(text, limit),
+        is_error=failed,
+        summary=first_line(text, 80),
+        images=block_images(getattr(result, "content", None) or []),
+    )
+
+
+def block_images(blocks: Iterable[Any]) -> tuple[Image, ...]:
+    """The image blocks as images (the last few, each within the size a model is sent)."""
+    images = []
+    for block in blocks:
+        if getattr(block, "type", "") == "image":
+            image = attached_image(str(block.mime_type), block.data)
+            if image is not None:
+                images.append(image)
+    return tuple(images[-MAX_IMAGES:])
 
 
 def describe_blocks(blocks: Iterable[Any]) -> Iterable[str]:

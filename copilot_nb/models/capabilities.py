@@ -1,0 +1,148 @@
+"""What a model can take besides text (pure): images, and which images one request carries.
+
+Whether a model accepts images comes, best first, from the user's setting (`vision=` on the
+model), the provider's own word (GitHub Copilot's model list: `capabilities.supports.vision`;
+Ollama's `POST /api/show`: `"vision"` in `capabilities`), and else a table of model-name
+prefixes (`VISION_MODELS`). A model nobody knows is sent no images.
+
+A request carries the images of the tool results of the current turn only (after the latest
+user message), the newest `max_images` of them; an older turn's images are left to their text
+(`[image/png 640x480]`), which every tool result keeps. An image larger than `max_bytes`, or of
+a type the model does not take, is never sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..messages import Image, Message, ToolResult, UserMessage, as_messages
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image types every provider we speak accepts."""
+MAX_IMAGES = 4
+"""Images one request carries at most (the newest)."""
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""The largest image sent (Anthropic's limit per image); a larger one stays text."""
+
+VISION_MODELS: dict[str, bool] = {
+    "gpt-4o": True,
+    "chatgpt-4o": True,
+    "gpt-4-turbo": True,
+    "gpt-4.1": True,
+    "gpt-4.5": True,
+    "gpt-5": True,
+    "o1": True,
+    "o1-mini": False,
+    "o1-preview": False,
+    "o3": True,
+    "o3-mini": False,
+    "o4-mini": True,
+    "claude-3": True,
+    "claude-sonnet-4": True,
+    "claude-opus-4": True,
+    "claude-haiku-4": True,
+    "gemini": True,
+}
+"""Whether a model accepts images, by model-name prefix (the longest match wins); a model not
+listed is sent none. Copilot's and Ollama's own answers come first."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImageLimits:
+    """How many images, how large and of which types one request may carry."""
+
+    max_images: int = MAX_IMAGES
+    max_bytes: int = MAX_IMAGE_BYTES
+    media_types: tuple[str, ...] = IMAGE_TYPES
+
+    def narrowed(
+        self,
+        *,
+        max_images: int | None = None,
+        max_bytes: int | None = None,
+        media_types: Sequence[str] = (),
+    ) -> ImageLimits:
+        """These limits, made stricter by a provider's own (Copilot lists them per model)."""
+        return ImageLimits(
+            max_images=min(self.max_images, max_images or self.max_images),
+            max_bytes=min(self.max_bytes, max_bytes or self.max_bytes),
+            media_types=tuple(t for t in self.media_types if t in media_types)
+            if media_types
+            else self.media_types,
+        )
+
+
+DEFAULT_IMAGE_LIMITS = ImageLimits()
+
+
+def vision_by_name(name: str) -> bool:
+    """Whether the table says the model accepts images (`gpt-4o`, `openai/gpt-4.1`)."""
+    key = name.rsplit("/", 1)[-1].lower()
+    for prefix in sorted(VISION_MODELS, key=len, reverse=True):
+        if key.startswith(prefix):
+            return VISION_MODELS[prefix]
+    return False
+
+
+def image_limits_for(
+    name: str, setting: bool | None, provider_says: bool | None = None
+) -> ImageLimits | None:
+    """The limits of a model that accepts images, None for one that does not: the user's
+    `setting` wins, then what the provider says, then the name table."""
+    for answer in (setting, provider_says):
+        if answer is not None:
+            return DEFAULT_IMAGE_LIMITS if answer else None
+    return DEFAULT_IMAGE_LIMITS if vision_by_name(name) else None
+
+
+def model_image_limits(model: Any) -> ImageLimits | None:
+    """What any model object takes (ours have `image_limits()`; others take no images)."""
+    method = getattr(model, "image_limits", None)
+    limits = method() if callable(method) else None
+    return limits if isinstance(limits, ImageLimits) else None
+
+
+def carries_images(messages: Sequence[Message | Mapping[str, Any]]) -> bool:
+    """Whether a conversation holds any image to send."""
+    return any(isinstance(m, ToolResult) and m.images for m in messages)
+
+
+def images_to_send(
+    messages: Sequence[Message | Mapping[str, Any]], limits: ImageLimits | None
+) -> list[Message]:
+    """The conversation with only the images a request sends (see the module's docstring);
+    messages that keep all their images are the same objects."""
+    out = as_messages(messages)
+    if not carries_images(out):
+        return out
+    turn = max((i for i, m in enumerate(out) if isinstance(m, UserMessage)), default=-1)
+    room = limits.max_images if limits is not None else 0
+    for index in range(len(out) - 1, -1, -1):
+        message = out[index]
+        if not isinstance(message, ToolResult) or not message.images:
+            continue
+        kept: list[Image] = []
+        if limits is not None and index > turn:
+            for image in reversed(message.images):
+                if room > 0 and _fits(image, limits):
+                    kept.append(image)
+                    room -= 1
+        kept.reverse()
+        if len(kept) != len(message.images):
+            out[index] = replace(message, images=tuple(kept))
+    return out
+
+
+def _fits(image: Image, limits: ImageLimits) -> bool:
+    return image.media_type in limits.media_types and image.size <= limits.max_bytes
+
+
+def ollama_capabilities(payload: Any) -> frozenset[str] | None:
+    """`capabilities` of Ollama's `/api/show` answer (`["completion", "tools", "vision"]`);
+    None when it has none (older Ollama did not say)."""
+    listed = payload.get("capabilities") if isinstance(payload, Mapping) else None
+    if not isinstance(listed, list):
+        return None
+    return frozenset(str(item) for item in listed)
