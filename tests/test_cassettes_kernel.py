@@ -183,3 +183,31 @@ def test_auto_mode_from_the_environment_records_then_replays(provider_env, tmp_p
     assert again.status == "ok"
     assert outputs(again) == outputs(first)
     assert "replaying/recording analysis.copilot.jsonl" in status.stdout
+
+
+def test_a_cell_the_agent_adds_names_its_model_provider_and_cassette_entry(tmp_path):
+    import nbformat
+
+    cells = [nbformat.v4.new_code_cell("x = 1")]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), tmp_path / "a.ipynb")
+    add = call(
+        "insert_cell", after_cell_id="#0", cell_type="code", source="print(x)", notebook="a.ipynb"
+    )
+    with ScriptedServer([reply("", add), reply("Added.")]) as server:
+        env = {
+            "COPILOT_NB_MODEL": "anthropic:scripted",
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        }
+        kernel = kernel_in(tmp_path, env)
+        try:
+            kernel.execute("%copilot record cells.copilot.jsonl")
+            run = kernel.execute("%%copilot --yes\nAdd a cell printing x to a.ipynb.")
+        finally:
+            kernel.close()
+    assert run.status == "ok", run.messages
+    assert "✓ insert_cell" in "\n".join(outputs(run)), outputs(run)
+    stamp = nbformat.read(tmp_path / "a.ipynb", as_version=4).cells[1].metadata["copilot_nb"]
+    assert stamp["change"] == "inserted"
+    assert (stamp["model"], stamp["provider"]) == ("scripted", "anthropic")
+    assert stamp["cassette"] == "cells.copilot.jsonl#1"

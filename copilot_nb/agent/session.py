@@ -105,7 +105,13 @@ class CopilotSession:
         if shell is not None:  # the notebook it serves and its live namespace
             self.toolset_factories.append(
                 lambda ws: chain(
-                    *kernel_toolsets(shell, ws, live=self.live, model_name=self.model_name)
+                    *kernel_toolsets(
+                        shell,
+                        ws,
+                        live=self.live,
+                        model_name=self.model_name,
+                        model_provider=self.model_provider,
+                    )
                 )
             )
         self.mcp = McpServers()
@@ -122,6 +128,10 @@ class CopilotSession:
     def model_name(self) -> str:
         """The model of the conversation now (recorded in the cells it changes), or ""."""
         return self.agent.model.name if self.agent is not None else ""
+
+    def model_provider(self) -> str:
+        """The provider of the conversation's model now (`openai`, `copilot`, …), or ""."""
+        return str(getattr(self.agent.model, "provider", "")) if self.agent is not None else ""
 
     def current_model_spec(self, override: str | None = None) -> str:
         return override or self.model_spec or default_model_spec()

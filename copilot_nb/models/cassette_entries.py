@@ -274,9 +274,9 @@ def _scrubbed_body(body: bytes, scrubber: Scrubber) -> bytes:
         value = json.loads(text)
     except ValueError:
         return scrubber.text(text).encode("utf-8")
-    if isinstance(value, dict) and isinstance(value.get("token"), str):
-        value = {**value, "token": REDACTED}  # the Copilot token exchange's answer
     scrubbed = scrubber.json(value)
+    if isinstance(scrubbed, dict) and isinstance(scrubbed.get("token"), str):
+        scrubbed["token"] = REDACTED  # the Copilot token exchange's answer
     if scrubbed == value:
         return body
     return json.dumps(scrubbed, ensure_ascii=False).encode("utf-8")

@@ -90,6 +90,8 @@ class ToolContext:
     """The notebooks open in a front end (None: the notebook tools use files only)."""
     model_name: Callable[[], str] = no_model
     """The model of the turn running now, recorded in the metadata of the cells it changes."""
+    model_provider: Callable[[], str] = no_model
+    """Its provider (`openai`, `copilot`, …), recorded beside it."""
     notebooks: NotebookViews = field(default_factory=NotebookViews)
 
     def need_workspace(self) -> Workspace:

@@ -20,6 +20,7 @@ def kernel_toolsets(
     *,
     live: LiveNotebooks | None = None,
     model_name: Callable[[], str] = no_model,
+    model_provider: Callable[[], str] = no_model,
 ) -> list[ToolSet]:
     """Notebook and kernel tools bound to an IPython shell, for the magic and the chat panel.
 
@@ -42,5 +43,6 @@ def kernel_toolsets(
         shell=shell,
         live=live,
         model_name=model_name,
+        model_provider=model_provider,
     )
     return [notebook_toolset(ctx), kernel_toolset(ctx), cell_run_toolset(ctx)]

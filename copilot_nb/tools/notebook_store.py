@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ToolError
+from ..models.cassette import active_cassette
 from ..workspace.notebook_file import (
     LoadedNotebook,
     cell_source,
@@ -101,12 +102,17 @@ def conflict_message(path: str, cell_id: str, index: int | None = None) -> str:
 
 
 def stamp(ctx: ToolContext, change: str) -> dict[str, Any]:
-    """The metadata an agent-made or agent-changed cell carries: which model, when, what."""
+    """The metadata an agent-made or agent-changed cell carries: what changed, when, by which
+    model of which provider, and the cassette entry (`name.copilot.jsonl#7`) whose reply asked
+    for the change when the kernel records or replays one."""
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
     record = {"change": change, "at": now.replace("+00:00", "Z")}
-    model = ctx.model_name()
-    if model:
-        record["model"] = model
+    for key, value in (("model", ctx.model_name()), ("provider", ctx.model_provider())):
+        if value:
+            record[key] = value
+    cassette = active_cassette()
+    if cassette is not None and cassette.used:
+        record["cassette"] = f"{cassette.path.name}#{cassette.used[-1]}"
     return {STAMP_KEY: record}
 
 
