@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from copilot_nb.agent.model_strings import default_model_spec
 
 
 def text_of(output: dict) -> str:
@@ -20,9 +24,22 @@ def text_of(output: dict) -> str:
 
 
 def main(path: str) -> int:
-    notebook = nbformat.read(path, as_version=4)
+    """Run a copy of the notebook in build/: it replays its cassette, or, when a provider is
+    configured (`COPILOT_NB_MODEL`, `OPENAI_API_KEY`), records a new one there with that model."""
+    source = Path(path)
+    build = Path("build")
+    build.mkdir(exist_ok=True)
+    cassette = source.with_name(source.stem + ".copilot.jsonl")
+    if cassette.exists():
+        shutil.copy(cassette, build / cassette.name)
+    env = dict(os.environ)
+    spec = default_model_spec(env)
+    if spec != "offline" and "COPILOT_NB_CASSETTE" not in env:
+        env["COPILOT_NB_CASSETTE"] = "record"
+        print(f"Running with {spec}, live; recording to {build / cassette.name}")
+    notebook = nbformat.read(source, as_version=4)
     client = NotebookClient(notebook, timeout=300, kernel_name="python3")
-    client.execute(cwd=str(Path(path).parent))
+    client.execute(cwd=str(build), env=env)
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
@@ -33,8 +50,7 @@ def main(path: str) -> int:
             shown[key] = text_of(output)
         for text in shown.values():
             print(text.rstrip())
-    out = Path("build") / Path(path).name
-    out.parent.mkdir(exist_ok=True)
+    out = build / source.name
     nbformat.write(notebook, out)
     print(f"\nExecuted notebook written to {out}")
     return 0

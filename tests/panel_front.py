@@ -37,6 +37,10 @@ class Front:
             if kind == "comm_msg" and data.get("method") == "custom"
         ]
 
+    def completions(self) -> list[dict[str, Any]]:
+        """The answers to `@` queries, in the order they were sent."""
+        return [message for message in self.custom() if "complete" in message]
+
     def ops(self) -> list[list[Any]]:
         return [op for message in self.custom() if "ops" in message for op in message["ops"]]
 

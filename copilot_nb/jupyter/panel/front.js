@@ -2,7 +2,8 @@
 // sends small ops ({ops: [[kind, ...args]]}); this view keeps the transcript and renders answers
 // with `markdown()` and `diffHtml()` from markdown.js, which is concatenated before it.
 // `render` builds the view (`buildView`), keeps the transcript (`Transcript`, one method per op)
-// and wires the controls (`wireInput`) and the synced traits (`watchModel`).
+// and wires the controls (`wireInput`, with `@` completion from complete.js) and the synced
+// traits (`watchModel`).
 
 const el = (tag, cls, text) => {
   const node = document.createElement(tag);
@@ -16,7 +17,7 @@ const FOLD_LINES = 40;
 const FOLD_CHARS = 3000;
 const EMPTY = [
   "Ask about your notebook, files or data.",
-  "Enter sends, Shift+Enter starts a new line. The conversation is shared with %%copilot cells.",
+  "Enter sends, Shift+Enter starts a new line; @ attaches a file, a cell or a variable. The conversation is shared with %%copilot cells.",
 ];
 
 // --- the view ----------------------------------------------------------------------------
@@ -59,6 +60,7 @@ function buildView(model, root) {
   v.bar.append(v.fill);
   status.append(v.picker, v.meter, v.bar);
   footer.append(row, status);
+  v.footer = footer;
   root.append(header, v.log, footer);
   return v;
 }
@@ -277,7 +279,7 @@ class Transcript {
 
 // --- the controls ------------------------------------------------------------------------
 
-function wireInput(model, root, v) {
+function wireInput(model, root, v, completion) {
   const grow = () => {
     v.input.style.height = "auto";
     v.input.style.height = `${Math.min(v.input.scrollHeight, 180)}px`;
@@ -287,11 +289,13 @@ function wireInput(model, root, v) {
     if (!prompt || model.get("busy")) return;
     model.send({ kind: "prompt", text: prompt });
     v.input.value = "";
+    completion.reset();
     grow();
   };
   root.addEventListener("keydown", (event) => {
     event.stopPropagation(); // keys typed here are not notebook shortcuts
-    if (event.target === v.input && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    if (event.target === v.input && completion.key(event)) event.preventDefault();
+    else if (event.target === v.input && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       submit();
     }
@@ -308,7 +312,10 @@ function wireInput(model, root, v) {
       });
     }
   });
-  v.input.addEventListener("input", grow);
+  v.input.addEventListener("input", () => {
+    grow();
+    completion.update();
+  });
   v.send.onclick = submit;
   v.stop.onclick = () => {
     v.stop.disabled = true;
@@ -321,7 +328,7 @@ function wireInput(model, root, v) {
   };
 }
 
-function watchModel(model, root, v, transcript, view) {
+function watchModel(model, root, v, transcript, view, completion) {
   const models = () => {
     v.picker.replaceChildren(...model.get("models").map((m) => el("option", "", m)));
     v.picker.value = model.get("model");
@@ -349,7 +356,7 @@ function watchModel(model, root, v, transcript, view) {
   busy();
   usage();
   return {
-    "msg:custom": (msg) => transcript.receive(msg, view),
+    "msg:custom": (msg) => (msg.complete !== undefined ? completion.receive(msg) : transcript.receive(msg, view)),
     "change:models": models,
     "change:model": models,
     "change:busy": busy,
@@ -365,13 +372,16 @@ function render({ model, el: root }) {
   const view = Math.random().toString(36).slice(2);
   const v = buildView(model, root);
   const transcript = new Transcript(model, v);
-  wireInput(model, root, v);
-  const watched = watchModel(model, root, v, transcript, view);
+  const completion = new Completion(model, view, v.input);
+  v.footer.prepend(completion.box);
+  wireInput(model, root, v, completion);
+  const watched = watchModel(model, root, v, transcript, view, completion);
   for (const [name, fn] of Object.entries(watched)) model.on(name, fn);
   model.send({ kind: "ready", view });
   return () => {
     for (const [name, fn] of Object.entries(watched)) model.off(name, fn);
     if (transcript.frame) cancelAnimationFrame(transcript.frame);
+    completion.reset();
   };
 }
 

@@ -29,6 +29,7 @@ from ...agent.approvals import ApprovalPolicy
 from ...agent.session import CopilotSession, TurnEvent
 from ...errors import CopilotError
 from ...events import ApprovalNeeded, Failed, UsageReported
+from .completions import MAX_QUERY, Completer, session_context
 from .feed import UPDATE_INTERVAL, Outbox, event_ops
 
 _HERE = Path(__file__).parent
@@ -40,7 +41,8 @@ class ChatWidget(anywidget.AnyWidget):
     """The panel's front end: state that views share is in traits; the transcript goes by ops."""
 
     _esm = "\n".join(
-        (_HERE / name).read_text(encoding="utf-8") for name in ("markdown.js", "front.js")
+        (_HERE / name).read_text(encoding="utf-8")
+        for name in ("markdown.js", "complete.js", "front.js")
     )
     _css = "\n".join(
         (_HERE / name).read_text(encoding="utf-8") for name in ("panel.css", "transcript.css")
@@ -88,6 +90,8 @@ class ChatPanel:
         self._shown_at: int | None = None
         self._loop = _running_loop()
         """The loop turns run on: the kernel's main loop when made in a cell, else the first one."""
+        self.completer = Completer(lambda: session_context(self.session))
+        self._completing: asyncio.Task[None] | None = None
         self.widget.on_msg(self._on_msg)
 
     # --- what the user (or a test) does -----------------------------------------------------
@@ -237,8 +241,33 @@ class ChatPanel:
                 self.new_chat()
             elif kind == "ready":
                 self.outbox.replay(str(content.get("view", "")))
+            elif kind == "complete":
+                self.complete(content)
         except Exception as exc:
             self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
+
+    def complete(self, content: dict[str, Any]) -> asyncio.Task[None] | None:
+        """Answer a view's `@` query in a task (the newest query only: an older one is dropped);
+        the answer names the view and echoes its `seq`, so a view shows only its latest."""
+        seq = content.get("seq")
+        if self._loop is None:
+            self._loop = _running_loop()
+        if not isinstance(seq, int) or self._loop is None:
+            return None
+        query = str(content.get("query", ""))[:MAX_QUERY]
+        view = str(content.get("view", ""))
+        if self._completing is not None:
+            self._completing.cancel()
+        self._completing = self._loop.create_task(self._answer(query, seq, view))
+        return self._completing
+
+    async def _answer(self, query: str, seq: int, view: str) -> None:
+        answer: dict[str, Any] = {"complete": seq, "view": view, "items": []}
+        try:
+            answer["items"] = [c.wire() for c in await self.completer.candidates(query)]
+        except Exception as exc:  # a bug of ours: an empty popup, the reason in the console
+            answer["error"] = f"{type(exc).__name__}: {exc}"
+        self.widget.send(answer)
 
     # --- display ----------------------------------------------------------------------------
 
