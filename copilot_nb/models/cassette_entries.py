@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..text import SECRET_VALUE
+from ..text import SECRET_VALUE, may_hold_secret
 
 FORMAT = "copilot_nb.cassette/1"
 REDACTED = "[redacted]"
@@ -213,7 +213,8 @@ class Scrubber:
     def text(self, value: str) -> str:
         for secret in self.secrets:
             value = value.replace(secret, REDACTED)
-        value = SECRET_VALUE.sub(REDACTED, value)
+        if may_hold_secret(value):
+            value = SECRET_VALUE.sub(REDACTED, value)
         for place, name in self.places:
             value = value.replace(place, name)
         return value

@@ -21,6 +21,7 @@ from itertools import islice
 from typing import Any
 
 from ..text import SECRET_VALUE as _SECRET_VALUE
+from ..text import may_hold_secret
 from .outputs import clip_output
 
 SECRET_WORDS = frozenset(
@@ -117,7 +118,9 @@ def is_code(value: Any) -> bool:
 
 def looks_secret(text: str) -> bool:
     """Whether a string holds a well-known secret format (or a password in a URL)."""
-    return bool(_SECRET_VALUE.search(text) or _URL_PASSWORD.search(text))
+    return bool(
+        (may_hold_secret(text) and _SECRET_VALUE.search(text)) or _URL_PASSWORD.search(text)
+    )
 
 
 def mask_label(value: Any, *, hint: bool = True) -> str:
@@ -159,7 +162,8 @@ def redact_value(text: str) -> tuple[str, int]:
         count += 1
         return f"{match.group('head')}<masked: {len(match.group('secret'))} chars>"
 
-    text = _SECRET_VALUE.sub(span, text)
+    if may_hold_secret(text):
+        text = _SECRET_VALUE.sub(span, text)
     return _URL_PASSWORD.sub(password, text), count
 
 
