@@ -161,7 +161,8 @@ class CopilotMagics(Magics):
         nargs="*",
         help=(
             "line magic: status (default), reset, model [NAME], models [PROVIDER], login, "
-            "tools [add|remove NAME], undo [--force], diff, history"
+            "tools [add|remove NAME], undo [--force], diff, history, context, agents, mcp, serve, "
+            "record [PATH], replay [PATH] [--auto], cassette [off]"
         ),
     )
     @line_cell_magic
@@ -176,7 +177,10 @@ class CopilotMagics(Magics):
         shows the conversation and its token budget; `mcp` lists the MCP servers (`mcp add`,
         `remove`, `restart`, `forget` manage them); `serve` starts the OpenAI-compatible proxy
         and MCP endpoint (`serve stop` stops it); `context` shows the system prompt with the
-        instruction files and the context block the next request carries.
+        instruction files and the context block the next request carries; `record [PATH]`
+        records the model's answers and your approvals to a cassette (`name.copilot.jsonl`
+        beside the notebook), `replay [PATH] [--auto]` answers from it offline, and
+        `cassette [off]` shows or stops it.
         """
         if cell is None:
             if line.split()[:1] in (["mcp"], ["serve"], ["context"]):
