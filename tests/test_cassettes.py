@@ -274,6 +274,14 @@ def test_a_recorded_request_keeps_what_is_compared_and_no_secret(workspace):
     }
 
 
+def test_durations_our_tools_report_are_compared_as_placeholders():
+    scrubber = Scrubber((), ())
+    assert scrubber.text("ran cell ab (#2) of a.ipynb in 0.53 s (live)") == (
+        "ran cell ab (#2) of a.ipynb in <seconds> s (live)"
+    )
+    assert scrubber.text("did not answer within 0.5 s") == "did not answer within 0.5 s"
+
+
 def test_a_recorded_response_redacts_the_copilot_token_and_keeps_only_read_headers():
     token = {"token": "tid=abc;exp=1", "expires_at": 1, "endpoints": {"api": "http://x"}}
     response = recorded_response(

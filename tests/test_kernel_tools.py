@@ -243,7 +243,9 @@ async def test_run_code_captures_stdout_and_the_last_expression(
 
 async def test_run_code_with_nothing_to_show(tools: ToolSet) -> None:
     out = await call(tools, "run_code", code="x = 1")
-    assert out.content == "(no output)" and out.summary.startswith("ok in ")
+    assert out.content == "(no output)" and out.summary == "ok"  # a fast run: no timing
+    slow = await call(tools, "run_code", code="import time; time.sleep(1.05)")
+    assert slow.summary.startswith("ok in 1.") and slow.summary.endswith(" s")
 
 
 async def test_run_code_reports_an_error_with_a_short_traceback(tools: ToolSet) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,9 @@ KEPT_RESPONSE_HEADERS = ("content-type", "retry-after", "retry-after-ms")
 IN_ORDER_PATHS = ("/chat/completions", "/responses", "/messages")
 """Model requests: replayed strictly in order. Anything else (a token exchange, a model list,
 Ollama's `/api/show`) is a lookup: answered from the recording whenever it is asked again."""
+DURATION = re.compile(r"\bin \d+\.\d+ s\b")
+"""How long a run took, as our tools tell the model (`ran cell … in 0.53 s`): never the same twice,
+so a cassette compares (and keeps) it as `in <seconds> s`."""
 VOLATILE_FIELDS = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier"})
 """Request body fields that name the user or the moment, not the request."""
 SECRET_ENVIRONMENT = (
@@ -217,7 +221,7 @@ class Scrubber:
             value = SECRET_VALUE.sub(REDACTED, value)
         for place, name in self.places:
             value = value.replace(place, name)
-        return value
+        return DURATION.sub("in <seconds> s", value)
 
     def json(self, value: Any) -> Any:
         """`value` with every string scrubbed, volatile top-level fields dropped."""

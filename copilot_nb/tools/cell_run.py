@@ -22,7 +22,7 @@ from ..errors import ToolError
 from ..text import shorten
 from ..workspace.notebook_file import cell_source
 from .context import ToolContext
-from .execute import CodeRun, run_code_in
+from .execute import CodeRun, ran_for, run_code_in
 from .masking import redact_text
 from .notebook import find_cell
 from .notebook_store import Opened, commit, conflict_message, open_notebook, stamp
@@ -150,7 +150,7 @@ def _result(
     head = f"ran cell {cell_id} (#{index}) of {path} in {run.seconds:.2f} s ({note})"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
-    summary = f"#{index} " + shorten(first or f"ok in {run.seconds:.2f} s", 90)
+    summary = f"#{index} " + shorten(first or ran_for(run.seconds), 90)
     return ToolOutput(
         content=f"{head}:\n{content}",
         is_error=failed,

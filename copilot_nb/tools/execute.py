@@ -226,3 +226,9 @@ def short_traceback(exc: BaseException) -> str:
     lines = last_lines(lines, MAX_TRACEBACK_LINES)
     head = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return strip_ansi("\n".join([head, *lines]))
+
+
+def ran_for(seconds: float) -> str:
+    """`ok`, or `ok in 3.2 s` for a run that took a second or more: how a run's line reads
+    (a few hundredths of a second say nothing, and would differ on every run)."""
+    return f"ok in {seconds:.1f} s" if seconds >= 1 else "ok"

@@ -22,7 +22,7 @@ from ..config import COPILOT_CELL_CALL
 from ..errors import ToolError
 from ..text import human_bytes, shorten
 from .context import ToolContext
-from .execute import CodeRun, run_code_in
+from .execute import CodeRun, ran_for, run_code_in
 from .lookup import lookup
 from .masking import (
     REVEAL_HINT,
@@ -252,7 +252,7 @@ def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
         content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
-    summary = shorten(first or f"ok in {run.seconds:.2f} s", 100)
+    summary = shorten(first or ran_for(run.seconds), 100)
     return ToolOutput(content=content, is_error=failed, summary=summary)
 
 

@@ -171,12 +171,19 @@ def changed_message(path: str) -> str:
 
 
 def new_cell(cell_type: str, source: str, taken: set[str]) -> Any:
-    """A fresh code or markdown cell with an id not in `taken`, as the agent writes it."""
+    """A fresh code or markdown cell with an id not in `taken`, as the agent writes it.
+
+    The id is derived from the cell and the ids already there, not drawn at random: the same
+    change to the same notebook makes the same cell, so the model reads the same result when a
+    recorded session is replayed."""
     v4 = _nbformat().v4
     make = v4.new_markdown_cell if cell_type == "markdown" else v4.new_code_cell
     cell = make(source=source)
-    while cell.id in taken:
-        cell = make(source=source)
+    seed = "\n".join([cell_type, source, *sorted(taken)])
+    made = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:8]
+    while made in taken:
+        made = hashlib.sha256(made.encode("ascii")).hexdigest()[:8]
+    cell["id"] = made
     return as_written(cell)
 
 
