@@ -1,0 +1,38 @@
+"""The model's side of `notebooks/02_notebook_cells.ipynb`: what the loopback server answers, in order."""
+
+from copilot_nb.testing import call, reply
+
+PROVIDER = "openai"
+NOTE = (
+    "## Revenue\n\n"
+    "Quantity times price, summed over the orders.\n\n"
+    "**Why `total` failed:** `csv.DictReader` reads every field as a string, so "
+    '`o["qty"] * o["price"]` multiplied two strings. The quantities and prices are now '
+    "converted with `int()` and `float()` first."
+)
+STEPS = [
+    reply("Let me look at the notebook first.", call("list_cells", notebook="analysis.ipynb")),
+    reply("", call("read_cell", cell_id="total", notebook="analysis.ipynb")),
+    reply(
+        "`csv.DictReader` gives strings, so the product fails. Converting both fields:",
+        call(
+            "edit_cell",
+            cell_id="total",
+            old_str='o["qty"] * o["price"]',
+            new_str='int(o["qty"]) * float(o["price"])',
+            notebook="analysis.ipynb",
+        ),
+        call(
+            "replace_cell",
+            cell_id="about",
+            source=NOTE,
+            notebook="analysis.ipynb",
+        ),
+    ),
+    reply(
+        "Fixed **analysis.ipynb**: the `total` cell now converts `qty` with `int()` and "
+        "`price` with `float()` before multiplying (the CSV reader returns strings), and a "
+        "note above it (the former TODO) explains the failure. Run the notebook again to "
+        "see `revenue: 22.50`."
+    ),
+]
