@@ -289,7 +289,6 @@ def test_a_recorded_response_redacts_the_copilot_token_and_keeps_only_read_heade
         {"Content-Type": "application/json", "Set-Cookie": "s=1", "X-Request-Id": "r"},
         json.dumps(token).encode(),
         Scrubber((), ()),
-        complete=True,
     )
     assert response.headers == {"content-type": "application/json"}
     assert json.loads(response.body)["token"] == REDACTED

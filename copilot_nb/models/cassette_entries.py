@@ -91,8 +91,6 @@ class RecordedResponse:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
     error: str = ""
-    complete: bool = True
-    """False when the client stopped reading first (an interrupt): the body is what arrived."""
 
     def as_json(self) -> dict[str, Any]:
         if self.error:
@@ -102,8 +100,6 @@ class RecordedResponse:
             out["text"] = self.body.decode("utf-8")
         except UnicodeDecodeError:
             out["base64"] = base64.b64encode(self.body).decode("ascii")
-        if not self.complete:
-            out["complete"] = False
         return out
 
 
@@ -186,7 +182,6 @@ def _response_from_json(item: Mapping[str, Any]) -> RecordedResponse:
         status=int(item["status"]),
         headers=dict(item.get("headers") or {}),
         body=body,
-        complete=bool(item.get("complete", True)),
     )
 
 
@@ -258,16 +253,14 @@ def recorded_request(
 
 
 def recorded_response(
-    status: int, headers: Mapping[str, str], body: bytes, scrubber: Scrubber, *, complete: bool
+    status: int, headers: Mapping[str, str], body: bytes, scrubber: Scrubber
 ) -> RecordedResponse:
     """A response as a cassette keeps it: secrets in the body redacted (the Copilot token an
     exchange hands out among them), the headers a client reads, nothing else."""
     kept = {
         k: v for k, v in ((k.lower(), v) for k, v in headers.items()) if k in KEPT_RESPONSE_HEADERS
     }
-    return RecordedResponse(
-        status=status, headers=kept, body=_scrubbed_body(body, scrubber), complete=complete
-    )
+    return RecordedResponse(status=status, headers=kept, body=_scrubbed_body(body, scrubber))
 
 
 def _scrubbed_body(body: bytes, scrubber: Scrubber) -> bytes:

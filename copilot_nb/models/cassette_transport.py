@@ -105,7 +105,9 @@ class _Replay(httpx.AsyncByteStream):
 
 
 class _Recording(httpx.AsyncByteStream):
-    """The live response's bytes, passed on as they come and kept for the cassette."""
+    """The live response's bytes, passed on as they come and kept for the cassette: all of
+    them, written when the client closes the response (a decoder closes it once the reply is
+    whole; an interrupt closes it early, and the cassette keeps what had arrived)."""
 
     def __init__(
         self,
@@ -121,14 +123,12 @@ class _Recording(httpx.AsyncByteStream):
         self._response = response
         self._scrubber = scrubber
         self._chunks: list[bytes] = []
-        self._finished = False
         self._written = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
             self._chunks.append(chunk)
             yield chunk
-        self._finished = True
 
     async def aclose(self) -> None:
         try:
@@ -143,6 +143,5 @@ class _Recording(httpx.AsyncByteStream):
                         self._response.headers,
                         b"".join(self._chunks),
                         self._scrubber,
-                        complete=self._finished,
                     ),
                 )
