@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (
+    bench_cassette,
     bench_context,
     bench_decode,
     bench_import,
@@ -17,15 +18,18 @@ from benchmarks import (
     bench_panel,
     bench_proxy,
     bench_render,
+    bench_search,
 )
 
 if __name__ == "__main__":
     bench_decode.main()
     bench_import.main()
     bench_loop.main()
+    bench_search.main()
     bench_mcp.main()
     bench_panel.main()
     bench_render.main()
     bench_live.main()
     bench_proxy.main()
     bench_context.main()
+    bench_cassette.main()

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from copilot_nb.tools import ToolSet
 from copilot_nb.tools import text_search as engine
+from copilot_nb.tools.ripgrep import ENV
 from copilot_nb.tools.search import search_tools
 from copilot_nb.workspace.workspace import Workspace
 
@@ -48,6 +49,13 @@ class LagMeter:
             started = time.perf_counter()
             await asyncio.sleep(0.005)
             self.worst = max(self.worst, time.perf_counter() - started - 0.005)
+
+
+@pytest.fixture(autouse=True)
+def python_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These stories are about the Python engine's bounds (ripgrep cannot backtrack, and its
+    own Stop is in test_search_ripgrep.py): search_text does not use ripgrep here."""
+    monkeypatch.setenv(ENV, "0")
 
 
 @pytest.fixture

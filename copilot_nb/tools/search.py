@@ -4,14 +4,16 @@ Searches see the project as git does (`.git` and gitignored paths are skipped, s
 start only inside the workspace (the glob is checked and its first folder resolved through the
 `Workspace`), and run in a worker thread that Stop ends (`walk.stoppable`). search_text never
 shows the contents of a file that may hold secrets, and bounds every regex call
-(`text_search.py`). Results are capped with a marker that says how to narrow. Moves and deletes
-go through the `Workspace`, so the protected paths hold and each change is checkpointed for undo;
+(`text_search.py`); ripgrep, when there is one, reads the big files (`ripgrep.py`), with the
+same results. Results are capped with a marker that says how to narrow. Moves and deletes go
+through the `Workspace`, so the protected paths hold and each change is checkpointed for undo;
 a move that would take a secret to a name that is not one is refused.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -24,9 +26,11 @@ from ..workspace.workspace import Workspace
 from .context import ToolContext
 from .os_errors import os_errors
 from .registry import ToolOutput, ToolSet, bound_tool
+from .ripgrep import RipgrepFailed, ripgrep_for, search_with_ripgrep
 from .text_search import SKIP_NOTE, TextSearch, narrower_glob
 from .walk import Glob, GlobError, compile_glob, stoppable, walk_glob
 
+_log = logging.getLogger(__name__)
 MAX_FOUND = 500
 """Paths shown by one find_files call."""
 
@@ -94,6 +98,14 @@ async def search_text(ctx: ToolContext, regex: str, glob: str | None = None) -> 
     def work(stop: threading.Event) -> ToolOutput:
         search = TextSearch(regex, stop=stop, is_secret=is_secret)
         with _glob_errors("search_text"):
+            binary = ripgrep_for(search)
+            if binary is not None:
+                try:
+                    search_with_ripgrep(binary, search, workspace, compiled)
+                    return search.output(glob)
+                except RipgrepFailed as exc:  # the Python engine gives the same results
+                    _log.warning("search_text: %s failed (%s); searching in Python", binary, exc)
+                    search = TextSearch(regex, stop=stop, is_secret=is_secret)
             search.run(walk_glob(workspace, compiled, stop))
         return search.output(glob)
 

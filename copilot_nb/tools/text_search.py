@@ -15,23 +15,29 @@ that may hold secrets are skipped and counted: read_file shows them after the us
 from __future__ import annotations
 
 import bisect
+import functools
 import os
-import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ToolError
 from ..text import shorten
 from .registry import ToolOutput
-from .walk import Stopped
+from .search_lines import (
+    FirstLine,
+    LineCounter,
+    as_lines,
+    clip_line,
+    compile_regex,
+    for_ascii_bytes,
+)
+from .walk import FolderOpener, Stopped
 
 MAX_MATCHES = 200
 """Matching lines shown by one search_text call; the rest are counted."""
-MAX_MATCH_CHARS = 300
-"""Characters shown of one matching line, around the match."""
 MAX_SEARCH_BYTES = 50 * 1024 * 1024
 """Files bigger than this are not searched (read_file reads them a window at a time)."""
 REGEX_TIMEOUT = 2.0
@@ -42,29 +48,14 @@ MAX_PASSED = 16
 """Further matches in a reported line passed over before the search restarts at the next line
 (a pattern like `.` matches every character)."""
 READ_SIZE = 1 << 16
+NUL_WINDOW = 8192
+"""A NUL byte among a file's first bytes makes it binary: not searched, counted."""
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 SKIP_NOTE = "gitignored files, .git and symlinks are skipped"
-_STRING_ANCHOR = re.compile(r"(?<!\\)((?:\\\\)*)\\([AZ])")
 
 
-def compile_regex(regex: str) -> Any:
-    """The pattern for line-by-line search, or a ToolError that says how to fix it."""
-    import regex as regex_module  # 10 ms; only a search needs it
-
-    try:
-        return regex_module.compile(_per_line(regex), regex_module.MULTILINE)
-    except regex_module.error as exc:
-        where = f" at position {exc.pos}" if exc.pos is not None else ""
-        raise ToolError(
-            f"search_text: {regex!r} is not a valid Python regular expression "
-            f"({exc.msg}{where}); escape characters such as ( [ . * + ? with \\ to match "
-            "them literally"
-        ) from exc
-    except (RecursionError, OverflowError, MemoryError) as exc:
-        raise ToolError(
-            f"search_text: the regex {shorten(regex, 120)!r} is too deeply nested or too large to "
-            "compile; search for a simpler pattern"
-        ) from exc
+class _Big(Exception):
+    """A file `search_files` stops before, for ripgrep."""
 
 
 class _Batch:
@@ -78,32 +69,6 @@ class _Batch:
         self.names: list[str] = []
         self.starts: list[int] = []
         self.size = 0
-
-
-def _as_lines(data: bytes, ascii_ok: bool) -> Any:
-    """Lines as an editor shows them (CRLF as LF, so `$` works): ASCII bytes or decoded text."""
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n").removesuffix(b"\r")
-    if ascii_ok and data.isascii():
-        return data
-    return data.decode("utf-8", errors="replace")
-
-
-def _for_bytes(pattern: Any) -> Any:
-    """The same pattern for ASCII bytes, or None when it has characters beyond ASCII."""
-    import regex as regex_module
-
-    try:
-        return regex_module.compile(
-            pattern.pattern.encode("ascii"), pattern.flags & ~regex_module.UNICODE
-        )
-    except (UnicodeEncodeError, regex_module.error):
-        return None
-
-
-def _per_line(regex: str) -> str:
-    r"""Lines are searched one by one, so \A and \Z mean a line's start and end: ^ and $."""
-    return _STRING_ANCHOR.sub(lambda m: m.group(1) + ("^" if m.group(2) == "A" else "$"), regex)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,7 +94,7 @@ class TextSearch:
         self.finished = threading.Event()
         """Set when `run` has returned, whatever the outcome."""
         self.pattern = compile_regex(regex)
-        self.ascii_pattern = _for_bytes(self.pattern)
+        self.ascii_pattern = for_ascii_bytes(self.pattern)
         self.shown: list[Match] = []
         self.total = 0
         self.files: Counter[str] = Counter()
@@ -138,6 +103,9 @@ class TextSearch:
         self.too_big: list[str] = []
         self.secrets: list[str] = []
         self.current = ""
+        self.big: int | None = None
+        self.folder = FolderOpener()
+        """Set while `search_files` stops before big files."""
 
     def run(self, files: Iterable[tuple[str, str]]) -> None:
         """Search every (relative, absolute) file; Stopped when the stop event is set."""
@@ -152,14 +120,44 @@ class TextSearch:
                 self._take(relative, path, batch)
             self._flush(batch)
         finally:
+            self.folder.close()
             self.finished.set()
+
+    def search_files(self, files: Sequence[tuple[str, str]], *, big: int | None = None) -> int:
+        """Search these files now (not secrets: the caller has checked), their matches next.
+        With `big`: stop before the first text file of at least `big` bytes (within the size
+        limit), unsearched, and return its index; else len(files)."""
+        batch, self.big = _Batch(), big
+        try:
+            for index, (relative, path) in enumerate(files):
+                if self.stop.is_set():
+                    raise Stopped
+                try:
+                    self._take(relative, path, batch)
+                except _Big:
+                    self._flush(batch)
+                    return index
+            self._flush(batch)
+        finally:
+            self.big = None
+            self.folder.close()
+        return len(files)
+
+    def line_match(self, raw: bytes) -> tuple[str, int] | None:
+        """One line, its end cut off, as this engine reads it: the text shown and where the
+        pattern first matches in it, or None when it does not."""
+        line = as_lines(raw, self.ascii_pattern is not None)
+        found = self._find(self.pattern if isinstance(line, str) else self.ascii_pattern, line, 0)
+        if found is None:
+            return None
+        return (line if isinstance(line, str) else line.decode("ascii")), int(found.start())
 
     def _take(self, rel: str, path: str, batch: _Batch) -> None:
         """Read one file; a small one joins the batch, a big one is searched block by block."""
         data = self._read(rel, path)
         if data is None:
             return
-        if data.find(b"\x00", 0, 8192) != -1:
+        if data.find(b"\x00", 0, NUL_WINDOW) != -1:
             self.binary += 1
             return
         self.searched += 1
@@ -193,8 +191,9 @@ class TextSearch:
         self._scan(text, names, starts, 1, nl)
 
     def _search_big(self, rel: str, data: bytes) -> None:
-        """A file over one block, searched a block (cut at a line end) at a time."""
-        position, line = 0, 1
+        """A file over one block, searched a block (cut at a line end) at a time; lines are
+        counted only as far as a match needs (counting them all took longer than the regex)."""
+        position, lines = 0, LineCounter(data)
         while position < len(data):
             if self.stop.is_set():
                 raise Stopped
@@ -202,12 +201,14 @@ class TextSearch:
             if end - position > BLOCK:
                 cut = data.find(b"\n", position + BLOCK)
                 end = len(data) if cut == -1 else cut + 1
-            text = _as_lines(data[position:end], self.ascii_pattern is not None)
-            self._scan(text, [rel], [0], line, b"\n" if isinstance(text, bytes) else "\n")
-            line += data.count(b"\n", position, end)
+            text = as_lines(data[position:end], self.ascii_pattern is not None)
+            first = functools.partial(lines.at, position)
+            self._scan(text, [rel], [0], first, b"\n" if isinstance(text, bytes) else "\n")
             position = end
 
-    def _scan(self, text: Any, names: list[str], starts: list[int], first: int, nl: Any) -> None:
+    def _scan(
+        self, text: Any, names: list[str], starts: list[int], first: FirstLine, nl: Any
+    ) -> None:
         """The matching lines of the files joined in `text` (file i begins at starts[i]).
 
         One iteration over the whole text finds candidates, each confirmed within its line (a
@@ -216,7 +217,7 @@ class TextSearch:
         """
         pattern = self.pattern if isinstance(text, str) else self.ascii_pattern
         self.current = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]}"
-        position, index, number, counted = 0, -1, first, 0
+        position, index, number, counted = 0, -1, 0, 0
         while position <= len(text):
             matches = pattern.finditer(text, position, timeout=REGEX_TIMEOUT)
             passed = 0
@@ -239,7 +240,8 @@ class TextSearch:
                 begin = starts[at]
                 stop_at = starts[at + 1] - 1 if at + 1 < len(starts) else len(text)
                 if at != index:
-                    index, number, counted = at, first, begin
+                    index, counted = at, begin
+                    number = first if isinstance(first, int) else first()
                     self.current = names[at]
                 if reach > stop_at:  # it runs into the next file: look within this one alone
                     found = self._find(pattern, text, max(position, begin), stop_at)
@@ -257,7 +259,7 @@ class TextSearch:
                 if hit is not None:
                     column = hit.start() - (0 if hit is not found else start)
                     shown = line if isinstance(line, str) else line.decode("ascii")
-                    self._add(names[at], number, shown, column)
+                    self.record(names[at], number, shown, column)
                 position = end + 1
                 if reach > position:
                     break
@@ -277,14 +279,29 @@ class TextSearch:
         )
 
     def _read(self, rel: str, path: str) -> bytes | None:
-        """The file's bytes, or None; a short first read is the end of a regular file."""
+        """The file's bytes, or None; a short first read is the end of a regular file.
+
+        A longer file over the size limit is named without reading on, and one with a NUL in
+        its first window is binary without reading on (its first window is all it returns)."""
         try:
-            fd = os.open(path, _READ_FLAGS)
+            fd = self.folder.open(path, _READ_FLAGS)
         except OSError:
             return None
         try:
             first = os.read(fd, READ_SIZE)
+            size = len(first) if len(first) < READ_SIZE else os.fstat(fd).st_size
+            if (
+                self.big is not None
+                and self.big <= size <= MAX_SEARCH_BYTES
+                and first.find(b"\x00", 0, NUL_WINDOW) == -1
+            ):
+                raise _Big
             if len(first) < READ_SIZE:
+                return first
+            if size > MAX_SEARCH_BYTES:
+                self.too_big.append(rel)
+                return None
+            if first.find(b"\x00", 0, NUL_WINDOW) != -1:
                 return first
             pieces, size = [first], len(first)
             while piece := os.read(fd, BLOCK):
@@ -299,11 +316,17 @@ class TextSearch:
         finally:
             os.close(fd)
 
-    def _add(self, rel: str, number: int, line: str, column: int) -> None:
+    def record(self, rel: str, number: int, line: str, column: int) -> None:
+        """One matching line (column: where the match starts), shown while there is room."""
         self.total += 1
         self.files[rel] += 1
         if len(self.shown) < MAX_MATCHES:
-            self.shown.append(Match(path=rel, line=number, text=_clip_line(line, column)))
+            self.shown.append(Match(path=rel, line=number, text=clip_line(line, column)))
+
+    def record_count(self, rel: str, count: int) -> None:
+        """Matching lines of a file that are counted, not shown (the room is taken)."""
+        self.total += count
+        self.files[rel] += count
 
     def output(self, glob: str | None) -> ToolOutput:
         """The result the model reads: matches, what was left out and how to narrow."""
@@ -341,16 +364,6 @@ class TextSearch:
             content="\n".join([header, *lines]),
             summary=f"{shorten(regex, 60)} ({self.total:,} matches in {len(self.files):,} files)",
         )
-
-
-def _clip_line(line: str, column: int) -> str:
-    """A long line shown around its match, with … where it was cut."""
-    line = line.rstrip()
-    if len(line) <= MAX_MATCH_CHARS:
-        return line
-    start = max(0, min(column - MAX_MATCH_CHARS // 3, len(line) - MAX_MATCH_CHARS))
-    piece = line[start : start + MAX_MATCH_CHARS]
-    return ("…" if start else "") + piece + ("…" if start + MAX_MATCH_CHARS < len(line) else "")
 
 
 def narrower_glob(paths: list[str], glob: str) -> str:

@@ -5,6 +5,7 @@
 and ripgrep do), so a walk never leaves the root and never loops. `walk_glob` is the door the
 tools use: the glob is checked (`globs.py`) and the folder it starts in is resolved through the
 `Workspace`, so a walk cannot begin outside the root either; a stop event ends it between files.
+`FolderOpener` opens the files a walk yields, in order, relative to their folder.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from ..workspace.globs import Glob, GlobError, compile_glob
 from ..workspace.workspace import Workspace
 
 T = TypeVar("T")
+_FOLDER_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0)
+_AT_FOLDER = os.open in os.supports_dir_fd
 ALWAYS_SKIPPED = frozenset({".git", ".ipynb_checkpoints"})
 """Folders never walked: git's store, and Jupyter's copies of every notebook."""
 
@@ -127,6 +130,33 @@ def _walk(
                 stack.append((entry.path, inner, None))
 
 
+class FolderOpener:
+    """Files opened relative to their folder, kept open while its files come: the kernel then
+    looks up one name per file, not each folder of its path again (as grep does; opening is
+    most of the time a search of many small files takes)."""
+
+    def __init__(self) -> None:
+        self.path, self.fd = "", -1
+
+    def open(self, path: str, flags: int) -> int:
+        folder, _, name = path.rpartition(os.sep)
+        if not (folder and _AT_FOLDER):
+            return os.open(path, flags)
+        if folder != self.path:
+            self.close()
+            try:
+                self.fd = os.open(folder, _FOLDER_FLAGS)
+            except OSError:  # e.g. no O_PATH and a folder we may not list: open the file itself
+                return os.open(path, flags)
+            self.path = folder
+        return os.open(name, flags, dir_fd=self.fd)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.path, self.fd = "", -1
+
+
 def _folder_spec(folder: Path, prefix: str) -> list[tuple[str, _Rules]]:
     path = folder / ".gitignore"
     return [(prefix, _spec(path))] if path.is_file() else []
@@ -178,6 +208,7 @@ def _ignored(specs: list[tuple[str, _Rules]], relative: str) -> bool:
 
 __all__ = [
     "ALWAYS_SKIPPED",
+    "FolderOpener",
     "Glob",
     "GlobError",
     "Stopped",
