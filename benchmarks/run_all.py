@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (
     bench_cassette,
+    bench_completions,
     bench_context,
     bench_decode,
     bench_import,
@@ -33,3 +34,4 @@ if __name__ == "__main__":
     bench_proxy.main()
     bench_context.main()
     bench_cassette.main()
+    bench_completions.main()

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 import types
 from pathlib import Path
 from typing import Any
@@ -231,22 +230,18 @@ async def test_a_cancelled_query_leaves_the_shared_walk_running(tmp_path):
     assert texts(await second) == ["a.txt"]
 
 
-async def test_a_10000_file_workspace_answers_each_keystroke_quickly(tmp_path):
+async def test_a_10000_file_workspace_is_walked_once_for_many_keystrokes(tmp_path):
+    """The listing is kept between keystrokes (its time per keystroke is in `make bench`)."""
     for i in range(100):
         make_tree(tmp_path, *(f"pkg{i}/sub/data{j}.csv" for j in range(50)))
         make_tree(tmp_path, *(f"pkg{i}/mod{j}.py" for j in range(50)))
     completer = Completer(lambda: ToolContext(workspace=Workspace(tmp_path)))
-    started = time.perf_counter()
     first = await completer.candidates("d")
-    walked = time.perf_counter() - started
-    timings = []
-    for query in ("p", "pk", "pkg4", "pkg42/", "pkg42/sub/da", "data7", "zz"):
-        started = time.perf_counter()
-        await completer.candidates(query)
-        timings.append(time.perf_counter() - started)
     assert len(first) == MAX_CANDIDATES
-    assert walked < 2.0, f"first query (walk + rank) took {walked:.3f}s"
-    assert max(timings) < 0.25, f"cached queries took up to {max(timings):.3f}s"
+    (tmp_path / "pkg42" / "mod7.py").unlink()  # a walk now would miss it
+    for query in ("p", "pk", "pkg4", "pkg42/", "pkg42/sub/da", "data7", "zz"):
+        await completer.candidates(query)
+    assert "pkg42/mod7.py" in texts(await completer.candidates("pkg42/mod7"))
 
 
 # --- cells and variables from the kernel's context ----------------------------------------
