@@ -124,9 +124,12 @@ def test_a_recorded_session_replays_offline_with_the_same_outputs(provider_env, 
         assert f"recorded with {env['COPILOT_NB_MODEL']}" in started.stdout
         first = kernel.execute(WRITE)  # no stdin: the recorded answer approves
         second = kernel.execute(ASK)
+        stopped = kernel.execute("%copilot cassette off")
     finally:
         kernel.close()
     assert first.status == second.status == "ok"
+    assert "stopped replaying session.copilot.jsonl" in stopped.stdout
+    assert stopped.stdout.rstrip().endswith("model openai:gpt-4o")  # the reader's own again
     assert (outputs(first), outputs(second)) == recorded[:2]
     assert (elsewhere / "notes.txt").read_text() == "hello\n"
 

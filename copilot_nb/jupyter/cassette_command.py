@@ -44,6 +44,10 @@ def cassette_path(session: CopilotSession, words: list[str], command: str) -> Pa
     return default_path(os.path.abspath(notebook))
 
 
+_switched: dict[Cassette, str] = {}
+"""The model setting each replaying cassette replaced, put back when it stops."""
+
+
 def forced_mode(environ: Mapping[str, str] | None = None) -> Mode | None:
     """`COPILOT_NB_CASSETTE`: how every cassette in this kernel runs, whatever its cell says, so
     one notebook is replayed in CI and recorded again against a real provider unchanged."""
@@ -86,6 +90,7 @@ def start(session: CopilotSession, path: Path, mode: Mode, settings: Any) -> Non
         return
     recorded = cassette.header.model
     if recorded and recorded != session.current_model_spec():
+        _switched[cassette] = settings.model
         settings.model = recorded  # the model it was recorded with, whatever is configured
     lines = [f"copilot: {cassette.describe()}, recorded with {recorded or 'the default model'}"]
     if cassette.header.note:
@@ -94,9 +99,14 @@ def start(session: CopilotSession, path: Path, mode: Mode, settings: Any) -> Non
 
 
 def stop(session: CopilotSession, words: list[str], settings: Any) -> None:
-    """`%copilot cassette off`."""
+    """`%copilot cassette off`: the model a replay switched from is the model again."""
     previous = activate(None)
-    print(f"copilot: stopped {previous.describe()}" if previous else "copilot: no cassette")
+    if previous is None:
+        print("copilot: no cassette")
+        return
+    if previous in _switched:
+        settings.model = _switched.pop(previous)
+    print(f"copilot: stopped {previous.describe()}; model {session.current_model_spec()}")
 
 
 def status(session: CopilotSession, words: list[str], settings: Any) -> None:
