@@ -40,12 +40,20 @@ PROVIDER_VARIABLES = (
 """The reader's own settings, which a demo run must not see."""
 
 
+SCRATCH = "<scratch>"
+"""How a written demo notebook names the scratch folders' root (it differs between machines)."""
+
+
+def scratch_root() -> Path:
+    return Path(tempfile.gettempdir()) / "copilot_nb_demos"
+
+
 def scratch_workspace(name: str) -> Path:
     """A fresh, empty folder for a demo to work in, made the working directory.
 
     Its path is the same on every run on one machine (`<temp>/copilot_nb_demos/<name>`), so
-    what a demo shows does not change from run to run."""
-    folder = Path(tempfile.gettempdir()) / "copilot_nb_demos" / name
+    what a demo shows does not change from run to run (two runs of one demo at once share it)."""
+    folder = scratch_root() / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     os.chdir(folder)
@@ -74,13 +82,15 @@ def execute(path: Path, env: Mapping[str, str], *, timeout: int = 300) -> Any:
 
 def stable_bytes(notebook: Any) -> bytes:
     """The notebook as a file, with nothing that differs between machines or runs: the Python
-    version the kernel reported is dropped, and no cell carries timings."""
+    version the kernel reported is dropped, no cell carries timings, and the scratch folders'
+    root reads `<scratch>`."""
     import nbformat
 
     notebook.metadata["language_info"] = {"name": "python"}
     for cell in notebook.cells:
         cell.metadata.pop("execution", None)
-    return (nbformat.writes(notebook) + "\n").encode("utf-8")
+    text = nbformat.writes(notebook).replace(str(scratch_root()), SCRATCH)
+    return (text + "\n").encode("utf-8")
 
 
 def replay(path: Path) -> bytes:
