@@ -187,6 +187,27 @@ def test_one_request_more_than_recorded_fails_in_replay_and_is_recorded_in_auto(
 # --- lookups, errors, retries --------------------------------------------------------------
 
 
+def test_auto_mode_records_past_lookups_left_at_the_end_of_the_recording(workspace, tmp_path):
+    tape = tmp_path / "t.copilot.jsonl"
+    recorded(tape, workspace)
+    with ScriptedServer([]) as server, using(Cassette(tape, "auto")) as cassette:
+        client_of = model_for("openai", server.url)._http
+
+        async def list_models() -> int:
+            return (await client_of.get().get(f"{server.url}/models")).status_code
+
+        assert asyncio.run(list_models()) == 200  # a lookup after the last model request
+    with ScriptedServer([reply("Still 42.")]) as server, using(Cassette(tape, "auto")):
+        agent = Agent(model=model_for("openai", server.url), workspace=workspace)
+
+        async def two_turns() -> list[Any]:
+            first = [e async for e in agent.run("What is in data.txt?")]
+            return first + [e async for e in agent.run("And now?")]
+
+        assert asyncio.run(two_turns())[-1] == Done(text="Still 42.")
+    assert len(cassette.entries) == 3
+
+
 def test_a_lookup_is_answered_as_often_as_it_is_asked(workspace, tmp_path):
     tape = tmp_path / "t.copilot.jsonl"
     with ScriptedServer([]) as server, using(Cassette(tape, "record")):

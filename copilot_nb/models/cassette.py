@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from ..errors import ModelError
 from .cassette_diff import mismatch_message
@@ -146,7 +146,7 @@ class Cassette:
                 if found is not None or self.mode == "replay":
                     return self._found_or_fail(request, found)
                 return None
-            if self.recording:
+            if self.mode == "record" or (self.mode == "auto" and self._next_in_order() is None):
                 return None
             return self._next_exchange(request)
 
@@ -159,31 +159,38 @@ class Cassette:
     def _found_or_fail(self, request: RecordedRequest, found: Exchange | None) -> RecordedResponse:
         if found is None:
             self._fail(f"the recording has no {request.method} {request.path}")
-        assert found is not None
         return found.response
 
-    def _next_exchange(self, request: RecordedRequest) -> RecordedResponse:
+    def _next_in_order(self) -> Entry | None:
+        """The next model exchange or answer the recording expects (lookups recorded in passing
+        are answered by `_lookup` and stepped over), None at its end."""
         while self._next < len(self.entries):
             entry = self.entries[self._next]
-            if isinstance(entry, Exchange) and not entry.request.in_order:
-                self._next += 1  # a lookup recorded in passing: answered by `_lookup`
-                continue
-            if not isinstance(entry, Exchange):
-                self._fail(
-                    f"the recording expects an answer to the approval of {entry.tool} "
-                    f"({entry.summary}) here, and the agent sent a model request instead"
-                )
-            assert isinstance(entry, Exchange)
-            if not entry.request.same_as(request):
-                self._fail(mismatch_message(entry.n, entry.request, request))
+            if not isinstance(entry, Exchange) or entry.request.in_order:
+                return entry
             self._next += 1
-            self.used.append(entry.n)
-            return entry.response
-        self._fail(
-            f"the recording ends after entry {len(self.entries)}, and the agent sent one more "
-            f"request ({request.method} {request.path})"
-        )
-        raise AssertionError("unreachable")
+        return None
+
+    def _take(self, entry: Entry) -> None:
+        self._next += 1
+        self.used.append(entry.n)
+
+    def _next_exchange(self, request: RecordedRequest) -> RecordedResponse:
+        entry = self._next_in_order()
+        if entry is None:
+            self._fail(
+                f"the recording ends after entry {len(self.entries)}, and the agent sent one "
+                f"more request ({request.method} {request.path})"
+            )
+        if isinstance(entry, Answer):
+            self._fail(
+                f"the recording expects an answer to the approval of {entry.tool} "
+                f"({entry.summary}) here, and the agent sent a model request instead"
+            )
+        if not entry.request.same_as(request):
+            self._fail(mismatch_message(entry.n, entry.request, request))
+        self._take(entry)
+        return entry.response
 
     def record(self, request: RecordedRequest, response: RecordedResponse) -> None:
         """Write one exchange (a lookup already recorded the same is not written twice)."""
@@ -199,27 +206,23 @@ class Cassette:
     def recorded_answer(self, tool: str, summary: str) -> Answer | None:
         """The user's recorded answer to this approval request, None when it is to be asked."""
         with self._lock:
-            while self._next < len(self.entries):
-                entry = self.entries[self._next]
-                if isinstance(entry, Exchange) and not entry.request.in_order:
-                    self._next += 1
-                    continue
-                if not isinstance(entry, Answer) or entry.tool != tool:
-                    recorded = (
-                        f"the approval of {entry.tool}"
-                        if isinstance(entry, Answer)
-                        else "a model request"
-                    )
-                    self._fail(
-                        f"entry {entry.n}: the recording has {recorded} here, and the agent asks "
-                        f"to approve {tool} ({summary})"
-                    )
-                self._next += 1
-                self.used.append(entry.n)
-                return entry  # type: ignore[return-value]
-            if self.mode == "replay":
-                self._fail(f"the recording ends before the approval of {tool} ({summary})")
-            return None
+            entry = self._next_in_order()
+            if entry is None:
+                if self.mode == "replay":
+                    self._fail(f"the recording ends before the approval of {tool} ({summary})")
+                return None
+            if not isinstance(entry, Answer) or entry.tool != tool:
+                recorded = (
+                    f"the approval of {entry.tool}"
+                    if isinstance(entry, Answer)
+                    else "a model request"
+                )
+                self._fail(
+                    f"entry {entry.n}: the recording has {recorded} here, and the agent asks "
+                    f"to approve {tool} ({summary})"
+                )
+            self._take(entry)
+            return entry
 
     def record_answer(self, tool: str, summary: str, approved: bool, reason: str) -> None:
         with self._lock:
@@ -228,7 +231,7 @@ class Cassette:
 
     # --- what happened --------------------------------------------------------------------
 
-    def _fail(self, what: str) -> None:
+    def _fail(self, what: str) -> NoReturn:
         self.mismatch = (
             f"The request differs from the recording in {self.path.name}: {what}\n"
             f"Record it again with `%copilot record {self.path.name}` (or run in auto mode to "
