@@ -14,7 +14,12 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..messages import Message, SystemMessage, ToolSpec, Usage
-from ..models.capabilities import carries_images, images_to_send, model_image_limits
+from ..models.capabilities import (
+    by_model_name,
+    carries_images,
+    images_to_send,
+    model_image_limits,
+)
 from .compaction import Compaction, Compactor
 from .tokens import Calibration, message_tokens, prompt_tokens, request_size, tools_tokens
 
@@ -95,11 +100,7 @@ class ContextBudget:
 
 def known_window(name: str) -> int:
     """The window of a model by its name (`gpt-4o`, `openai/gpt-4o`, `qwen3:8b`), else the default."""
-    key = name.rsplit("/", 1)[-1].lower()
-    for prefix in sorted(KNOWN_WINDOWS, key=len, reverse=True):
-        if key.startswith(prefix):
-            return KNOWN_WINDOWS[prefix]
-    return DEFAULT_WINDOW
+    return by_model_name(name, KNOWN_WINDOWS, DEFAULT_WINDOW)
 
 
 def model_budget(model: Any) -> ContextBudget:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..messages import Image, Message, ToolResult, UserMessage, as_messages
+
+T = TypeVar("T")
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """The image types every provider we speak accepts."""
@@ -77,13 +79,19 @@ class ImageLimits:
 DEFAULT_IMAGE_LIMITS = ImageLimits()
 
 
+def by_model_name(name: str, table: Mapping[str, T], default: T) -> T:
+    """A model's entry in a table keyed by name prefix, the longest prefix winning; the name is
+    read without its router's prefix and case (`openai/GPT-4o` is `gpt-4o`)."""
+    key = name.rsplit("/", 1)[-1].lower()
+    for prefix in sorted(table, key=len, reverse=True):
+        if key.startswith(prefix):
+            return table[prefix]
+    return default
+
+
 def vision_by_name(name: str) -> bool:
     """Whether the table says the model accepts images (`gpt-4o`, `openai/gpt-4.1`)."""
-    key = name.rsplit("/", 1)[-1].lower()
-    for prefix in sorted(VISION_MODELS, key=len, reverse=True):
-        if key.startswith(prefix):
-            return VISION_MODELS[prefix]
-    return False
+    return by_model_name(name, VISION_MODELS, False)
 
 
 def image_limits_for(
