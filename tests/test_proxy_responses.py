@@ -28,7 +28,7 @@ from copilot_nb.serve.chat_request import ApiError, parse_chat_request
 from copilot_nb.serve.chat_response import ChunkEncoder, completion_body, sse
 from copilot_nb.testing import ScriptedModel
 from copilot_nb.testing.script import call, reply
-from tests.test_proxy_requests import CALL, READ
+from tests.proxy_request_bodies import CALL, READ
 
 # --- what the client gets back: the official SDK as the oracle ----------------------------------
 
