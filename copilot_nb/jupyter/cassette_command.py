@@ -11,15 +11,13 @@ was recorded with, so a notebook replays the same whatever model the reader has 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from IPython.core.error import UsageError
 
 from ..agent.session import CopilotSession
 from ..models.cassette import (
-    MODES,
     Cassette,
     CassetteMismatch,
     Header,
@@ -27,6 +25,7 @@ from ..models.cassette import (
     activate,
     active_cassette,
     default_path,
+    mode_from_environment,
 )
 from ..workspace.notebook_file import current_notebook_path
 
@@ -48,14 +47,6 @@ _switched: dict[Cassette, str] = {}
 """The model setting each replaying cassette replaced, put back when it stops."""
 
 
-def forced_mode(environ: Mapping[str, str] | None = None) -> Mode | None:
-    """`COPILOT_NB_CASSETTE`: how every cassette in this kernel runs, whatever its cell says, so
-    one notebook is replayed in CI and recorded again against a real provider unchanged."""
-    env = os.environ if environ is None else environ
-    mode = env.get("COPILOT_NB_CASSETTE", "").strip().lower()
-    return cast(Mode, mode) if mode in MODES else None
-
-
 def record(session: CopilotSession, words: list[str], settings: Any) -> None:
     if words[:1] == ["off"]:
         stop(session, [], settings)
@@ -74,7 +65,7 @@ def replay(session: CopilotSession, words: list[str], settings: Any) -> None:
 
 def start(session: CopilotSession, path: Path, mode: Mode, settings: Any) -> None:
     """Open the cassette in `mode` (or the environment's), make it the kernel's, say so."""
-    mode = forced_mode() or mode
+    mode = mode_from_environment() or mode  # the environment decides for every cell
     if mode == "replay" and not path.exists():
         raise UsageError(f"%copilot replay: no cassette at {path}; record one first")
     header = Header(

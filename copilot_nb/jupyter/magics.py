@@ -11,7 +11,6 @@ help and `run_cell_magic` from code); that synchronous path runs the same corout
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
@@ -96,8 +95,9 @@ class CopilotMagics(Magics):
 
     @default("cassette")
     def _cassette_default(self) -> str:
-        mode = os.environ.get("COPILOT_NB_CASSETTE", "").strip().lower()
-        return mode if mode in ("record", "replay", "auto") else ""
+        from ..models.cassette import mode_from_environment
+
+        return mode_from_environment() or ""
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         self._session: CopilotSession | None = None

@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 from ..errors import ModelError
 from .cassette_diff import mismatch_message
@@ -52,6 +52,13 @@ class Header:
 
     def as_json(self) -> dict[str, Any]:
         return {"type": "cassette", "format": FORMAT, "model": self.model, "note": self.note}
+
+
+def mode_from_environment(environ: Mapping[str, str] | None = None) -> Mode | None:
+    """`COPILOT_NB_CASSETTE` (record, replay or auto): how a whole kernel runs its cassettes."""
+    env = os.environ if environ is None else environ
+    mode = env.get("COPILOT_NB_CASSETTE", "").strip().lower()
+    return cast(Mode, mode) if mode in MODES else None
 
 
 def default_path(notebook: str | os.PathLike[str]) -> Path:
