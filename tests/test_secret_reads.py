@@ -32,6 +32,7 @@ SECRET_PATHS = [
     ".git/config",
     "vendor/lib/.git/config",
     ".git-credentials",
+    ".config/git/credentials",
     ".netrc",
     "_netrc",
     "certs/server.pem",
@@ -64,6 +65,8 @@ SECRET_PATHS = [
     ".config/github-copilot/hosts.json",
     ".config/github-copilot/apps.json",
     ".terraform.d/credentials.tfrc.json",
+    ".local/share/jupyter/runtime/jpserver-1234.json",
+    "Library/Jupyter/runtime/kernel-5678.json",
     ".config/copilot_nb/github_token.json",
     "home/other/.config/copilot_nb/settings.json",
 ]
@@ -237,21 +240,21 @@ async def test_search_text_never_prints_a_secret_and_says_what_it_skipped(
 
 async def test_an_edit_of_a_secret_shows_the_model_no_diff(root: Path, tools: ToolSet) -> None:
     out = await tools.call_tool(
-        "edit_file", {"path": ".netrc", "old_str": TOKEN, "new_str": "REDACTED"}
+        "edit_file", {"path": "tls.key", "old_str": TOKEN, "new_str": "REDACTED"}
     )
     assert not out.is_error
     assert TOKEN not in out.content and "the diff is not shown" in out.content
     assert TOKEN in out.changes[0].diff  # the user sees it in the cell, the model does not
-    assert (root / ".netrc").read_text() == ".netrc: REDACTED\n"
+    assert (root / "tls.key").read_text() == "tls.key: REDACTED\n"
 
 
 async def test_a_move_that_would_unmask_a_secret_is_refused(root: Path, tools: ToolSet) -> None:
-    out = await tools.call_tool("move_path", {"source": ".netrc", "destination": "notes.txt"})
+    out = await tools.call_tool("move_path", {"source": "tls.key", "destination": "notes.txt"})
     assert out.is_error
-    assert out.content.startswith("move_path: refusing to move .netrc to notes.txt: .netrc may")
-    assert (root / ".netrc").exists() and not (root / "notes.txt").exists()
+    assert out.content.startswith("move_path: refusing to move tls.key to notes.txt: tls.key may")
+    assert (root / "tls.key").exists() and not (root / "notes.txt").exists()
     out = await tools.call_tool("move_path", {"source": ".aws", "destination": "aws-backup"})
-    assert out.is_error and "refusing to move .aws/c" in out.content
+    assert out.is_error and "refusing to move .aws" in out.content
     out = await tools.call_tool("move_path", {"source": "id_rsa", "destination": "id_rsa.bak"})
     assert not out.is_error  # still a secret under its new name
     out = await tools.call_tool("move_path", {"source": "src", "destination": "lib"})

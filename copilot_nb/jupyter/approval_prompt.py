@@ -9,7 +9,8 @@ not allowed), asking denies at once and says how to allow.
 
 A prompt shows everything it asks about: the whole edit, content or code (long ones folded
 behind an expander, never cut), what kind of action it is (reading a secret, changing files,
-running code), and whether the file changed is one that runs code later. Every piece of it is
+running code), and whether the file changed runs code later, runs in CI or instructs future
+agents (`later_effects.py`). Every piece of it is
 model-controlled text, escaped (`safe_html`).
 """
 
@@ -30,7 +31,7 @@ else:  # pragma: no cover
 
 from ..events import ApprovalNeeded
 from ..text import first_line
-from ..workspace.write_policy import runs_code_later
+from ..workspace.later_effects import later_effect
 from .safe_html import escape
 
 PromptMode = Literal["auto", "widget", "input"]
@@ -42,12 +43,17 @@ NOBODY = (
     "nobody could be asked to approve it (this notebook runs without a user at the keyboard); "
     "rerun the cell with --yes to allow changes"
 )
+NOBODY_START = (
+    "nobody could be asked to approve it (this notebook runs without a user at the keyboard); "
+    "approve it once with %copilot mcp trust NAME in a notebook or console"
+)
 VERBS = {
     "read": "read",
     "read-secret": "read a secret (a credential file or a masked variable)",
     "edit": "change files",
     "execute": "run code",
     "external": "call an MCP server's tool (it runs outside copilot_nb's sandbox)",
+    "mcp-server": "start (a program or URL this workspace's MCP config names)",
 }
 """What a call of each approval category does, as the prompt says it (the panel has the same)."""
 HEAD_LINES = 40
@@ -64,9 +70,10 @@ def question(event: ApprovalNeeded) -> str:
 
 
 def warning(event: ApprovalNeeded) -> str:
-    """Why approving this edit may run code later (a Makefile, conftest.py, a git hook), or ''."""
+    """What approving this edit leads to later, or '': code that runs (a Makefile, `.bashrc`),
+    a CI workflow, instructions future agents obey (`AGENTS.md`)."""
     args = event.arguments if isinstance(event.arguments, dict) else {}
-    if event.category == "external":
+    if event.category in ("external", "mcp-server"):
         return event.note
     if event.category != "edit":
         return ""
@@ -76,9 +83,9 @@ def warning(event: ApprovalNeeded) -> str:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             shown = posixpath.normpath(value.strip().replace("\\", "/"))
-            reason = runs_code_later(shown)
-            if reason is not None:
-                notes.append(f"{shown} runs code later: {reason}")
+            effect = later_effect(shown)
+            if effect is not None:
+                notes.append(f"{shown} {effect}")
     return "; ".join(notes)
 
 
@@ -248,7 +255,7 @@ class CellApprover:
             widgets_installed=self.mode == "auto" and widgets_installed(),
         )
         if choice == "deny":
-            request.deny(NOBODY)
+            request.deny(NOBODY_START if request.category == "mcp-server" else NOBODY)
         elif choice == "widget":
             self._show_buttons(request)
         elif choice == "input":

@@ -32,6 +32,7 @@ DEFAULT_SECRETS: tuple[str, ...] = (
     ".envrc",
     "**/.git/config",  # a remote URL may carry a token
     ".git-credentials",
+    "**/.config/git/credentials",
     ".netrc",
     "_netrc",
     # keys and certificates
@@ -60,6 +61,8 @@ DEFAULT_SECRETS: tuple[str, ...] = (
     "**/github-copilot/hosts.json",
     "**/github-copilot/apps.json",
     "**/.terraform.d/credentials.tfrc.json",
+    # the tokens of running Jupyter servers and the keys of their kernels
+    "**/jupyter/runtime/**",
     # copilot_nb's own settings and stored tokens, wherever the workspace is
     "**/.config/copilot_nb/**",
 )

@@ -4,7 +4,9 @@ Some files are not data but programs that run later, or settings that decide wha
 `.git/config`, `sitecustomize.py`, `*.pth` files, IPython startup files, `.vscode/`, `.envrc`. A
 model that writes one of them gets code run outside any approval, so writes there are refused,
 also when the file does not exist yet. So are git's and Jupyter's own stores and copilot_nb's own
-settings (an agent must not change what it is allowed to do).
+settings (an agent must not change what it is allowed to do). So are the credential stores of a
+home folder (`.ssh/`, `.gnupg/`, `.netrc`, cloud sign-ins): a workspace may be `~` itself.
+Files that may be written but run code later are in `later_effects.py`.
 
 Rules are gitignore-style globs (a pattern without a slash matches at any depth, a directory
 pattern covers everything under it) matched case-insensitively against the root-relative path,
@@ -41,6 +43,60 @@ class DenyRule:
 
 
 RUNS_LATER = "run later as programs"
+CREDENTIAL_STORES: tuple[DenyRule, ...] = (
+    DenyRule(
+        pattern=".ssh",
+        reason="SSH trusts what is kept there (authorized_keys says who may log in, config runs "
+        "ProxyCommand and LocalCommand, keys sign you in)",
+    ),
+    DenyRule(
+        pattern=".gnupg",
+        reason="GnuPG keeps your keys and the trust in them there (a planted key or gpg.conf "
+        "changes what verifies)",
+    ),
+    DenyRule(pattern=".git-credentials", reason="git signs in with the tokens kept in it"),
+    DenyRule(
+        pattern="**/.config/git/credentials", reason="git signs in with the tokens kept in it"
+    ),
+    DenyRule(pattern=".netrc", reason="curl, git and pip sign in with the passwords kept in it"),
+    DenyRule(pattern="_netrc", reason="curl, git and pip sign in with the passwords kept in it"),
+    DenyRule(
+        pattern="**/.config/gh",
+        reason="the GitHub CLI keeps its token there, and its aliases run shell commands",
+    ),
+    DenyRule(
+        pattern="**/.config/github-copilot", reason="GitHub Copilot keeps its sign-in token there"
+    ),
+    DenyRule(pattern="**/github-copilot/hosts.json", reason="GitHub Copilot signs in with it"),
+    DenyRule(pattern="**/github-copilot/apps.json", reason="GitHub Copilot signs in with it"),
+    DenyRule(
+        pattern="**/.aws",
+        reason="the AWS tools sign in with the keys kept there, and a profile's "
+        "credential_process is a program they run",
+    ),
+    DenyRule(pattern="**/.azure", reason="the Azure CLI keeps its sign-in tokens there"),
+    DenyRule(pattern="**/.config/gcloud", reason="the Google Cloud SDK keeps its tokens there"),
+    DenyRule(
+        pattern="**/.kube",
+        reason="kubectl signs in with the config kept there, and its exec entries run programs",
+    ),
+    DenyRule(
+        pattern="**/.docker/config.json",
+        reason="Docker signs in with it, and its credsStore names a program Docker runs",
+    ),
+    DenyRule(pattern=".pypirc", reason="twine uploads packages with the passwords kept in it"),
+    DenyRule(pattern=".pgpass", reason="PostgreSQL clients sign in with the passwords in it"),
+    DenyRule(
+        pattern="**/.terraform.d/credentials.tfrc.json",
+        reason="Terraform signs in with the tokens kept in it",
+    ),
+    DenyRule(
+        pattern="**/jupyter/runtime",
+        reason="Jupyter keeps the keys of its running servers and kernels there",
+    ),
+)
+"""Where tools keep the keys and tokens they sign in with (most also name programs to run): no
+agent has a reason to write one, and a write could plant an attacker's key or credential helper."""
 DEFAULT_DENY: tuple[DenyRule, ...] = (
     DenyRule(pattern="**/.git/hooks", reason=f"files under .git/hooks {RUNS_LATER}"),
     DenyRule(
@@ -74,6 +130,8 @@ DEFAULT_DENY: tuple[DenyRule, ...] = (
         pattern="/.mcp.json",
         reason="it names the MCP servers copilot_nb (and other agents) start as programs",
     ),
+    DenyRule(pattern="**/.hg/hgrc", reason="Mercurial runs the hooks .hg/hgrc names"),
+    *CREDENTIAL_STORES,
 )
 SETTINGS_REASON = "it holds copilot_nb's own settings; an agent must not change what it may do"
 
@@ -142,26 +200,3 @@ def _inside_folded(path: Path, directory: Path) -> bool:
     inner = [p.casefold() for p in path.parts]
     outer = [p.casefold() for p in directory.parts]
     return inner[: len(outer)] == outer
-
-
-RUNS_CODE_LATER: tuple[DenyRule, ...] = (
-    DenyRule(pattern="conftest.py", reason="pytest imports it when tests run"),
-    DenyRule(pattern="ipython_config.py", reason="IPython runs it when it starts"),
-    DenyRule(pattern="jupyter_*_config.*", reason="Jupyter runs or loads it when it starts"),
-    DenyRule(pattern="**/.ipython/**/startup/*", reason="IPython runs it whenever it starts"),
-    DenyRule(pattern=".pre-commit-config.yaml", reason="git runs the hooks it names on commit"),
-    DenyRule(pattern="Makefile", reason="make runs its recipes"),
-    DenyRule(pattern="setup.py", reason="pip runs it when the project is installed"),
-    DenyRule(pattern="noxfile.py", reason="nox runs it"),
-    DenyRule(pattern="tox.ini", reason="tox runs the commands it names"),
-)
-"""Files a change may be approved for, but whose approval prompt must say that they run code
-later: writing them is allowed (they are everyday project files), yet the user should know."""
-
-
-def runs_code_later(relative: str) -> str | None:
-    """Why the file at this root-relative path runs code later, or None; for approval prompts."""
-    for rule in (*RUNS_CODE_LATER, *DEFAULT_DENY):
-        if rule.matches(relative):
-            return rule.reason
-    return None
