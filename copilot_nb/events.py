@@ -107,6 +107,11 @@ class ApprovalNeeded:
     def deny(self, reason: str = "") -> None:
         self._answer(False, reason)
 
+    def approve_once(self) -> None:
+        """Approve this one call and remember nothing: a replayed answer never makes a source
+        (an MCP server) trusted for later calls."""
+        self._answer(True, APPROVED_ONCE)
+
     def _answer(self, approved: bool, reason: str) -> None:
         """Resolve on the agent's own loop, whichever thread the answer comes from.
 
@@ -126,6 +131,10 @@ class ApprovalNeeded:
     @property
     def answered(self) -> bool:
         return self.decision.done()
+
+
+APPROVED_ONCE = "approved for this call only"
+"""The reason an `approve_once()` answer carries: nothing is trusted from it."""
 
 
 def _settle(future: asyncio.Future[tuple[bool, str]], result: tuple[bool, str]) -> None:

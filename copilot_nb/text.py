@@ -27,6 +27,7 @@ SECRET_VALUE = re.compile(
             r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWT
             r"\btid=[0-9a-fA-F]{8,};[^\s\"']*",  # GitHub Copilot API tokens
             r"(?<=[Bb]earer )[A-Za-z0-9._~+/\-]{20,}=*",
+            r"\bcnb-[A-Za-z0-9_\-]{32,}",  # copilot_nb's own proxy token (`%copilot serve`)
         ]
     )
 )
@@ -50,6 +51,7 @@ _SECRET_HINTS = (
     "eyJ",
     "tid=",
     "earer ",
+    "cnb-",
 )
 """A literal each of SECRET_VALUE's formats contains: text with none of them cannot match."""
 

@@ -64,9 +64,12 @@ def provider_env(request: pytest.FixtureRequest) -> Iterator[tuple[str, dict[str
     server.stop()
 
 
-def kernel_in(folder: Path, env: dict[str, str]) -> KernelSession:
+def kernel_in(folder: Path, env: dict[str, str], config: Path | None = None) -> KernelSession:
+    """A kernel in `folder`; `config` (the user's settings, their cassette key among them) is the
+    folder's own unless another user's is named."""
     folder.mkdir(parents=True, exist_ok=True)
-    kernel = KernelSession(folder, {"COPILOT_NB_CONFIG_DIR": str(folder / ".config"), **env})
+    config = config or folder / ".config"
+    kernel = KernelSession(folder, {"COPILOT_NB_CONFIG_DIR": str(config), **env})
     assert kernel.execute("%load_ext copilot_nb").status == "ok"
     return kernel
 
@@ -118,10 +121,12 @@ def test_a_recorded_session_replays_offline_with_the_same_outputs(provider_env, 
     elsewhere.mkdir()
     shutil.copy(cassette, elsewhere)
     offline = {"COPILOT_NB_MODEL": "openai:gpt-4o", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
-    kernel = kernel_in(elsewhere, offline)
+    kernel = kernel_in(elsewhere, offline, config=tmp_path / "recorded" / ".config")  # same user
     try:
         started = kernel.execute("%copilot replay session.copilot.jsonl")
         assert f"recorded with {env['COPILOT_NB_MODEL']}" in started.stdout
+        assert "Recorded by you (signed with your key)" in started.stdout
+        assert "write_file (edit): notes.txt" in started.stdout
         first = kernel.execute(WRITE)  # no stdin: the recorded answer approves
         second = kernel.execute(ASK)
         stopped = kernel.execute("%copilot cassette off")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
+from ..events import APPROVED_ONCE
 
 if TYPE_CHECKING:
     from ..events import ApprovalNeeded
@@ -120,7 +121,7 @@ async def answer_of(request: ApprovalNeeded, trust: Any) -> str:
     refusal the model reads."""
     approved, reason = await request.decision
     if approved:
-        if trust is not None:
+        if trust is not None and reason != APPROVED_ONCE:
             trust.grant()
         return ""
     return f"{request.name}: the user denied this call" + (f": {reason}" if reason else "")

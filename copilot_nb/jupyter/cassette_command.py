@@ -28,6 +28,7 @@ from ..models.cassette import (
     mode_from_environment,
 )
 from ..workspace.notebook_file import current_notebook_path
+from .cassette_notice import replay_notice
 
 
 def cassette_path(session: CopilotSession, words: list[str], command: str) -> Path:
@@ -55,15 +56,18 @@ def record(session: CopilotSession, words: list[str], settings: Any) -> None:
 
 
 def replay(session: CopilotSession, words: list[str], settings: Any) -> None:
-    rest = [w for w in words if w != "--auto"]
+    rest = [w for w in words if w not in ("--auto", "--trust")]
     if rest[:1] == ["off"]:
         stop(session, [], settings)
         return
     mode: Mode = "auto" if "--auto" in words else "replay"
-    start(session, cassette_path(session, rest, "replay"), mode, settings)
+    path = cassette_path(session, rest, "replay")
+    start(session, path, mode, settings, trust="--trust" in words)
 
 
-def start(session: CopilotSession, path: Path, mode: Mode, settings: Any) -> None:
+def start(
+    session: CopilotSession, path: Path, mode: Mode, settings: Any, *, trust: bool = False
+) -> None:
     """Open the cassette in `mode` (or the environment's), make it the kernel's, say so."""
     mode = mode_from_environment() or mode  # the environment decides for every cell
     if mode == "replay" and not path.exists():
@@ -75,6 +79,7 @@ def start(session: CopilotSession, path: Path, mode: Mode, settings: Any) -> Non
         cassette = Cassette(path, mode, header=header)
     except CassetteMismatch as exc:
         raise UsageError(f"%copilot {mode}: {exc}") from None
+    cassette.trusted = trust
     activate(cassette)
     if mode == "record":
         print(f"copilot: recording to {path.name}: the model's answers and your approvals")
@@ -86,6 +91,7 @@ def start(session: CopilotSession, path: Path, mode: Mode, settings: Any) -> Non
     lines = [f"copilot: {cassette.describe()}, recorded with {recorded or 'the default model'}"]
     if cassette.header.note:
         lines.append(f"({cassette.header.note})")
+    lines += replay_notice(session, cassette, path)
     print("\n".join(lines))
 
 

@@ -18,7 +18,7 @@ import os
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn, cast
 
@@ -33,6 +33,7 @@ from .cassette_entries import (
     RecordedResponse,
     entry_from_json,
 )
+from .cassette_signing import new_cassette_id, signature, signed_by, signing_key
 
 Mode = Literal["record", "replay", "auto"]
 MODES: tuple[Mode, ...] = ("record", "replay", "auto")
@@ -49,9 +50,19 @@ class Header:
 
     model: str = ""
     note: str = ""
+    id: str = ""
+    """A random id for this recording, which every signature names."""
+    sig: str = ""
+    """The recorder's signature of the header ('' unsigned)."""
+
+    def signed_parts(self) -> list[Any]:
+        return ["cassette", FORMAT, self.id, self.model, self.note]
 
     def as_json(self) -> dict[str, Any]:
-        return {"type": "cassette", "format": FORMAT, "model": self.model, "note": self.note}
+        out = {"type": "cassette", "format": FORMAT, "model": self.model, "note": self.note}
+        if self.id:
+            out |= {"id": self.id, "sig": self.sig}
+        return out
 
 
 def mode_from_environment(environ: Mapping[str, str] | None = None) -> Mode | None:
@@ -84,6 +95,13 @@ class Cassette:
         """The model exchanges and approval answers replayed or written since the last `mark()`:
         a turn's provenance (lookups such as a token exchange are not counted)."""
         self.mismatch: str = ""
+        self.trusted = False
+        """The user chose to trust this cassette's recorded answers (`replay --trust`) after
+        seeing the calls it makes; otherwise only answers signed with their own key apply."""
+        self.withheld: set[str] = set()
+        """Tool calls whose results are secret contents the user approved reading: never written,
+        and compared as a placeholder (`recording_scrub.withhold_results`)."""
+        self._key = signing_key(create=mode != "replay")
         if mode == "record" or (mode == "auto" and not self.path.exists()):
             self._start_file()
         else:
@@ -92,6 +110,9 @@ class Cassette:
     # --- the file -------------------------------------------------------------------------
 
     def _start_file(self) -> None:
+        header = Header(model=self.header.model, note=self.header.note, id=new_cassette_id())
+        sig = signature(self._key, header.signed_parts()) if self._key else ""
+        self.header = Header(model=header.model, note=header.note, id=header.id, sig=sig)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(self.header.as_json(), sort_keys=True) + "\n", "utf-8")
 
@@ -122,7 +143,12 @@ class Cassette:
             raise CassetteMismatch(
                 f"{self.path} is in format {item.get('format')!r}; this copilot_nb reads {FORMAT}"
             )
-        self.header = Header(model=str(item.get("model", "")), note=str(item.get("note", "")))
+        self.header = Header(
+            model=str(item.get("model", "")),
+            note=str(item.get("note", "")),
+            id=str(item.get("id", "")),
+            sig=str(item.get("sig", "")),
+        )
 
     def _truncate(self, lines: list[str]) -> None:
         if self.mode != "replay":
@@ -231,10 +257,54 @@ class Cassette:
             self._take(entry)
             return entry
 
-    def record_answer(self, tool: str, summary: str, approved: bool, reason: str) -> None:
+    def record_answer(
+        self,
+        tool: str,
+        summary: str,
+        approved: bool,
+        reason: str,
+        *,
+        arguments: Any = None,
+        category: str = "",
+    ) -> None:
+        """Write the user's answer to exactly this call, signed with their key."""
         with self._lock:
-            n = len(self.entries) + 1
-            self._append(Answer(n=n, tool=tool, summary=summary, approved=approved, reason=reason))
+            answer = Answer(
+                n=len(self.entries) + 1,
+                tool=tool,
+                summary=summary,
+                approved=approved,
+                reason=reason,
+                arguments=arguments,
+                category=category,
+            )
+            if self._key:
+                parts = answer.signed_parts(self.header.id)
+                answer = replace(answer, sig=signature(self._key, parts))
+            self._append(answer)
+
+    # --- whose recording ------------------------------------------------------------------
+
+    def signed_by_user(self, answer: Answer) -> bool:
+        """True when this user's key signed `answer` for this cassette."""
+        return signed_by(self._key, answer.signed_parts(self.header.id), answer.sig)
+
+    @property
+    def signed(self) -> bool:
+        """True when this user recorded the whole cassette: the header and every answer carry
+        their signature."""
+        header = signed_by(self._key, self.header.signed_parts(), self.header.sig)
+        answers = (e for e in self.entries if isinstance(e, Answer))
+        return header and all(self.signed_by_user(a) for a in answers)
+
+    def vouches_for(self, answer: Answer) -> bool:
+        """May a recorded approval stand in for asking: signed by this user, or trusted."""
+        return self.trusted or self.signed_by_user(answer)
+
+    def withhold(self, call_id: str) -> None:
+        """The result of this call is secret content the user approved: keep it out."""
+        with self._lock:
+            self.withheld.add(call_id)
 
     # --- what happened --------------------------------------------------------------------
 

@@ -13,20 +13,26 @@ written.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
-import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..text import SECRET_VALUE, may_hold_secret
+from .recording_scrub import (
+    DURATION,
+    HOME,
+    REDACTED,
+    SECRET_ENVIRONMENT,
+    WORKSPACE,
+    Scrubber,
+    scrub_stream,
+)
+
+__all__ = ["DURATION", "HOME", "REDACTED", "SECRET_ENVIRONMENT", "WORKSPACE", "Scrubber"]
 
 FORMAT = "copilot_nb.cassette/1"
-REDACTED = "[redacted]"
-WORKSPACE = "<workspace>"
-HOME = "<home>"
 
 KEPT_REQUEST_HEADERS = (
     "content-type",
@@ -42,20 +48,8 @@ KEPT_RESPONSE_HEADERS = ("content-type", "retry-after", "retry-after-ms")
 IN_ORDER_PATHS = ("/chat/completions", "/responses", "/messages")
 """Model requests: replayed strictly in order. Anything else (a token exchange, a model list,
 Ollama's `/api/show`) is a lookup: answered from the recording whenever it is asked again."""
-DURATION = re.compile(r"\bin \d+\.\d+ s\b")
-"""How long a run took, as our tools tell the model (`ran cell … in 0.53 s`): never the same twice,
-so a cassette compares (and keeps) it as `in <seconds> s`."""
 VOLATILE_FIELDS = frozenset({"user", "metadata", "prompt_cache_key", "safety_identifier"})
 """Request body fields that name the user or the moment, not the request."""
-SECRET_ENVIRONMENT = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "COPILOT_NB_GITHUB_TOKEN",
-)
-"""Keys in the environment whose values are redacted wherever they appear, whatever their form."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +123,25 @@ class Answer:
     summary: str
     approved: bool
     reason: str = ""
+    arguments: Any = None
+    """The call's arguments as a cassette keeps them (`call_arguments`): the answer applies to
+    this call exactly, never to another call of the same tool."""
+    category: str = ""
+    sig: str = ""
+    """The recorder's signature (`cassette_signing`); '' in a cassette from elsewhere."""
+
+    def signed_parts(self, cassette_id: str) -> list[Any]:
+        """What the signature covers: the cassette, the place, the call and the answer."""
+        return [
+            "approval",
+            cassette_id,
+            self.n,
+            self.tool,
+            self.arguments,
+            self.category,
+            self.approved,
+            self.reason,
+        ]
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -136,8 +149,11 @@ class Answer:
             "type": "approval",
             "tool": self.tool,
             "summary": self.summary,
+            "arguments": self.arguments,
+            "category": self.category,
             "approved": self.approved,
             "reason": self.reason,
+            "sig": self.sig,
         }
 
 
@@ -155,6 +171,9 @@ def entry_from_json(item: Mapping[str, Any]) -> Entry:
             summary=str(item.get("summary", "")),
             approved=bool(item["approved"]),
             reason=str(item.get("reason", "")),
+            arguments=item.get("arguments"),
+            category=str(item.get("category", "")),
+            sig=str(item.get("sig", "")),
         )
     if kind != "http":
         raise ValueError(f"entry {n} has an unknown type {kind!r}")
@@ -188,45 +207,13 @@ def _response_from_json(item: Mapping[str, Any]) -> RecordedResponse:
 # --- normalising and redacting ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Scrubber:
-    """Replaces the machine's paths with placeholders and secrets with `[redacted]` in text."""
-
-    places: tuple[tuple[str, str], ...]
-    secrets: tuple[str, ...]
-
-    @classmethod
-    def here(cls, environ: Mapping[str, str] | None = None) -> Scrubber:
-        """For this process now: the working directory (the workspace) and home, longest first."""
-        env = os.environ if environ is None else environ
-        cwd = os.getcwd()
-        places = {os.path.realpath(cwd): WORKSPACE, cwd: WORKSPACE}
-        home = os.path.expanduser("~")
-        if len(home) > 1:
-            places.setdefault(os.path.realpath(home), HOME)
-            places.setdefault(home, HOME)
-        ordered = sorted(places.items(), key=lambda item: -len(item[0]))
-        secrets = tuple(v for name in SECRET_ENVIRONMENT if len(v := env.get(name, "")) >= 8)
-        return cls(tuple(ordered), secrets)
-
-    def text(self, value: str) -> str:
-        for secret in self.secrets:
-            value = value.replace(secret, REDACTED)
-        if may_hold_secret(value):
-            value = SECRET_VALUE.sub(REDACTED, value)
-        for place, name in self.places:
-            value = value.replace(place, name)
-        return DURATION.sub("in <seconds> s", value)
-
-    def json(self, value: Any) -> Any:
-        """`value` with every string scrubbed, volatile top-level fields dropped."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, list):
-            return [self.json(item) for item in value]
-        if isinstance(value, dict):
-            return {self.text(str(k)): self.json(v) for k, v in value.items()}
-        return value
+def call_arguments(arguments: Any, scrubber: Scrubber) -> Any:
+    """A tool call's arguments as an answer keeps and compares them: parsed when they came as
+    JSON text, with the machine's paths as placeholders (the same call matches on any machine)."""
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError):
+            arguments = json.loads(arguments)
+    return scrubber.json(arguments)
 
 
 def recorded_request(
@@ -270,8 +257,8 @@ def _scrubbed_body(body: bytes, scrubber: Scrubber) -> bytes:
         return body
     try:
         value = json.loads(text)
-    except ValueError:
-        return scrubber.text(text).encode("utf-8")
+    except ValueError:  # a stream: secrets split across its pieces are found in the joined text
+        return scrubber.text(scrub_stream(text, scrubber)).encode("utf-8")
     scrubbed = scrubber.json(value)
     if isinstance(scrubbed, dict) and isinstance(scrubbed.get("token"), str):
         scrubbed["token"] = REDACTED  # the Copilot token exchange's answer
