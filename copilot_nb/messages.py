@@ -56,7 +56,8 @@ MAX_ARGUMENT_CHARS = 1_000_000
 it, and a model that sends it is broken or hijacked."""
 MAX_ARGUMENT_DEPTH = 64
 """Nesting of arrays and objects in one call's arguments; deeper is refused before `json.loads`,
-whose recursion would otherwise raise RecursionError out of the loop."""
+whose recursion would otherwise raise RecursionError out of the loop. The proxy holds its request
+bodies to the same limit: one depth for JSON that comes from outside."""
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[{]|[\]}]')
 """A JSON string (closed or not) or one bracket: brackets inside strings are not nesting."""
 
@@ -81,12 +82,12 @@ def arguments_problem(raw: str) -> str | None:
             f"arguments are {len(raw):,} characters, more than the {MAX_ARGUMENT_CHARS:,} "
             "allowed; send smaller arguments (split long content over several calls)"
         )
-    if _nested_deeper_than(raw, MAX_ARGUMENT_DEPTH):
+    if nested_deeper_than(raw, MAX_ARGUMENT_DEPTH):
         return f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels; send flat JSON arguments"
     return None
 
 
-def _nested_deeper_than(text: str, limit: int) -> bool:
+def nested_deeper_than(text: str, limit: int) -> bool:
     """Whether brackets outside JSON strings nest deeper than `limit`, found without recursion."""
     if text.count("[") + text.count("{") <= limit:
         return False

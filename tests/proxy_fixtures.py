@@ -50,7 +50,8 @@ class RunningProxy:
 
 def backend_for(upstream: ScriptedServer, root: Path, **options: Any) -> Backend:
     workspace = Workspace(root)
-    model = OpenAIChat("scripted", base_url=upstream.url, api_key="k", max_retries=0)
+    key = options.pop("api_key", "k")
+    model = OpenAIChat("scripted", base_url=upstream.url, api_key=key, max_retries=0)
     policy = options.pop("approvals", ApprovalPolicy())
     tools = options.pop("tools", None) or workspace_tools(workspace)
     return Backend(
@@ -65,10 +66,13 @@ def backend_for(upstream: ScriptedServer, root: Path, **options: Any) -> Backend
 
 @pytest.fixture
 def proxy_for(root: Path) -> Iterator[Callable[..., RunningProxy]]:
-    """`proxy_for(turns, **backend_options)`: a proxy over a scripted upstream, stopped at the end."""
+    """`proxy_for(turns, server={...}, **backend_options)`: a proxy over a scripted upstream
+    (`server`: `ProxyServer` options such as timeouts), stopped at the end."""
     running: list[tuple[RunningProxy, threading.Event, threading.Thread]] = []
 
-    def start(turns: list[Any], **options: Any) -> RunningProxy:
+    def start(
+        turns: list[Any], server: dict[str, Any] | None = None, **options: Any
+    ) -> RunningProxy:
         upstream = ScriptedServer(turns)
         upstream.start()
         ready = threading.Event()
@@ -76,12 +80,12 @@ def proxy_for(root: Path) -> Iterator[Callable[..., RunningProxy]]:
         box: dict[str, Any] = {}
 
         async def main() -> None:
-            server = ProxyServer(backend=backend_for(upstream, root, **options))
-            await server.start()
-            box["proxy"] = RunningProxy(server, upstream, asyncio.get_running_loop())
+            proxy = ProxyServer(backend=backend_for(upstream, root, **options), **(server or {}))
+            await proxy.start()
+            box["proxy"] = RunningProxy(proxy, upstream, asyncio.get_running_loop())
             ready.set()
             await asyncio.to_thread(stop.wait)
-            await server.stop()
+            await proxy.stop()
 
         thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
         thread.start()

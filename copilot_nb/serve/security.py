@@ -11,6 +11,13 @@ checks, in this order, before the app sees it:
 3. The bearer token (`Authorization: Bearer` or `x-api-key`), compared in constant time.
 4. A body of at most `max_body` bytes: refused from Content-Length before reading, and a chunked
    body is read here up to the limit and replayed to the app, so the app never sees an oversized one.
+5. The whole body within `body_timeout` seconds of the headers (408, and the connection closed),
+   so a client that promises more than it sends cannot hold a connection and a task forever; the
+   headers' own deadline is the protocol's (`read_deadline.py`), since no ASGI app runs before
+   they are complete.
+6. Arrays and objects nested at most `max_depth` deep, counted on the bytes before any parser
+   runs: `json.loads` raises RecursionError on 200,000 brackets and validators recurse on far
+   fewer, and either would become a 500 with a traceback somewhere in the app.
 
 Refusals use OpenAI's error shape, so OpenAI clients show the message. `Gate.check` is the pure
 core (headers in, refusal out); `GateMiddleware` is the thin ASGI shell around any app. Nothing
@@ -19,6 +26,7 @@ here logs, and no refusal echoes the credentials a request carried.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
@@ -27,6 +35,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from copilot_nb.messages import MAX_ARGUMENT_DEPTH, nested_deeper_than
 from copilot_nb.text import human_bytes, shorten
 
 Scope: TypeAlias = MutableMapping[str, Any]
@@ -39,6 +48,11 @@ Headers: TypeAlias = Iterable[tuple[bytes, bytes]]
 
 TOKEN_PREFIX = "cnb-"
 _WHERE_THE_TOKEN_IS = "use the token printed when the server started (%copilot serve prints it)"
+BODY_TIMEOUT = 30.0
+"""Seconds from a request's headers to the end of its body: 4 MB at 140 KB/s, far more than a
+program on this machine needs."""
+MAX_JSON_DEPTH = MAX_ARGUMENT_DEPTH
+"""Nesting a request body may have: the limit tool arguments have, one for all JSON from outside."""
 _BROWSER_SITES = (b"cross-site", b"same-site")
 """Sec-Fetch-Site values of a request a page on another origin made (same-site: another port)."""
 
@@ -83,6 +97,8 @@ class Gate:
     host: str
     port: int
     max_body: int = 4 * 2**20
+    max_depth: int = MAX_JSON_DEPTH
+    body_timeout: float = BODY_TIMEOUT
     open_paths: frozenset[str] = frozenset()
     """Paths that need no token (the other checks still apply); none by default."""
 
@@ -97,6 +113,8 @@ class Gate:
             )
         if self.max_body < 0:
             raise ValueError(f"Gate: max_body must be 0 or more bytes, not {self.max_body}")
+        if self.max_depth < 1 or not self.body_timeout > 0:
+            raise ValueError("Gate: max_depth must be 1 or more, body_timeout more than 0 s")
 
     def allowed_hosts(self) -> frozenset[str]:
         """The Host header values accepted, lower-cased and always with the port.
@@ -164,6 +182,25 @@ class Gate:
             "conversation or smaller attachments.",
         )
 
+    def too_deep(self) -> Refusal:
+        """400 for a body nested deeper than `max_depth`, before anything parses it."""
+        return Refusal(
+            status=400,
+            code="json_too_deep",
+            message=f"The request body nests arrays and objects more than {self.max_depth} "
+            "levels deep, which no request to this proxy needs; send flatter JSON.",
+        )
+
+    def too_slow(self) -> Refusal:
+        """408 for a body still incomplete `body_timeout` seconds after its headers."""
+        return Refusal(
+            status=408,
+            code="request_timeout",
+            message=f"The request body did not arrive within {self.body_timeout:g} s of its "
+            "headers (a Content-Length larger than the body sent?); send the whole body at once.",
+            headers=((b"connection", b"close"),),
+        )
+
     def _has_token(self, headers: list[tuple[bytes, bytes]]) -> bool:
         """True when a header carries the token, compared on bytes in constant time (bytes,
         because compare_digest raises on non-ASCII str and a request may send any byte)."""
@@ -201,11 +238,21 @@ class GateMiddleware:
         if refusal is not None:
             await _answer(send, refusal)
             return
-        body = await _read_body(receive, self.gate.max_body)
+        try:
+            body = await asyncio.wait_for(
+                _read_body(receive, self.gate.max_body), self.gate.body_timeout
+            )
+        except TimeoutError:
+            await _answer(send, self.gate.too_slow())  # connection: close ends the connection
+            return
         if body == "gone":
             return  # the client went away mid-body; nobody is left to answer
         if body == "too_large":
             await _answer(send, self.gate.too_large())
+            return
+        # latin-1 keeps every byte's position, and UTF-8 puts no ASCII byte inside a character
+        if nested_deeper_than(body.decode("latin-1"), self.gate.max_depth):
+            await _answer(send, self.gate.too_deep())
             return
         await self.app(scope, _replay(body, receive), send)
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..errors import ConfigError
 from .backend import Backend
-from .security import Gate, new_token
+from .read_deadline import HEADER_TIMEOUT, with_header_deadline
+from .security import BODY_TIMEOUT, Gate, new_token
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 10.0
@@ -32,6 +33,11 @@ class ProxyServer:
     host: str = LOOPBACK
     port: int = 0
     token: str = field(default_factory=new_token)
+    header_timeout: float = HEADER_TIMEOUT
+    """Seconds a connection may take to send a request's headers (after opening, or after the
+    previous response) before it is closed."""
+    body_timeout: float = BODY_TIMEOUT
+    """Seconds from a request's headers to the end of its body before it is answered 408."""
     _server: Any = None
     _task: asyncio.Task[None] | None = None
 
@@ -56,14 +62,18 @@ class ProxyServer:
     async def start(self) -> None:
         """Bind, then serve on the running loop; returns once requests are answered."""
         import uvicorn
+        from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
         from .app import proxy_app
 
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
-        gate = Gate(token=self.token, host=self.host, port=self.port)
+        gate = Gate(
+            token=self.token, host=self.host, port=self.port, body_timeout=self.body_timeout
+        )
         config = uvicorn.Config(
             proxy_app(self.backend, gate),
+            http=with_header_deadline(AutoHTTPProtocol, self.header_timeout),
             log_level="warning",
             lifespan="on",
             access_log=False,
