@@ -22,7 +22,7 @@ def proxy_app(backend: Backend, gate: Gate) -> Any:
     hosts = sorted(gate.allowed_hosts())
     app = mcp_server(backend).streamable_http_app(
         streamable_http_path="/mcp",
-        custom_starlette_routes=routes(backend),
+        custom_starlette_routes=routes(backend, gate.token),
         max_request_body_size=gate.max_body,
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=True,

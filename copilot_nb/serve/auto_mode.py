@@ -35,6 +35,7 @@ from ..tools.registry import ToolSet
 from .backend import NOBODY, Backend
 from .chat_request import ApiError, ChatRequest
 from .chat_response import ChunkEncoder, completion_body, sse
+from .relayed import Relay
 from .responses import error_response, event_stream, json_response
 
 DEFAULT_ROUNDS = 10
@@ -72,14 +73,14 @@ def agent_for(backend: Backend, chat: ChatRequest, model: Model) -> tuple[Agent,
 
 
 async def auto_response(
-    backend: Backend, chat: ChatRequest, model: Model, encoder: ChunkEncoder
+    backend: Backend, chat: ChatRequest, model: Model, encoder: ChunkEncoder, relay: Relay
 ) -> Any:
     try:
         agent, prompt = agent_for(backend, chat, model)
     except ApiError as exc:
         return error_response(exc)
     if chat.stream:
-        return event_stream(_stream(backend, agent, prompt, encoder))
+        return event_stream(_stream(backend, agent, prompt, encoder, relay))
     text, usage, calls, failure = "", Usage(), [], ""
     asked: list[ApprovalNeeded] = []
     try:
@@ -97,7 +98,7 @@ async def auto_response(
     finally:
         _deny_unanswered(asked)
     if failure:
-        return error_response(ApiError(failure, status=502, type="upstream_error"))
+        return error_response(ApiError(relay.text(failure), status=502, type="upstream_error"))
     message = AssistantMessage(text=text, finish_reason="stop", usage=usage)
     body = completion_body(
         message, model=chat.model, completion_id=encoder.completion_id, created=encoder.created
@@ -107,7 +108,7 @@ async def auto_response(
 
 
 async def _stream(
-    backend: Backend, agent: Agent, prompt: str, encoder: ChunkEncoder
+    backend: Backend, agent: Agent, prompt: str, encoder: ChunkEncoder, relay: Relay
 ) -> AsyncIterator[bytes]:
     yield encoder.start()
     usage = Usage()
@@ -128,7 +129,8 @@ async def _stream(
                     done = AssistantMessage(text="", finish_reason="stop", usage=usage)
                     yield encoder.event(ModelResponse(message=done))
                 elif isinstance(event, Failed):
-                    yield encoder.error(ApiError(event.error, status=502, type="upstream_error"))
+                    failure = ApiError(relay.text(event.error), status=502, type="upstream_error")
+                    yield encoder.error(failure)
     finally:
         _deny_unanswered(asked)
     yield encoder.done()

@@ -2,8 +2,9 @@
 
 Pass-through (the default): the client's messages and tools go to the model, the model's tool
 calls come back to the client to run. The upstream stream is opened before the response starts,
-so an upstream refusal keeps its status (429 and 5xx with the provider's `Retry-After`); a client
-that goes away cancels the upstream request. `tool_execution: "auto"` runs the agent loop on the
+so an upstream refusal keeps its status (429 and 5xx with the provider's `Retry-After`) and its
+words, with the credentials in them masked (`relayed.py`); a client that goes away cancels the
+upstream request. `tool_execution: "auto"` runs the agent loop on the
 server (`auto_mode.py`), when the server was started allowing it.
 """
 
@@ -26,18 +27,20 @@ from ..events import ModelEvent
 from .backend import Backend
 from .chat_request import ApiError, ChatRequest, parse_chat_request
 from .chat_response import ChunkEncoder, completion_body
+from .relayed import Relay, model_credentials
 from .responses import error_response, event_stream, json_response
 
 MAX_TOOL_ROUNDS = 10
 """Rounds of server-side tool calls when the request does not say (`max_tool_rounds`)."""
 
 
-def routes(backend: Backend) -> list[Any]:
-    """The Starlette routes of the OpenAI API."""
+def routes(backend: Backend, token: str = "") -> list[Any]:
+    """The Starlette routes of the OpenAI API; `token` is the proxy's own, masked (with the
+    model's key) in whatever an upstream failure relays."""
     from starlette.routing import Route
 
     async def chat(request: Any) -> Any:
-        return await chat_completions(backend, request)
+        return await chat_completions(backend, request, token)
 
     async def models(request: Any) -> Any:
         return json_response(models_body(backend))
@@ -87,7 +90,7 @@ def tools_body(backend: Backend, *, name: str | None, tags: str | None) -> dict[
     return {"object": "list", "data": listed}
 
 
-async def chat_completions(backend: Backend, request: Any) -> Any:
+async def chat_completions(backend: Backend, request: Any, token: str = "") -> Any:
     try:
         body = await request.json()
     except (ValueError, UnicodeDecodeError):
@@ -114,7 +117,9 @@ async def chat_completions(backend: Backend, request: Any) -> Any:
     except ApiError as exc:
         return error_response(exc)
     except ConfigError as exc:  # the server's own model cannot be built (a missing key)
-        return error_response(ApiError(str(exc), status=500, type="server_error"))
+        refusal = ApiError(str(exc), status=500, type="server_error")
+        return error_response(Relay.of(token).error(refusal))
+    relay = Relay.of(token, model_credentials(model))
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
     encoder = ChunkEncoder(
         model=chat.model,
@@ -125,12 +130,12 @@ async def chat_completions(backend: Backend, request: Any) -> Any:
     if chat.tool_execution == "auto":
         from .auto_mode import auto_response
 
-        return await auto_response(backend, chat, model, encoder)
+        return await auto_response(backend, chat, model, encoder, relay)
     if not chat.stream:
         try:
             message = await model.complete(list(chat.messages), **_upstream_options(chat))
         except (ModelError, ConfigError) as exc:
-            return upstream_error(exc)
+            return upstream_error(exc, relay)
         return json_response(
             completion_body(message, model=chat.model, completion_id=completion_id, created=created)
         )
@@ -139,8 +144,8 @@ async def chat_completions(backend: Backend, request: Any) -> Any:
         first = await anext(events)
     except (ModelError, ConfigError) as exc:
         await _close(events)
-        return upstream_error(exc)
-    return event_stream(_relay(first, events, encoder))
+        return upstream_error(exc, relay)
+    return event_stream(_relay(first, events, encoder, relay))
 
 
 def _upstream_options(chat: ChatRequest) -> dict[str, Any]:
@@ -152,7 +157,7 @@ def _upstream_options(chat: ChatRequest) -> dict[str, Any]:
 
 
 async def _relay(
-    first: ModelEvent, events: AsyncIterator[ModelEvent], encoder: ChunkEncoder
+    first: ModelEvent, events: AsyncIterator[ModelEvent], encoder: ChunkEncoder, relay: Relay
 ) -> AsyncIterator[bytes]:
     """The upstream's events as chunks; closing this (the client left) closes the upstream."""
     try:
@@ -164,7 +169,7 @@ async def _relay(
                 if chunk := encoder.event(event):
                     yield chunk
         except (ModelError, ConfigError) as exc:
-            yield encoder.error(api_error_for(exc))
+            yield encoder.error(api_error_for(exc, relay))
         yield encoder.done()
     finally:
         await _close(events)
@@ -177,8 +182,13 @@ async def _close(events: AsyncIterator[Any]) -> None:
         await close()
 
 
-def api_error_for(exc: ModelError | ConfigError) -> ApiError:
-    """An upstream failure in OpenAI's words: its status where the client can act on it."""
+def api_error_for(exc: ModelError | ConfigError, relay: Relay) -> ApiError:
+    """An upstream failure in OpenAI's words: its status where the client can act on it, its
+    credentials masked."""
+    return relay.error(_api_error(exc))
+
+
+def _api_error(exc: ModelError | ConfigError) -> ApiError:
     if isinstance(exc, ConfigError):  # an option or message this model cannot take
         return ApiError(str(exc))
     if isinstance(exc, ContextLengthError):
@@ -199,10 +209,10 @@ def api_error_for(exc: ModelError | ConfigError) -> ApiError:
     )
 
 
-def upstream_error(exc: ModelError | ConfigError) -> Any:
+def upstream_error(exc: ModelError | ConfigError, relay: Relay) -> Any:
     headers = {}
     retry_after = getattr(exc, "retry_after", None)
     if retry_after is not None:
         headers["retry-after"] = str(max(1, round(retry_after)))
         headers["retry-after-ms"] = str(round(retry_after * 1000))
-    return error_response(api_error_for(exc), headers)
+    return error_response(api_error_for(exc, relay), headers)
