@@ -11,7 +11,9 @@ first, which are written to the notebook.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -32,6 +34,10 @@ def replies_for(notebook: Path) -> ModuleType:
 
 
 def main(names: list[str]) -> int:
+    # A settings folder of its own: no MCP server or instructions of the recorder's reach the
+    # demos, and the cassettes are signed with a key nobody keeps, so every reader (this one
+    # too) replays them as a cassette from elsewhere, trusted by the visible `--trust`.
+    os.environ["COPILOT_NB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="copilot_nb_demo_settings_")
     notebooks = [Path(n).resolve() for n in names] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     for notebook in notebooks:
         replies = replies_for(notebook)

@@ -31,6 +31,7 @@ from ..workspace.notebook_file import (
 from ..workspace.workspace import Workspace
 from .context import ToolContext
 from .markdown_loads import refusal, remote_loads
+from .masking import redact_text
 from .notebook_store import Opened, check_seen, commit, open_notebook, remember, stamp
 from .outputs import brief_output, describe_image, describe_output, output_images
 from .registry import ToolOutput, ToolSet, bound_tool
@@ -113,7 +114,8 @@ async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None)
     outputs = cell.get("outputs", [])
     if outputs:
         out.append(f"outputs ({len(outputs)}):")
-        out += [describe_output(o) for o in outputs[:MAX_OUTPUTS_SHOWN]]
+        # outputs may show a key or the proxy's token (`%copilot serve`): masked, as run_cell does
+        out += [redact_text(describe_output(o))[0] for o in outputs[:MAX_OUTPUTS_SHOWN]]
         if len(outputs) > MAX_OUTPUTS_SHOWN:
             out.append(f"… {len(outputs) - MAX_OUTPUTS_SHOWN} more outputs not shown")
     elif cell.cell_type == "code":
