@@ -30,7 +30,7 @@ def behaviours(**options: object) -> dict[str, object]:
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A workspace whose `.mcp.json` names server `b`; copilot_nb's settings in a temp folder."""
+    """A workspace, and server `b` in the user's `mcp.json`; copilot_nb's settings in a temp folder."""
     root = tmp_path / "ws"
     root.mkdir()
     monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
@@ -39,7 +39,11 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def write_config(root: Path, **servers: dict[str, object]) -> None:
-    (root / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    """The servers in the user's own `mcp.json` (the settings folder beside the workspace): a
+    workspace's `.mcp.json` asks before anything starts (test_mcp_workspace_trust.py)."""
+    user_dir = root.parent / "config"
+    user_dir.mkdir(exist_ok=True)
+    (user_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
 
 
 @pytest.fixture

@@ -198,6 +198,7 @@ class CopilotSession:
             self._turning = False
             yield Failed(error=str(exc))
             return
+        asker = approver  # a workspace's MCP server is asked about by a person, never a replay
         if cassette is not None:
             cassette.mark()
             approver = CassetteApprover(approver, cassette)
@@ -205,6 +206,10 @@ class CopilotSession:
             if new:
                 self.reset()
             self.mcp.configure(current_dir())
+            external = (approvals or self.approvals).external
+            async with aclosing(self.mcp.launches(external, asker.answer)) as questions:
+                async for question in questions:  # a workspace's servers, before they start
+                    yield question
             await self.mcp.start()
             agent = self.agent_for(model)
             try:

@@ -1,5 +1,5 @@
 """`%copilot mcp`: the workspace's MCP servers, their state, tools and prompts; add, remove,
-restart and forget (the approval) of one.
+restart, trust (approve a workspace's server before it starts) and forget (the approvals) of one.
 
 Listing starts the servers not yet running (a cell with just `%copilot mcp ...` is awaited on the
 kernel's loop, as a `%%copilot` cell is, so it waits for them without blocking the kernel).
@@ -24,7 +24,7 @@ from .safe_html import Rendered, escape, table_html
 USAGE = (
     "use %copilot mcp [list], %copilot mcp add NAME [--user] -- COMMAND [ARGS...], "
     "%copilot mcp add NAME [--user] URL, %copilot mcp remove NAME [--user], "
-    "%copilot mcp restart NAME, %copilot mcp forget NAME"
+    "%copilot mcp restart NAME, %copilot mcp trust NAME, %copilot mcp forget NAME"
 )
 
 
@@ -45,6 +45,10 @@ async def mcp(session: CopilotSession, words: list[str]) -> None:
             add_server(where, name, entry)
         except ConfigError as exc:
             raise UsageError(f"%copilot mcp add: {exc}") from None
+        servers.configure(root)
+        if name in servers.launch.held:  # you typed it: the start is approved as written
+            servers.launch.approve(root, name)
+            servers.reload()
         print(
             f"copilot: MCP server {name!r} added to {_shown(where, root)}; it starts with the next request"
         )
@@ -65,20 +69,55 @@ async def mcp(session: CopilotSession, words: list[str]) -> None:
         servers.configure(root)
         print(f"copilot: MCP server {name!r} removed from {_shown(where, root)}")
     elif action == "restart" and len(rest) == 1:
+        if rest[0] in servers.launch.held:
+            raise UsageError(
+                f"%copilot mcp restart: MCP server {rest[0]!r} has not started: it is "
+                f"{servers.launch.held[rest[0]].state}; %copilot mcp trust {rest[0]} asks you"
+            )
         try:
             await servers.restart(rest[0])
         except ConfigError as exc:
             raise UsageError(f"%copilot mcp restart: {exc}") from None
         display(render_servers(servers))
+    elif action == "trust" and len(rest) == 1:
+        await trust(session, rest[0])
+        display(render_servers(servers))
     elif action == "forget" and len(rest) == 1:
         forgotten = servers.pins.forget(f"{root}::{rest[0]}")
+        started = servers.launch.forget(root, rest[0])
+        servers.reload()
         print(
-            f"copilot: the approval of MCP server {rest[0]!r} is forgotten; its next call asks"
-            if forgotten
+            f"copilot: the approval of MCP server {rest[0]!r} is forgotten; its next "
+            + ("start asks" if started else "call asks")
+            if forgotten or started
             else f"copilot: MCP server {rest[0]!r} was not approved"
         )
     else:
         raise UsageError(USAGE)
+
+
+async def trust(session: CopilotSession, name: str) -> None:
+    """Ask, as a `%%copilot` cell would, whether a workspace's server may start (showing all it
+    runs); approved, it starts now. Asked again even after a no."""
+    from IPython.display import display
+
+    from .approval_prompt import CellApprover
+    from .live_channel import live_channel
+
+    servers = session.mcp
+    if name not in servers.launch.held:
+        config = servers.config.servers.get(name)
+        if config is None:
+            raise UsageError(f"%copilot mcp trust: no MCP server named {name!r} is configured")
+        why = "is approved" if config.from_workspace else f"comes from your own {config.source}"
+        print(f"copilot: MCP server {name!r} {why}; nothing to approve")
+        return
+    servers.launch.reopen(name)
+    shell = session.shell
+    approver = CellApprover(shell, display=display, widgets_attached=live_channel(shell).attached)
+    async for _ in servers.launches("ask", approver.answer, only=name):
+        pass  # the approver shows the question itself
+    await servers.start()
 
 
 def _entry(words: list[str], root: Path) -> tuple[str, Path, dict[str, object]]:
@@ -119,6 +158,9 @@ def render_servers(servers: McpServers) -> Rendered:
         state = "disabled" if config.disabled else connection.state if connection else "stopped"
         if connection is not None and connection.error:
             state += f": {connection.error}"
+        held = servers.launch.held.get(name)
+        if held is not None:
+            config, state = held.config, held.state
         tools = (
             ", ".join(tool_name(name, t.name) for t in connection.tools if config.allows(t.name))
             if connection is not None
@@ -132,6 +174,11 @@ def render_servers(servers: McpServers) -> Rendered:
         f"{p.source}: {p.name + ': ' if p.name else ''}{p.message}" for p in servers.config.problems
     ]
     notes += [f"{p.server}: tool {p.tool}: {p.message}" for p in servers.problems]
+    notes += [
+        f"{name}: {held.config.source} in this workspace names it, and it starts only once you "
+        f"approve it: %copilot mcp trust {name} shows what it runs and asks"
+        for name, held in servers.launch.held.items()
+    ]
     if importlib.util.find_spec("mcp") is None and servers.config.servers:
         notes.insert(0, INSTALL_HINT)
     if not rows:

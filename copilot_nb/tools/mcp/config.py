@@ -9,6 +9,10 @@ environment variables as `${VAR}`, `${VAR:-default}` or `${env:VAR}`, and the wo
 `includeTools` / `excludeTools` (the server's tools the model may use), `override` (tool names
 that may replace a built-in), `timeout` (milliseconds per call) and `disabled`.
 
+The workspace's two files come with whatever folder the user opened (a cloned repository), so
+their entries are read with secret-looking variables (`${GITHUB_TOKEN}`, `${OPENAI_API_KEY}`)
+left as written: they are filled in only once the user approved the server (`launch.py`).
+
 Pure: reading and checking text; a broken file or entry becomes a `ConfigProblem`, never an
 exception, so one bad entry does not hide the others.
 """
@@ -26,6 +30,7 @@ from typing import Any
 
 from ...config import home_relative
 from ...errors import ConfigError
+from ..masking import is_secret_name
 
 WORKSPACE_FILE = ".mcp.json"
 VSCODE_FILE = ".vscode/mcp.json"
@@ -53,6 +58,16 @@ class ServerConfig:
     timeout: float | None = None
     """Seconds one call may take; None: the agent's general tool time limit."""
     disabled: bool = False
+    entry: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    """The entry as the file wrote it, before any variable was filled in."""
+    secrets: tuple[str, ...] = ()
+    """The secret-looking variables it names (filled in only if `secrets_filled`)."""
+    secrets_filled: bool = True
+
+    @property
+    def from_workspace(self) -> bool:
+        """It comes from a file of the workspace (which a cloned repository brings along)."""
+        return self.source in (WORKSPACE_FILE, VSCODE_FILE)
 
     @property
     def transport(self) -> str:
@@ -121,14 +136,27 @@ def load_config(root: Path, user_dir: Path, environ: Mapping[str, str] | None = 
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(ConfigProblem(source=shown, name="", message=f"cannot read it: {exc}"))
             continue
-        found, trouble = parse_config(text, source=shown, key=key, root=root, environ=env)
+        found, trouble = parse_config(
+            text,
+            source=shown,
+            key=key,
+            root=root,
+            environ=env,
+            hold_secrets=shown in (WORKSPACE_FILE, VSCODE_FILE),
+        )
         servers.update(found)
         problems.extend(trouble)
     return McpConfig(servers=servers, problems=tuple(problems))
 
 
 def parse_config(
-    text: str, *, source: str, key: str, root: Path, environ: Mapping[str, str]
+    text: str,
+    *,
+    source: str,
+    key: str,
+    root: Path,
+    environ: Mapping[str, str],
+    hold_secrets: bool = False,
 ) -> tuple[dict[str, ServerConfig], list[ConfigProblem]]:
     """The servers of one file's text; each entry that cannot be used is a problem instead."""
     try:
@@ -148,16 +176,25 @@ def parse_config(
     problems: list[ConfigProblem] = []
     for name, entry in entries.items():
         try:
-            servers[name] = server_config(name, entry, source=source, root=root, environ=environ)
+            servers[name] = server_config(
+                name, entry, source=source, root=root, environ=environ, hold_secrets=hold_secrets
+            )
         except ConfigError as exc:
             problems.append(ConfigProblem(source=source, name=str(name), message=str(exc)))
     return servers, problems
 
 
 def server_config(
-    name: str, entry: Any, *, source: str, root: Path, environ: Mapping[str, str]
+    name: str,
+    entry: Any,
+    *,
+    source: str,
+    root: Path,
+    environ: Mapping[str, str],
+    hold_secrets: bool = False,
 ) -> ServerConfig:
-    """One entry, checked; raises ConfigError saying what to change."""
+    """One entry, checked; raises ConfigError saying what to change. With `hold_secrets`,
+    secret-looking variables stay as written (`${GITHUB_TOKEN}`), set or not."""
     if not isinstance(name, str) or not _NAME.match(name) or "__" in name:
         raise ConfigError(
             f"server name {name!r}: use 1-32 letters, digits, '_' or '-' (no '__': it separates "
@@ -166,6 +203,7 @@ def server_config(
     if not isinstance(entry, dict):
         raise ConfigError("the entry is not an object")
     kind = entry.get("type")
+    secrets: list[str] = []
     if kind == "sse" or (kind is not None and kind not in ("stdio", "http", "streamable-http")):
         raise ConfigError(
             f'transport "{kind}" is not supported; use "command" (stdio) or a Streamable HTTP "url"'
@@ -182,6 +220,10 @@ def server_config(
         text = value.replace("${workspaceFolder}", str(root))
 
         def variable(match: re.Match[str]) -> str:
+            if is_secret_name(match.group(1)):
+                secrets.append(match.group(1))
+                if hold_secrets:
+                    return match.group(0)
             found = environ.get(match.group(1))
             if match.group(2) is not None:  # ${VAR:-default}: the default when unset or empty
                 return found or match.group(2)
@@ -233,6 +275,9 @@ def server_config(
         override=strings(entry.get("override", []), "override"),
         timeout=None if timeout is None else timeout / 1000,
         disabled=disabled,
+        entry=dict(entry),
+        secrets=tuple(dict.fromkeys(secrets)),
+        secrets_filled=not hold_secrets,
     )
 
 

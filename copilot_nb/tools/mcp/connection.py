@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ...text import clip
 from .config import ServerConfig
+from .stderr import StderrTail
 
 START_TIMEOUT = 30.0
 """Seconds a server may take to start and list its tools."""
@@ -76,9 +76,8 @@ class ServerConnection:
         """The running connection's anyio cancel scope."""
         self._noticed = asyncio.Event()
         """Set when a change notice arrives; cleared when a call starts."""
-        self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 (closed by close(), after stop)
-            "w+", encoding="utf-8", errors="replace"
-        )
+        self._stderr = StderrTail()
+        """The server's stderr: drained at once, its last 64 KB kept."""
 
     @property
     def usable(self) -> bool:
@@ -147,7 +146,7 @@ class ServerConnection:
             self.state = "stopped"
 
     def close(self) -> None:
-        """Release the stderr log (after `stop`)."""
+        """Release the stderr pipe (after `stop`)."""
         self._stderr.close()
 
     async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
@@ -200,7 +199,7 @@ class ServerConnection:
                 env=dict(self.config.env) or None,
                 cwd=self.config.cwd,
             )
-            return stdio_client(parameters, errlog=self._stderr)
+            return stdio_client(parameters, errlog=self._stderr.file)
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -333,13 +332,7 @@ class ServerConnection:
 
     def stderr_tail(self) -> str:
         """The last lines the server wrote to stderr (stdio servers), for error messages."""
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            text = self._stderr.read()
-        except (OSError, ValueError):
-            return ""
-        return clip(text.strip()[-STDERR_TAIL:], STDERR_TAIL)
+        return clip(self._stderr.text()[-STDERR_TAIL * 2 :].strip()[-STDERR_TAIL:], STDERR_TAIL)
 
     def _stderr_note(self) -> str:
         tail = self.stderr_tail()

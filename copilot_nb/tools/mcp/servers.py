@@ -1,7 +1,8 @@
 """The kernel's MCP servers, as tools: one catalogue shared by the cells and the chat panel.
 
 It reads the config (again whenever a config file changes), starts the servers on first use
-(`start`, when a turn assembles its tools; never at `%load_ext`), and turns each server's tools
+(`start`, when a turn assembles its tools; never at `%load_ext`), except a workspace's servers
+the user has not approved (`launch.py`: `launches` asks, in the turn), and turns each server's tools
 into our `Tool`s: named `server__tool`, filtered per server, in the approval category
 `external`, trusted once approved while the server stays as it was (`trust.py`). A server with
 resources gets a `server__read_resource` tool. When a server's tool list changes, the catalogue
@@ -14,18 +15,19 @@ import asyncio
 import functools
 import hashlib
 import re
-from collections.abc import Callable, Collection
+from collections.abc import AsyncGenerator, Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...config import config_dir
 from ...errors import ConfigError
-from ...events import ToolsUpdated
+from ...events import ApprovalNeeded, ToolFinished, ToolStarted, ToolsUpdated
 from ...text import clip, first_line
 from ..registry import Tool, ToolOutput
 from .config import McpConfig, config_files, load_config
 from .connection import START_TIMEOUT, ServerConnection, ServerUnavailable
+from .launch import LaunchGate
 from .results import describe_contents, tool_output
 from .trust import PINS_FILE, ServerPins, ServerTrust, server_digest
 
@@ -56,6 +58,8 @@ class McpServers:
     ) -> None:
         self.user_dir = user_dir
         self.pins = pins if pins is not None else ServerPins(user_dir() / PINS_FILE)
+        self.launch = LaunchGate(self.pins)
+        """The workspace's servers that wait for the user's approval before they start."""
         self.root: Path | None = None
         self.config = McpConfig()
         self.connections: dict[str, ServerConnection] = {}
@@ -83,16 +87,36 @@ class McpServers:
         if signature == self._signature:
             return self.config
         self._signature, self.root = signature, root
-        self.config = load_config(root, self.user_dir())
+        self.config = self.launch.sort(root, load_config(root, self.user_dir()))
+        held = self.launch.held
         for name, connection in list(self.connections.items()):
             wanted = self.config.servers.get(name)
-            if wanted is None or wanted != connection.config or wanted.disabled:
+            if wanted is None or wanted != connection.config or wanted.disabled or name in held:
                 del self.connections[name]
                 _in_background(connection.stop(), connection.close)
         for name, server in self.config.servers.items():
-            if name not in self.connections and not server.disabled:
+            if name not in self.connections and not server.disabled and name not in held:
                 self.connections[name] = ServerConnection(server, on_change=self._changed)
         return self.config
+
+    def reload(self) -> McpConfig:
+        """Read the config again even if no file changed (an approval or its forgetting)."""
+        self._signature = ()
+        return self.configure(self.root or Path.cwd())
+
+    async def launches(
+        self, external: str, ask: Callable[[ApprovalNeeded], None], *, only: str | None = None
+    ) -> AsyncGenerator[ToolStarted | ApprovalNeeded | ToolFinished, None]:
+        """The questions about the workspace's servers that wait for approval, for a turn to
+        show and `ask` to answer (see `launch.py`); approved ones get their connection."""
+        approved = False
+        try:
+            async for event in self.launch.questions(self.root, external, ask, only=only):
+                approved = approved or (isinstance(event, ToolFinished) and event.ok)
+                yield event
+        finally:
+            if approved:
+                self.reload()
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -203,11 +227,11 @@ class McpServers:
         self, connection: ServerConnection, taken: Collection[str]
     ) -> tuple[list[Tool], list[ToolProblem]]:
         name = connection.config.name
-        digest = server_digest(connection.config, connection.tools)
+        digest = server_digest(connection.config, connection.tools, connection.resources)
         trust = ServerTrust(self.pins, f"{self.root}::{name}", digest, name)
         found: list[Tool] = []
         problems: list[ToolProblem] = []
-        for item in connection.tools:
+        for item in _distinct(connection, problems):
             if connection.config.allows(item.name):
                 built = self._tool(connection, item, trust, taken, problems)
                 if built is not None:
@@ -252,6 +276,28 @@ class McpServers:
         except ConfigError as exc:
             problems.append(ToolProblem(server=server.name, tool=item.name, message=str(exc)))
             return None
+
+
+def _distinct(connection: ServerConnection, problems: list[ToolProblem]) -> list[Any]:
+    """The server's tools, one per `server__tool` name: of two that become the same name
+    (`a.b` and `a_b`), the one named so already is kept (else the first listed), the other is
+    left out with its reason."""
+    server = connection.config.name
+    chosen: dict[str, Any] = {}
+    for item in sorted(connection.tools, key=lambda t: _UNSAFE.search(str(t.name)) is not None):
+        name = tool_name(server, str(item.name))
+        kept = chosen.setdefault(name, item)
+        if kept is not item:
+            problems.append(
+                ToolProblem(
+                    server=server,
+                    tool=str(item.name),
+                    message=f"it becomes {name}, the name of the server's tool "
+                    f"{kept.name!r}, so it is left out (a tool name may hold letters, digits, "
+                    "'_' and '-')",
+                )
+            )
+    return [t for t in connection.tools if chosen.get(tool_name(server, str(t.name))) is t]
 
 
 def tool_name(server: str, tool: str) -> str:

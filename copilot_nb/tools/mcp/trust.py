@@ -1,9 +1,10 @@
 """Which MCP servers the user approved, each pinned to what it was when approved.
 
-A server's pin is a hash of its command (or URL) and of its tools' names, descriptions and
-schemas. A tool description is text the model obeys; one that changes after approval is a known
-attack ("rug pull"), so a server whose pin no longer matches asks again, and the question says
-why. Pins are kept in `<config dir>/mcp-approved.json` (the agent cannot write there), keyed by
+A server's pin is a hash of its command (or URL), of its tools' names, descriptions and
+schemas, and of its resources' URIs, names and descriptions (they are in its `read_resource`
+tool's description). A description is text the model obeys; one that changes after approval is a
+known attack ("rug pull"), so a server whose pin no longer matches asks again, and the question
+says why. A workspace's server is pinned before it starts, too (`launch_digest`, `launch.py`). Pins are kept in `<config dir>/mcp-approved.json` (the agent cannot write there), keyed by
 the workspace and the server's name.
 """
 
@@ -21,13 +22,29 @@ from .config import ServerConfig
 PINS_FILE = "mcp-approved.json"
 
 
-def server_digest(config: ServerConfig, tools: Iterable[Any]) -> str:
-    """The pin: what runs, and every tool as the model would read it."""
+def server_digest(config: ServerConfig, tools: Iterable[Any], resources: Iterable[Any] = ()) -> str:
+    """The pin: what runs, and every tool and resource as the model would read it."""
     listed = sorted(
         (str(t.name), str(t.description or ""), json.dumps(t.input_schema, sort_keys=True))
         for t in tools
     )
-    text = json.dumps([config.identity(), listed])
+    named = sorted(
+        (str(r.uri), str(r.name or ""), str(getattr(r, "description", None) or ""))
+        for r in resources
+    )
+    text = json.dumps([config.identity(), listed] + ([named] if named else []))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def launch_digest(config: ServerConfig) -> str:
+    """The pin of a workspace server's start: its entry as the file writes it (command,
+    arguments, working folder, URL, the environment and headers with their `${VAR}`s unfilled),
+    so a changed entry asks again and a renewed token does not."""
+    entry = config.entry
+    text = json.dumps(
+        [entry.get(key) for key in ("type", "command", "args", "cwd", "url", "env", "headers")],
+        sort_keys=True,
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -86,8 +103,8 @@ class ServerTrust:
         if self.pins.get(self.key) is None:
             return f"approving trusts MCP server {self.server!r} until its command or tools change"
         return (
-            f"MCP server {self.server!r} changed since you approved it (its command or a tool "
-            "description is different); approving trusts it as it is now"
+            f"MCP server {self.server!r} changed since you approved it (its command, a tool or "
+            "a resource description is different); approving trusts it as it is now"
         )
 
     def granted(self) -> bool:
