@@ -26,7 +26,7 @@ from copilot_nb.testing import ScriptedServer, call, reply
 from copilot_nb.text import SECRET_VALUE
 from copilot_nb.tools.masking import redact_text
 from tests.notebook_samples import sample_tools
-from tests.test_cassettes import model_for, workspace  # noqa: F401  (a fixture)
+from tests.test_cassettes import model_for
 from tests.test_cassettes_trust import Headless
 
 KEY = "sk-proj-" + "Qw7" * 12
@@ -125,7 +125,10 @@ def test_a_key_split_across_stream_pieces_is_redacted_and_still_replays(wire):
     assert [c.arguments for c in message.tool_calls] == [{"k": REDACTED}]
 
 
-def test_approved_secret_contents_are_not_written_and_the_replay_matches(workspace, tmp_path):
+def test_approved_secret_contents_are_not_written_and_the_replay_matches(tmp_path, monkeypatch):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
     (workspace / ".env").write_text("PASSWORD=hunter2-correct-horse\n")
     tape = tmp_path / "t.copilot.jsonl"
     script = [reply("", call("read_file", path=".env")), reply("Read it.")]
