@@ -37,11 +37,12 @@ def main(names: list[str]) -> int:
     # A settings folder of its own: no MCP server or instructions of the recorder's reach the
     # demos, and the cassettes are signed with a key nobody keeps, so every reader (this one
     # too) replays them as a cassette from elsewhere, trusted by the visible `--trust`.
-    os.environ["COPILOT_NB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="copilot_nb_demo_settings_")
     notebooks = [Path(n).resolve() for n in names] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     for notebook in notebooks:
         replies = replies_for(notebook)
+        os.environ["COPILOT_NB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="copilot_nb_recorder_")
         record(notebook, replies.STEPS, provider=getattr(replies, "PROVIDER", "openai"))
+        os.environ["COPILOT_NB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="copilot_nb_reader_")
         first = replay(notebook)
         second = replay(notebook)
         if first != second:

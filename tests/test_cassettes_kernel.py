@@ -219,3 +219,41 @@ def test_a_cell_the_agent_adds_names_its_model_provider_and_cassette_entry(tmp_p
     assert stamp["change"] == "inserted"
     assert (stamp["model"], stamp["provider"]) == ("scripted", "anthropic")
     assert stamp["cassette"] == "cells.copilot.jsonl#1"
+
+
+RUN = "%%copilot\nMake made.txt."
+MADE = "open('made.txt', 'w').write('x')"
+
+
+def test_a_cassette_whose_code_was_swapped_asks_and_headless_runs_nothing(tmp_path):
+    """A recording of approved code, then the code swapped in the file: the replay lists the
+    swapped call, says the cassette is no longer the user's own, and, with nobody to ask, denies
+    it; the swapped code never runs."""
+    script = [reply("", call("run_code", code=MADE)), reply("Made it.")]
+    with ScriptedServer(script) as server:
+        env = {"COPILOT_NB_MODEL": "openai:scripted", "OPENAI_BASE_URL": server.url}
+        env["OPENAI_API_KEY"] = OPENAI_KEY
+        kernel = kernel_in(tmp_path, env)
+        try:
+            kernel.execute("%copilot record run.copilot.jsonl")
+            msg_id = kernel.send(RUN, allow_stdin=True)
+            input_request(kernel, msg_id)
+            kernel.client.input("y")
+            assert kernel.collect(msg_id, timeout=60).status == "ok"
+        finally:
+            kernel.close()
+    assert (tmp_path / "made.txt").exists()
+    tape = tmp_path / "run.copilot.jsonl"
+    tape.write_text(tape.read_text().replace("made.txt", "pwned.txt"))  # code and answer alike
+
+    quiet = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    kernel = kernel_in(tmp_path, quiet)  # the same user, the same key
+    try:
+        started = kernel.execute("%copilot replay run.copilot.jsonl")
+        run = kernel.execute(RUN)  # headless: nobody can answer
+    finally:
+        kernel.close()
+    assert "Not signed by you" in started.stdout
+    assert "run_code (execute): open('pwned.txt', 'w').write('x')" in started.stdout
+    assert not (tmp_path / "pwned.txt").exists()
+    assert "differs from the recording" in json.dumps(run.messages, default=str)
