@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,37 @@ from tests.html_safety import payloads
 from tests.notebook_samples import raw, sample_tools
 
 LOADING = [p for p in payloads() if p["kind"] in ("image", "css")]
+CORPUS = json.loads(
+    (Path(__file__).parent / "data" / "markdown_loads" / "payloads.json").read_text("utf-8")
+)["payloads"]
+
+
+@pytest.mark.parametrize("payload", CORPUS, ids=[p["id"] for p in CORPUS])
+def test_the_corpus_is_read_as_the_browser_reads_it(payload: dict[str, Any]) -> None:
+    found = remote_loads(payload["markdown"])
+    if payload["loads"]:
+        assert found, f"would load from elsewhere: {payload['markdown']!r}"
+    else:
+        assert found == [], f"loads nothing from elsewhere: {payload['markdown']!r}"
+
+
+def test_the_corpus_holds_the_bypasses_of_the_pattern_based_check() -> None:
+    assert sum(p.get("bypass", False) for p in CORPUS) == 8
+    assert sum(p["loads"] for p in CORPUS) > 80 and sum(not p["loads"] for p in CORPUS) > 30
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    ["<!--" * 20_000, "<a " * 30_000, "<style>" * 20_000, "<svg><style>" * 5_000],
+)
+def test_unclosed_html_in_bulk_is_refused_quickly(markdown: str) -> None:
+    started = time.monotonic()
+    assert remote_loads(markdown) == ["(HTML nested too deeply to check)"]
+    assert time.monotonic() - started < 5
+
+
+def test_many_comments_and_paragraphs_are_fine() -> None:
+    assert remote_loads("<!-- note -->\n\n![](plot.png) text\n\n" * 2_000) == []
 
 
 @pytest.fixture
