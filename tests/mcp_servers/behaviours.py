@@ -6,7 +6,10 @@ description (the "rug pull") and announces it; `die` exits mid-call; `hang` neve
 `picture` returns a PNG; `refuse` returns `isError`; `report` returns structured content;
 `show_env` tells which environment variables reached it. It has one resource and one prompt.
 With `BEHAVIOURS_MANY=N` it has N more tools (`extra_00`...), with `BEHAVIOURS_START_DELAY=S` it
-takes S seconds to start.
+takes S seconds to start. `BEHAVIOURS_MARKER=PATH`: it writes its arguments and environment to
+PATH as it starts (proof that it ran, and with what); `BEHAVIOURS_CLASH=1`: two more tools whose
+names become the same tool name (`dot.name`, `dot_name`); `BEHAVIOURS_RESOURCE_DESCRIPTION`: its
+resource's description; `BEHAVIOURS_STDERR_MB=N`: it writes N MB to stderr before it serves.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import os
 import sys
 
@@ -99,7 +103,9 @@ def build() -> MCPServer:
         )
         return ",".join(names) or "(none)"
 
-    @server.resource("notes://readme", name="readme", description="The project's notes")
+    described = os.environ.get("BEHAVIOURS_RESOURCE_DESCRIPTION", "The project's notes")
+
+    @server.resource("notes://readme", name="readme", description=described)
     def readme() -> str:
         return "Notes: deploy on Fridays is forbidden."
 
@@ -108,6 +114,9 @@ def build() -> MCPServer:
         """Review one file."""
         return f"Please review {path}."
 
+    if os.environ.get("BEHAVIOURS_CLASH"):
+        server.add_tool(lambda: "dotted", name="dot.name", description="The dotted one.")
+        server.add_tool(lambda: "underscored", name="dot_name", description="The other one.")
     for number in range(int(os.environ.get("BEHAVIOURS_MANY", "0"))):
         server.add_tool(
             lambda number=number: f"extra {number}",
@@ -128,4 +137,12 @@ if __name__ == "__main__":
     import time
 
     time.sleep(float(os.environ.get("BEHAVIOURS_START_DELAY", "0")))
+    if marker := os.environ.get("BEHAVIOURS_MARKER"):
+        with open(marker, "w", encoding="utf-8") as out:
+            json.dump({"argv": sys.argv, "env": dict(os.environ)}, out)
+    flood = b"behaviours: a line of noise on stderr, again and again\n" * 20_000  # ~1 MB
+    if megabytes := int(os.environ.get("BEHAVIOURS_STDERR_MB", "0")):
+        for _ in range(megabytes):
+            sys.stderr.buffer.write(flood)
+        print("behaviours: the flood is over", file=sys.stderr, flush=True)
     build().run()
