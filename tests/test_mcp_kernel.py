@@ -1,6 +1,7 @@
 """MCP servers in a real kernel: `%copilot mcp` lists, adds and removes them, a `%%copilot` cell
-calls their tools and shows their changes, and no server process outlives its kernel (a
-shutdown, a restart, `%unload_ext`, a SIGKILL)."""
+calls their tools and shows their changes, no server process outlives its kernel (a shutdown,
+a restart, `%unload_ext`, a SIGKILL), and a workspace's server starts only once approved
+(`%copilot mcp trust`)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from copilot_nb.config import home_relative
 from copilot_nb.testing import ScriptedServer, call, reply
 from tests.html_safety import table_rows, violations
 from tests.kernel_session import KernelSession
+from tests.test_approval_frontends import input_request
 
 pytestmark = pytest.mark.kernel
 
@@ -27,14 +30,16 @@ MARKUP_ARG = "--label=<b>x&y</b>"
 """An argument the server ignores, shown in the listing's `runs` column: it must be escaped."""
 
 
-def write_config(folder: Path, *extra_args: str) -> None:
-    """The kernel's workspace names our test server `b` (tests/mcp_servers/behaviours.py)."""
+def write_config(folder: Path, *extra_args: str, file: str = "config/mcp.json") -> None:
+    """Our test server `b` (tests/mcp_servers/behaviours.py) in the user's own `mcp.json` (the
+    kernel's settings folder), or in another file of `folder`."""
     entry = {
         "command": sys.executable,
         "args": ["-m", SERVER_MODULE, *extra_args],
         "cwd": str(REPO),
     }
-    (folder / ".mcp.json").write_text(json.dumps({"mcpServers": {"b": entry}}))
+    (folder / file).parent.mkdir(exist_ok=True)
+    (folder / file).write_text(json.dumps({"mcpServers": {"b": entry}}))
 
 
 @pytest.fixture
@@ -43,7 +48,7 @@ def start_kernel(serve, kernel_for, tmp_path: Path):
     ScriptedServer, its settings in a temp folder."""
 
     def start(steps: list, *extra_args: str) -> tuple[KernelSession, ScriptedServer]:
-        if not (tmp_path / ".mcp.json").exists():
+        if not (tmp_path / ".mcp.json").exists() and not (tmp_path / "config").exists():
             write_config(tmp_path, *extra_args)
         server = serve(steps)
         return kernel_for(server, COPILOT_NB_CONFIG_DIR=str(tmp_path / "config")), server
@@ -95,7 +100,7 @@ def echo_turn(kernel: KernelSession) -> None:
     assert run.status == "ok", run.reply["content"]
 
 
-def test_listing_shows_the_server_running_with_its_tools_and_prompts(start_kernel):
+def test_listing_shows_the_server_running_with_its_tools_and_prompts(start_kernel, tmp_path):
     kernel, _ = start_kernel([], MARKUP_ARG)
     run = kernel.execute("%copilot mcp")
     assert run.status == "ok", run.reply["content"]
@@ -113,7 +118,8 @@ def test_listing_shows_the_server_running_with_its_tools_and_prompts(start_kerne
     assert "<b>" not in markup and "&lt;b&gt;x&amp;y&lt;/b&gt;" in markup
     header, row = table_rows(markup)
     assert header == ["server", "state", "runs", "from", "tools", "prompts"]
-    assert row[:2] == ["b", "running"] and row[3:] == [".mcp.json", ", ".join(tools), "review"]
+    user_file = home_relative(tmp_path / "config" / "mcp.json")
+    assert row[:2] == ["b", "running"] and row[3:] == [user_file, ", ".join(tools), "review"]
     assert row[2] == f"stdio: {sys.executable} -m {SERVER_MODULE} {MARKUP_ARG}"
 
 
@@ -191,3 +197,29 @@ def test_no_server_process_outlives_its_kernel(start_kernel, end):
     if end == "unload":
         assert kernel.execute("x = 1 + 1").status == "ok", "the kernel lives on"
         assert server_pids(first) == []
+
+
+def test_a_workspace_server_is_refused_headless_and_starts_once_trusted(start_kernel, tmp_path):
+    write_config(tmp_path, file=".mcp.json")
+    kernel, server = start_kernel(
+        [reply("no server"), reply("", call("b__echo", text="hi")), reply("ok")]
+    )
+    headless = kernel.execute("%%copilot --yes\nhi")  # nbclient: no stdin, no widgets
+    assert headless.status == "ok", headless.reply["content"]
+    assert server_pids(kernel_pid(kernel)) == [], "nothing started"
+    listing = kernel.execute("%copilot mcp")
+    assert "b              refused: nobody could be asked to approve it" in shown(listing)
+    assert "%copilot mcp trust b shows what it runs and asks" in shown(listing)
+
+    msg_id = kernel.send("%copilot mcp trust b", allow_stdin=True)  # a console: input()
+    asked = input_request(kernel, msg_id)
+    assert asked["content"]["prompt"].startswith("MCP server b wants to start")
+    kernel.client.input("y")
+    trusted = kernel.collect(msg_id)
+    assert trusted.status == "ok", trusted.reply["content"]
+    assert f'"command": "{sys.executable}"' in trusted.stdout, "it showed what it runs"
+    assert shown(trusted).split()[:2] == ["b", "running"]
+    assert server_pids(kernel_pid(kernel)) != []
+
+    echo_turn(kernel)
+    assert list(server.requests[2].tool_results.values()) == ["echo: hi"]
