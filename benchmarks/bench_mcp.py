@@ -37,7 +37,8 @@ def percentile(values: list[float], share: float) -> float:
 
 async def ours(workspace: Path) -> tuple[list[float], list[float]]:
     entry = {"command": sys.executable, "args": ARGS, "cwd": str(ROOT)}
-    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"b": entry}}))
+    (workspace / "config").mkdir(exist_ok=True)  # the user's own mcp.json: started unasked
+    (workspace / "config" / "mcp.json").write_text(json.dumps({"mcpServers": {"b": entry}}))
     starts, calls = [], []
     for _ in range(STARTS):
         servers = McpServers(user_dir=lambda: workspace / "config", pins=ServerPins(None))
