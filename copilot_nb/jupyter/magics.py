@@ -162,7 +162,7 @@ class CopilotMagics(Magics):
         help=(
             "line magic: status (default), reset, model [NAME], models [PROVIDER], login, "
             "tools [add|remove NAME], undo [--force], diff, history, context, agents, mcp, serve, "
-            "record [PATH], replay [PATH] [--auto], cassette [off]"
+            "record [PATH], replay [PATH] [--auto] [--trust], cassette [off]"
         ),
     )
     @line_cell_magic
@@ -179,7 +179,7 @@ class CopilotMagics(Magics):
         and MCP endpoint (`serve stop` stops it); `context` shows the system prompt with the
         instruction files and the context block the next request carries; `record [PATH]`
         records the model's answers and your approvals to a cassette (`name.copilot.jsonl`
-        beside the notebook), `replay [PATH] [--auto]` answers from it offline, and
+        beside the notebook), `replay [PATH] [--auto] [--trust]` answers from it offline, and
         `cassette [off]` shows or stops it.
         """
         if cell is None:
