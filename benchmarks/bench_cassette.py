@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from copilot_nb import Agent  # noqa: E402
-from copilot_nb.models.cassette import Cassette, using  # noqa: E402
-from copilot_nb.models.openai import OpenAIChat  # noqa: E402
+from copilot_nb.models.cassettes.cassette import Cassette, using  # noqa: E402
+from copilot_nb.models.openai.chat import OpenAIChat  # noqa: E402
 from copilot_nb.models.transport import follow_cassette  # noqa: E402
 from copilot_nb.testing import ScriptedServer, call, reply  # noqa: E402
 

@@ -21,10 +21,10 @@ from benchmarks.streams import (
     request_json,
     responses_body,
 )
-from copilot_nb.models.anthropic import AnthropicChat
+from copilot_nb.models.anthropic.chat import AnthropicChat
 from copilot_nb.models.base import collect
-from copilot_nb.models.openai import OpenAIChat
-from copilot_nb.models.responses import OpenAIResponses
+from copilot_nb.models.openai.chat import OpenAIChat
+from copilot_nb.models.openai.responses import OpenAIResponses
 
 REPEATS = 7
 HI = [{"role": "user", "content": "go"}]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_nb.tools import ToolSet, file_tools
-from copilot_nb.tools.search import search_tools
+from copilot_nb.tools.search.tools import search_tools
 from copilot_nb.workspace.workspace import Workspace
 
 REPEATS = 5

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.bench_loop import REGEX, make_tree
-from copilot_nb.tools.ripgrep import ENV, find_ripgrep
-from copilot_nb.tools.search import search_tools
+from copilot_nb.tools.search.ripgrep import ENV, find_ripgrep
+from copilot_nb.tools.search.tools import search_tools
 from copilot_nb.workspace.workspace import Workspace
 
 REPEATS = 11

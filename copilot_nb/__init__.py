@@ -31,19 +31,19 @@ if TYPE_CHECKING:
     from .agent.loop import Agent
     from .agent.model_strings import resolve_model
     from .jupyter.panel.widget import ChatPanel
-    from .models.anthropic import AnthropicChat
-    from .models.copilot import CopilotChat
-    from .models.openai import OpenAIChat
-    from .models.responses import OpenAIResponses
+    from .models.anthropic.chat import AnthropicChat
+    from .models.copilot.chat import CopilotChat
+    from .models.openai.chat import OpenAIChat
+    from .models.openai.responses import OpenAIResponses
     from .tools import Tool, ToolOutput, ToolSet, tool
     from .workspace.workspace import Workspace
 
 _LAZY = {
     "Agent": ".agent.loop",
-    "AnthropicChat": ".models.anthropic",
-    "CopilotChat": ".models.copilot",
-    "OpenAIChat": ".models.openai",
-    "OpenAIResponses": ".models.responses",
+    "AnthropicChat": ".models.anthropic.chat",
+    "CopilotChat": ".models.copilot.chat",
+    "OpenAIChat": ".models.openai.chat",
+    "OpenAIResponses": ".models.openai.responses",
     "Tool": ".tools",
     "ToolOutput": ".tools",
     "ToolSet": ".tools",

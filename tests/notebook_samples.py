@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools.notebook import notebook_tools
+from copilot_nb.tools.notebook.cells import notebook_tools
 from copilot_nb.workspace.workspace import Workspace
 
 

@@ -17,7 +17,7 @@ from copilot_nb.events import ModelEvent, ModelResponse, ReasoningDelta, TextDel
 from copilot_nb.messages import (
     UserMessage,
 )
-from copilot_nb.models.anthropic import AnthropicChat, messages_request
+from copilot_nb.models.anthropic.chat import AnthropicChat, messages_request
 from copilot_nb.models.transport import RetryPolicy
 from copilot_nb.testing.anthropic_wire import (
     anthropic_error_body,

@@ -10,7 +10,7 @@ import pytest
 
 from copilot_nb.errors import StreamError
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
-from copilot_nb.models.anthropic_stream import MessagesStreamDecoder
+from copilot_nb.models.anthropic.stream import MessagesStreamDecoder
 from tests.stream_splits import SPLITS, feed_all
 
 CORPUS = Path(__file__).parent / "data" / "conformance"

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_nb.events import ReasoningDelta, TextDelta, ToolCallDelta
-from copilot_nb.models.anthropic_stream import MessagesStreamDecoder
+from copilot_nb.models.anthropic.stream import MessagesStreamDecoder
 from copilot_nb.testing.anthropic_wire import anthropic_sse_event, content_block_events
 
 TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12)

@@ -30,7 +30,7 @@ from copilot_nb.messages import (
     ToolSpec,
     UserMessage,
 )
-from copilot_nb.models.anthropic import messages_request
+from copilot_nb.models.anthropic.chat import messages_request
 
 SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "anthropic_request.json"
 
@@ -191,7 +191,7 @@ def test_payload_matches_the_sdk_request_types() -> None:
 def test_chat_completions_option_names_become_the_messages_apis():
     """What a proxy client sends in OpenAI's words reaches Anthropic in its own."""
     from copilot_nb.messages import ToolSpec
-    from copilot_nb.models.anthropic import messages_request
+    from copilot_nb.models.anthropic.chat import messages_request
 
     tool = ToolSpec(name="t", description="d", parameters={"type": "object", "properties": {}})
     body = messages_request(

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools import text_search as engine
-from copilot_nb.tools.ripgrep import ENV
-from copilot_nb.tools.search import search_tools
+from copilot_nb.tools.search import engine
+from copilot_nb.tools.search.ripgrep import ENV
+from copilot_nb.tools.search.tools import search_tools
 from copilot_nb.workspace.workspace import Workspace
 
 CATASTROPHIC = "(a|a)+$"
@@ -130,7 +130,7 @@ def many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ToolSet:
         (folder / f"f{number:04d}.txt").write_text(f"line {number}\n")
     Recording.made = []
     Recording.created = threading.Event()
-    monkeypatch.setattr("copilot_nb.tools.search.TextSearch", Recording)
+    monkeypatch.setattr("copilot_nb.tools.search.tools.TextSearch", Recording)
     return search_tools(Workspace(tmp_path))
 
 
@@ -159,7 +159,7 @@ async def test_a_tool_time_limit_stops_the_search_worker_too(many: ToolSet) -> N
 async def test_find_files_stops_with_the_run(
     many: ToolSet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from copilot_nb.tools import walk
+    from copilot_nb.tools.search import walk
 
     walked = threading.Event()
     done = threading.Event()
@@ -230,7 +230,7 @@ class SlowPattern:
 async def test_a_glob_that_takes_too_long_to_match_is_an_error_result(
     tools: ToolSet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from copilot_nb.tools import search as search_module
+    from copilot_nb.tools.search import tools as search_module
 
     real = search_module.compile_glob
 

@@ -18,17 +18,17 @@ from copilot_nb import Agent
 from copilot_nb.agent.cassette_approvals import CassetteApprover
 from copilot_nb.errors import ModelConnectionError
 from copilot_nb.events import ApprovalNeeded, Done, Failed, Notice
-from copilot_nb.models.anthropic import AnthropicChat
-from copilot_nb.models.cassette import Cassette, CassetteMismatch, Header, using
-from copilot_nb.models.cassette_entries import (
+from copilot_nb.models.anthropic.chat import AnthropicChat
+from copilot_nb.models.cassettes.cassette import Cassette, CassetteMismatch, Header, using
+from copilot_nb.models.cassettes.entries import (
     REDACTED,
     WORKSPACE,
     Scrubber,
     recorded_request,
     recorded_response,
 )
-from copilot_nb.models.openai import OpenAIChat
-from copilot_nb.models.responses import OpenAIResponses
+from copilot_nb.models.openai.chat import OpenAIChat
+from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.models.transport import follow_cassette
 from copilot_nb.testing import ScriptedServer, call, fail, reply
 from copilot_nb.text import SECRET_VALUE

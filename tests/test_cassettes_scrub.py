@@ -15,12 +15,12 @@ import pytest
 from copilot_nb import Agent
 from copilot_nb.agent.cassette_approvals import CassetteApprover
 from copilot_nb.events import ApprovalNeeded, Done, Failed
-from copilot_nb.models.anthropic_stream import MessagesStreamDecoder
-from copilot_nb.models.cassette import Cassette, using
-from copilot_nb.models.cassette_entries import Scrubber, recorded_response
-from copilot_nb.models.openai_stream import ChatCompletionsDecoder
+from copilot_nb.models.anthropic.stream import MessagesStreamDecoder
+from copilot_nb.models.cassettes.cassette import Cassette, using
+from copilot_nb.models.cassettes.entries import Scrubber, recorded_response
+from copilot_nb.models.openai.chat_stream import ChatCompletionsDecoder
+from copilot_nb.models.openai.responses_stream import ResponsesDecoder
 from copilot_nb.models.recording_scrub import REDACTED, WITHHELD
-from copilot_nb.models.responses_stream import ResponsesDecoder
 from copilot_nb.serve.security import new_token
 from copilot_nb.testing import ScriptedServer, call, reply
 from copilot_nb.text import SECRET_VALUE

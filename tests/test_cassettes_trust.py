@@ -12,10 +12,10 @@ from typing import Any
 
 from copilot_nb.agent.approvals import answer_of
 from copilot_nb.agent.cassette_approvals import CassetteApprover
+from copilot_nb.agent.cassette_calls import recorded_calls
 from copilot_nb.events import APPROVED_ONCE, ApprovalNeeded
-from copilot_nb.models.cassette import Cassette, using
-from copilot_nb.models.cassette_calls import recorded_calls
-from copilot_nb.models.cassette_signing import key_path
+from copilot_nb.models.cassettes.cassette import Cassette, using
+from copilot_nb.models.cassettes.signing import key_path
 from copilot_nb.testing import ScriptedServer, call, reply
 from copilot_nb.tools.mcp.trust import ServerPins, ServerTrust
 from tests.test_cassettes import model_for, run

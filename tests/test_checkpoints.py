@@ -15,7 +15,7 @@ from copilot_nb.events import FileChanged
 from copilot_nb.jupyter.reports import render_diff, render_undo
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet, file_tools
-from copilot_nb.tools.search import search_tools
+from copilot_nb.tools.search.tools import search_tools
 from copilot_nb.workspace.checkpoints import Checkpoints
 from copilot_nb.workspace.restore import RestoredPath
 from copilot_nb.workspace.workspace import Workspace

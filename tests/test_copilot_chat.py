@@ -11,9 +11,9 @@ import pytest
 
 from copilot_nb import Agent, AuthError, ConfigError, ModelHTTPError
 from copilot_nb.agent.model_strings import resolve_model
-from copilot_nb.jupyter.github_login import show_models
-from copilot_nb.models.copilot import CopilotChat, initiator, parse_models
-from copilot_nb.models.copilot_headers import EDITOR_SETTINGS
+from copilot_nb.jupyter.commands.login import show_models
+from copilot_nb.models.copilot.chat import CopilotChat, initiator, parse_models
+from copilot_nb.models.copilot.headers import EDITOR_SETTINGS
 from copilot_nb.testing import call, reply
 from copilot_nb.testing.github_fake import COPILOT_MODELS, FakeGitHub
 

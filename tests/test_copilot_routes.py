@@ -16,9 +16,8 @@ import pytest
 
 from copilot_nb import Agent, CopilotChat, ModelError, ModelHTTPError
 from copilot_nb.events import ModelResponse, Notice
-from copilot_nb.jupyter.github_login import copilot_table, model_choices
-from copilot_nb.models.copilot_headers import EDITOR_SETTINGS, EditorHeaders
-from copilot_nb.models.copilot_models import (
+from copilot_nb.jupyter.commands.login import copilot_table, model_choices
+from copilot_nb.models.copilot.catalog import (
     CHAT,
     MESSAGES,
     PREFERENCE,
@@ -27,6 +26,7 @@ from copilot_nb.models.copilot_models import (
     endpoint_label,
     parse_models,
 )
+from copilot_nb.models.copilot.headers import EDITOR_SETTINGS, EditorHeaders
 from copilot_nb.testing import call, reply
 from copilot_nb.testing.github_fake import COPILOT_MODELS
 

@@ -13,9 +13,10 @@ import pytest
 
 from copilot_nb import AuthError, ConfigError, ModelConnectionError
 from copilot_nb.config import config_dir
-from copilot_nb.models import github_auth, github_tokens
-from copilot_nb.models.github_auth import DEFAULT_CLIENT_ID, DeviceFlow, login
-from copilot_nb.models.github_tokens import (
+from copilot_nb.models.copilot import github_sign_in as github_auth
+from copilot_nb.models.copilot import github_tokens
+from copilot_nb.models.copilot.github_sign_in import DEFAULT_CLIENT_ID, DeviceFlow, login
+from copilot_nb.models.copilot.github_tokens import (
     GitHubHosts,
     editor_token,
     find_github_token,

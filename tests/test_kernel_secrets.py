@@ -26,7 +26,7 @@ def test_the_lookup_table_in_a_real_kernel(tmp_path: Path) -> None:
     paths = [row.path for row in TABLE]
     probe = (
         "import json as _json\n"
-        "from copilot_nb.tools.kernel import kernel_tools as _kernel_tools\n"
+        "from copilot_nb.tools.kernel.tools import kernel_tools as _kernel_tools\n"
         "_tools = _kernel_tools(lambda: get_ipython().user_ns, shell=get_ipython())\n"
         "_rows = {}\n"
         f"for _path in {paths!r}:\n"

@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 
 from copilot_nb.jupyter.magics import transform_copilot_cell
-from copilot_nb.tools import ToolOutput, ToolSet, execute
-from copilot_nb.tools.kernel import kernel_tools
+from copilot_nb.tools import ToolOutput, ToolSet
+from copilot_nb.tools.kernel import execute
+from copilot_nb.tools.kernel.tools import kernel_tools
 from tests.helpers import assert_schemas_match_snapshot, call, wait_until
 
 
@@ -94,7 +95,7 @@ async def test_an_empty_namespace_says_so() -> None:
 def test_listing_and_inspecting_plain_objects_never_imports_pandas_or_numpy(tmp_path: Path) -> None:
     script = (
         "import asyncio, sys\n"
-        "from copilot_nb.tools.kernel import kernel_tools\n"
+        "from copilot_nb.tools.kernel.tools import kernel_tools\n"
         "ns = {'rows': [1, 2, 3], 'name': 'x', 'cfg': {'a': 1}}\n"
         "tools = kernel_tools(lambda: ns)\n"
         "async def main():\n"

@@ -182,7 +182,7 @@ HANDLERS = r"""
 
 
 def test_model_text_put_into_the_open_notebook_never_runs(page, lab, replies):
-    from copilot_nb.tools.markdown_loads import remote_loads
+    from copilot_nb.tools.notebook.markdown_loads import remote_loads
     from tests.html_safety import payloads
 
     everything = "\n\n".join(p["payload"] for p in payloads())

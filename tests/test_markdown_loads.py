@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools.markdown_loads import remote_loads
+from copilot_nb.tools.notebook.markdown_loads import remote_loads
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import call
 from tests.html_safety import payloads

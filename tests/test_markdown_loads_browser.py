@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from copilot_nb.tools.markdown_loads import remote_loads
+from copilot_nb.tools.notebook.markdown_loads import remote_loads
 from tests.browser_lab import LONG, shot
 from tests.lab_server import show_notebook, write_notebook
 

@@ -8,7 +8,7 @@ import time
 
 import psutil
 
-from copilot_nb.jupyter.mcp_command import render_servers
+from copilot_nb.jupyter.commands.mcp import render_servers
 from copilot_nb.testing import call, reply
 from copilot_nb.tools.mcp.config import server_config
 from copilot_nb.tools.mcp.connection import ServerConnection

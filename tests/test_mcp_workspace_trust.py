@@ -15,7 +15,7 @@ import pytest
 
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.jupyter.approval_prompt import CellApprover
-from copilot_nb.jupyter.mcp_command import render_servers
+from copilot_nb.jupyter.commands.mcp import render_servers
 from copilot_nb.testing import call, reply
 from tests.test_mcp_turns import behaviours, offered, results, session_for, stop_servers
 from tests.test_session import Answering, events_of

@@ -27,8 +27,8 @@ from copilot_nb.models.capabilities import (
     ollama_capabilities,
     vision_by_name,
 )
-from copilot_nb.models.copilot_models import parse_models
-from copilot_nb.models.ollama import OllamaChat, native_url
+from copilot_nb.models.copilot.catalog import parse_models
+from copilot_nb.models.openai.ollama import OllamaChat, native_url
 from copilot_nb.testing import reply
 from copilot_nb.testing.ollama_fake import OllamaServer
 from tests.notebook_samples import png

@@ -11,7 +11,7 @@ import pytest
 
 from copilot_nb.events import CellChanged
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools.notebook import notebook_tools
+from copilot_nb.tools.notebook.cells import notebook_tools
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import call
 from tests.notebook_samples import on_disk, raw, sample_tools

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools.notebook import notebook_tools
+from copilot_nb.tools.notebook.cells import notebook_tools
 from copilot_nb.tools.outputs import image_size
 from copilot_nb.workspace.notebook_file import current_notebook_path, read_notebook
 from copilot_nb.workspace.workspace import Workspace

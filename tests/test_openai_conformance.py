@@ -16,7 +16,7 @@ import pytest
 from copilot_nb.errors import StreamError
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.messages import AssistantMessage
-from copilot_nb.models.openai_stream import ChatCompletionsDecoder
+from copilot_nb.models.openai.chat_stream import ChatCompletionsDecoder
 from tests.stream_splits import SPLITS, feed_all
 
 CORPUS = Path(__file__).parent / "data" / "conformance"

@@ -18,7 +18,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.messages import parse_arguments
-from copilot_nb.models.openai_stream import ChatCompletionsDecoder
+from copilot_nb.models.openai.chat_stream import ChatCompletionsDecoder
 
 _text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",)),  # any unicode a model can send

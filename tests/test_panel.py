@@ -344,7 +344,7 @@ async def test_the_model_picker_is_filled_from_the_providers_model_list(serve, o
 
 
 async def test_a_provider_without_a_model_list_leaves_the_picker_as_it_was(open_panel, serve):
-    from copilot_nb.models.openai import OpenAIChat
+    from copilot_nb.models.openai.chat import OpenAIChat
 
     server = serve([])
     panel, _, _ = open_panel(

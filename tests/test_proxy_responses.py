@@ -23,7 +23,7 @@ from copilot_nb.messages import (
     ToolResult,
     Usage,
 )
-from copilot_nb.models.openai_stream import ChatCompletionsDecoder
+from copilot_nb.models.openai.chat_stream import ChatCompletionsDecoder
 from copilot_nb.serve.chat_request import ApiError, parse_chat_request
 from copilot_nb.serve.chat_response import ChunkEncoder, completion_body, sse
 from copilot_nb.testing import ScriptedModel

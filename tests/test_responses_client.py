@@ -10,8 +10,8 @@ from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.events import ModelResponse, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.messages import AssistantMessage, SystemMessage, ToolResult, UserMessage
 from copilot_nb.models.base import ModelRequest
-from copilot_nb.models.responses import OpenAIResponses, reasons
-from copilot_nb.models.responses_request import responses_request
+from copilot_nb.models.openai.responses import OpenAIResponses, reasons
+from copilot_nb.models.openai.responses_request import responses_request
 from copilot_nb.testing.script import ScriptedTurn, call, reply
 from copilot_nb.testing.server import ScriptedServer
 

@@ -18,7 +18,7 @@ import pytest
 from copilot_nb.errors import StreamError
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.messages import AssistantMessage
-from copilot_nb.models.responses_stream import ResponsesDecoder
+from copilot_nb.models.openai.responses_stream import ResponsesDecoder
 from tests.stream_splits import SPLITS, feed_all
 
 CORPUS = Path(__file__).parent / "data" / "conformance" / "responses"

@@ -10,7 +10,7 @@ import pytest
 
 from copilot_nb.errors import StreamError
 from copilot_nb.events import TextDelta, ToolCallDelta
-from copilot_nb.models.responses_stream import ResponsesDecoder
+from copilot_nb.models.openai.responses_stream import ResponsesDecoder
 
 
 def sse(*events: dict[str, Any], named: bool = True) -> bytes:

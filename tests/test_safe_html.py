@@ -25,12 +25,12 @@ from copilot_nb.events import (
 )
 from copilot_nb.jupyter.approval_prompt import approval_html, approval_text, split_preview
 from copilot_nb.jupyter.cell_view import CellRenderer
-from copilot_nb.jupyter.commands import render_tools
-from copilot_nb.jupyter.github_login import copilot_table, model_list
+from copilot_nb.jupyter.commands.dispatch import render_tools
+from copilot_nb.jupyter.commands.login import copilot_table, model_list
 from copilot_nb.jupyter.reports import render_diff, render_history, render_undo
 from copilot_nb.jupyter.safe_html import inline_html, link_html, markdown_html, safe_url
 from copilot_nb.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
-from copilot_nb.models.copilot import CopilotModelInfo
+from copilot_nb.models.copilot.chat import CopilotModelInfo
 from copilot_nb.testing import ScriptedModel
 from copilot_nb.workspace.restore import RestoredPath
 from tests.html_safety import payloads, table_rows, violations

@@ -18,13 +18,13 @@ from typing import Any
 import psutil
 import pytest
 
-from copilot_nb.tools import ToolOutput, ToolSet, ripgrep
-from copilot_nb.tools import text_search as engine
-from copilot_nb.tools.ripgrep import ENV, find_ripgrep, ripgrep_for, search_with_ripgrep
-from copilot_nb.tools.ripgrep_args import chunked, is_odd, same_in_rust, tells_odd_lines
-from copilot_nb.tools.search import search_tools
-from copilot_nb.tools.text_search import TextSearch
-from copilot_nb.tools.walk import compile_glob, walk_glob
+from copilot_nb.tools import ToolOutput, ToolSet
+from copilot_nb.tools.search import engine, ripgrep
+from copilot_nb.tools.search.engine import TextSearch
+from copilot_nb.tools.search.ripgrep import ENV, find_ripgrep, ripgrep_for, search_with_ripgrep
+from copilot_nb.tools.search.ripgrep_args import chunked, is_odd, same_in_rust, tells_odd_lines
+from copilot_nb.tools.search.tools import search_tools
+from copilot_nb.tools.search.walk import compile_glob, walk_glob
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import call, until
 

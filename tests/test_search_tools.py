@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools import search as search_tools_module
-from copilot_nb.tools import text_search as engine
-from copilot_nb.tools.search import search_tools
-from copilot_nb.tools.walk import compile_glob
+from copilot_nb.tools.search import engine
+from copilot_nb.tools.search import tools as search_tools_module
+from copilot_nb.tools.search.tools import search_tools
+from copilot_nb.tools.search.walk import compile_glob
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import assert_schemas_match_snapshot, call
 
@@ -105,7 +105,7 @@ async def test_find_files_caps_its_list_with_a_way_to_narrow(
 
 
 def test_nested_gitignores_negation_and_symlinks(root: Path) -> None:
-    from copilot_nb.tools.walk import walk_files
+    from copilot_nb.tools.search.walk import walk_files
 
     (root / "src" / "util" / ".gitignore").write_text("*.txt\n")
     (root / "link.py").symlink_to("setup.py")

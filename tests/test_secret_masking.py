@@ -13,7 +13,7 @@ from copilot_nb.agent.approvals import ApprovalPolicy
 from copilot_nb.events import ApprovalNeeded, Done
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools.kernel import kernel_tools
+from copilot_nb.tools.kernel.tools import kernel_tools
 from copilot_nb.tools.masking import is_secret_name, looks_secret, redact_and_cut, redact_text
 from copilot_nb.tools.outputs import clip_output
 from tests.secret_namespace import GITHUB_TOKEN, OPENAI_KEY, SECRETS, SETUP, TABLE, Row, check

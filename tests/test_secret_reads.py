@@ -16,7 +16,7 @@ from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.messages import ToolResult
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools.notebook import notebook_tools
+from copilot_nb.tools.notebook.cells import notebook_tools
 from copilot_nb.workspace.secret_paths import DEFAULT_SECRETS, SecretRules
 from copilot_nb.workspace.workspace import Workspace
 

@@ -214,7 +214,7 @@ async def test_tools_found_with_tool_search_stay_listed_until_the_conversation_e
 
 
 async def test_copilot_tools_says_which_tools_wait_for_tool_search(tmp_path, monkeypatch):
-    from copilot_nb.jupyter.commands import FOUND, WAITING, render_tools
+    from copilot_nb.jupyter.commands.dispatch import FOUND, WAITING, render_tools
     from copilot_nb.workspace.workspace import Workspace
 
     session = scripted_session(None, tmp_path, monkeypatch, shout=shout, **many_tools(40))

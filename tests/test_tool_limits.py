@@ -28,7 +28,7 @@ from copilot_nb.messages import (
 )
 from copilot_nb.testing import ScriptedModel, call, reply
 from copilot_nb.tools import ToolSet
-from copilot_nb.tools.kernel import kernel_tools
+from copilot_nb.tools.kernel.tools import kernel_tools
 
 DEEP = "[" * 200_000 + "]" * 200_000
 DEEP_OBJECT = '{"path": ' + "[" * 200_000 + "]" * 200_000 + "}"

@@ -13,8 +13,8 @@ from copilot_nb.errors import ConfigError, SandboxError, ToolError
 from copilot_nb.messages import ToolSpec
 from copilot_nb.tools import Tool, ToolOutput, ToolSet, file_tools, tool
 from copilot_nb.tools.context import ToolContext
-from copilot_nb.tools.files import read_file
-from copilot_nb.tools.kernel import list_variables
+from copilot_nb.tools.files.tools import read_file
+from copilot_nb.tools.kernel.tools import list_variables
 from copilot_nb.tools.registry import bound_tool
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import until

@@ -9,7 +9,7 @@ import pytest
 
 from copilot_nb.events import FileChanged
 from copilot_nb.tools import ToolSet, file_tools
-from copilot_nb.tools import files as files_module
+from copilot_nb.tools.files import tools as files_module
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import assert_schemas_match_snapshot, call
 

@@ -20,10 +20,10 @@ from pydantic import TypeAdapter
 
 from copilot_nb import Agent
 from copilot_nb.messages import AssistantMessage, Image, ToolCall, ToolResult, UserMessage
-from copilot_nb.models.anthropic import AnthropicChat
+from copilot_nb.models.anthropic.chat import AnthropicChat
 from copilot_nb.models.capabilities import MAX_IMAGE_BYTES
-from copilot_nb.models.copilot_headers import EDITOR_SETTINGS
-from copilot_nb.models.responses import OpenAIResponses
+from copilot_nb.models.copilot.headers import EDITOR_SETTINGS
+from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.testing import call, reply
 from copilot_nb.tools.mcp.results import tool_output
 from copilot_nb.tools.outputs import output_images
@@ -94,8 +94,8 @@ class Shell:
 
 
 async def test_run_cell_attaches_the_figure_it_put_into_the_file(root: Path) -> None:
-    from copilot_nb.tools.cell_run import cell_run_toolset
     from copilot_nb.tools.context import ToolContext
+    from copilot_nb.tools.notebook.run_cell import cell_run_toolset
 
     dot = b64png(3, 2)
     source = f"_ = shell.display_pub.publish(data={{'image/png': '{dot}'}}, metadata={{}})"

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 
 from ..events import ApprovalNeeded
-from ..models.cassette import Cassette, CassetteMismatch
-from ..models.cassette_entries import Scrubber, call_arguments
+from ..models.cassettes.cassette import Cassette, CassetteMismatch
+from ..models.cassettes.entries import Scrubber, call_arguments
 from .approver import Approver
 
 SECRET_CATEGORY = "read-secret"

@@ -8,11 +8,9 @@ exactly one result, also when a run is interrupted half-way.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from contextlib import aclosing
-from dataclasses import replace
 from typing import Any
 
 from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
@@ -39,7 +37,6 @@ from ..messages import (
     ToolCall,
     ToolResult,
     UserMessage,
-    arguments_problem,
     parse_arguments,
 )
 from ..models.base import Model
@@ -51,6 +48,7 @@ from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy, answer_of, decide_call, policy_refusal
 from .context_window import ContextWindow
 from .side_channel import SideChannel
+from .tool_calls import kept_reply, summarize_call
 
 STREAM_RETRIES = 1
 """How often a round whose stream broke off is asked again before the run fails."""
@@ -219,7 +217,7 @@ class Agent:
             if not reply:
                 yield Failed(error=f"{self.model.name}: the reply ended without a final message")
                 return
-            kept = _kept_reply(reply[0])
+            kept = kept_reply(reply[0])
             self.messages.append(kept)
             if reply[0].usage is not None:
                 self.context.observe(reply[0].usage)
@@ -363,47 +361,3 @@ class Agent:
                         tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True
                     )
                 )
-
-
-def _kept_reply(message: AssistantMessage) -> AssistantMessage:
-    """The reply as the conversation keeps it: a call whose argument text was refused unparsed
-    (nested too deep, too big) keeps a short note instead, so every later request stays small."""
-    calls = []
-    for call in message.tool_calls:
-        problem = arguments_problem(call.arguments) if isinstance(call.arguments, str) else None
-        if problem is None:
-            calls.append(call)
-            continue
-        size = len(call.raw_arguments or call.arguments)
-        note = {"refused_arguments": f"{size:,} characters, not kept: {problem}"}
-        calls.append(
-            ToolCall(id=call.id, name=call.name, arguments=note, raw_arguments=json.dumps(note))
-        )
-    if all(a is b for a, b in zip(calls, message.tool_calls, strict=True)):
-        return message
-    return replace(message, tool_calls=tuple(calls))
-
-
-_SUMMARY_KEYS = (
-    "path",
-    "cell_id",
-    "after_cell_id",
-    "notebook",
-    "source",
-    "glob",
-    "regex",
-    "pattern",
-    "name",
-    "code",
-)
-
-
-def summarize_call(call: ToolCall) -> str:
-    """The few words that identify what a call works on, e.g. the path it reads."""
-    if not isinstance(call.arguments, dict):
-        return "(arguments are not valid JSON)"
-    for key in _SUMMARY_KEYS:
-        value = call.arguments.get(key)
-        if isinstance(value, str) and value:
-            return first_line(value)
-    return ""

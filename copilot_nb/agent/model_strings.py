@@ -38,23 +38,23 @@ def resolve_model(spec: str | None = None) -> Model:
             f"model {spec!r} names no model; write it as provider:model, e.g. openai:gpt-4o"
         )
     if provider == "openai":
-        from ..models.openai import OpenAIChat
+        from ..models.openai.chat import OpenAIChat
 
         return OpenAIChat(name)
     if provider == "openai-responses":
-        from ..models.responses import OpenAIResponses
+        from ..models.openai.responses import OpenAIResponses
 
         return OpenAIResponses(name)
     if provider == "ollama":
-        from ..models.ollama import OllamaChat
+        from ..models.openai.ollama import OllamaChat
 
         return OllamaChat(name)  # at OLLAMA_BASE_URL, else http://localhost:11434/v1
     if provider == "anthropic":
-        from ..models.anthropic import AnthropicChat
+        from ..models.anthropic.chat import AnthropicChat
 
         return AnthropicChat(name)
     if provider == "copilot":
-        from ..models.copilot import CopilotChat
+        from ..models.copilot.chat import CopilotChat
 
         return CopilotChat(name)
     raise ConfigError(

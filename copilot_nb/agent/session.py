@@ -20,7 +20,7 @@ from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 from ..events import AgentEvent, ApprovalNeeded, Done, Failed, ToolsUpdated
 from ..models.base import Model
-from ..models.cassette import (
+from ..models.cassettes.cassette import (
     Cassette,
     CassetteMismatch,
     Header,

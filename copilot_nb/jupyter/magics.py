@@ -95,7 +95,7 @@ class CopilotMagics(Magics):
 
     @default("cassette")
     def _cassette_default(self) -> str:
-        from ..models.cassette import mode_from_environment
+        from ..models.cassettes.cassette import mode_from_environment
 
         return mode_from_environment() or ""
 
@@ -186,7 +186,7 @@ class CopilotMagics(Magics):
             if line.split()[:1] in (["mcp"], ["serve"], ["context"]):
                 _run_blocking(self.run_line(line))
                 return
-            from . import commands
+            from .commands import dispatch as commands
 
             commands.run(self.session, line.split(), self)
             return
@@ -202,16 +202,16 @@ class CopilotMagics(Magics):
         except ValueError as exc:
             raise UsageError(f"%copilot: {exc}") from None
         if words[0] == "serve":
-            from .serve_command import serve
+            from .commands.serve import serve
 
             await serve(self.session, words[1:])
             return
         if words[0] == "context":
-            from .context_command import context
+            from .commands.context import context
 
             await context(self.session)
             return
-        from .mcp_command import mcp
+        from .commands.mcp import mcp
 
         await mcp(self.session, words[1:])
 
@@ -258,7 +258,7 @@ class CopilotMagics(Magics):
 
 def finish_cell(session: CopilotSession, renderer: CellRenderer, model: str | None) -> None:
     """Put the turn's provenance on the cell's output; a replay that diverged fails the cell."""
-    from ..models.cassette import active_cassette
+    from ..models.cassettes.cassette import active_cassette
 
     chosen = session.model(model)
     record: dict[str, Any] = {

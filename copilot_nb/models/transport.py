@@ -4,7 +4,7 @@ loop that moves a streamed reply from the socket through a pure decoder.
 Retries: connection failures and HTTP 408, 409, 429 and 5xx are retried with exponential backoff
 and jitter, honouring `retry-after-ms` / `Retry-After`; the total wait is bounded, so a provider
 that keeps failing never becomes a retry storm. A 401 is an `AuthError` here: credentials that
-expire are renewed by the request's `httpx.Auth` (see `copilot_auth.py`), inside the request.
+expire are renewed by the request's `httpx.Auth` (see `copilot/auth.py`), inside the request.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from ..errors import AuthError, ContextLengthError, ModelConnectionError, ModelH
 from ..events import ModelEvent, ModelResponse, Notice
 from ..messages import AssistantMessage
 from ..text import shorten
-from .cassette import active_cassette
-from .cassette_transport import CassetteTransport
+from .cassettes.cassette import active_cassette
+from .cassettes.transport import CassetteTransport
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """Generous read timeout: a long reply from a slow local model is normal, a dead connect is not."""

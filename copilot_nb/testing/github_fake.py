@@ -28,8 +28,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from ..models.github_auth import DEFAULT_CLIENT_ID, DEVICE_GRANT
-from ..models.github_tokens import GitHubHosts
+from ..models.copilot.github_sign_in import DEFAULT_CLIENT_ID, DEVICE_GRANT
+from ..models.copilot.github_tokens import GitHubHosts
 from .copilot_catalog import CHAT, COPILOT_MODELS, MESSAGES, RESPONSES
 from .script import Reply, ScriptedRequest, Step
 from .scripted import Script
@@ -143,7 +143,7 @@ class FakeGitHub(LoopbackService):
 
     def model(self, name: str | None = None, **options: Any) -> Any:
         """A `CopilotChat` signed in to this fake with a preset GitHub token."""
-        from ..models.copilot import CopilotChat
+        from ..models.copilot.chat import CopilotChat
 
         token = options.pop("github_token", None) or self.add_github_token()
         return CopilotChat(name or self.model_name, github_token=token, hosts=self.hosts, **options)

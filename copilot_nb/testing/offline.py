@@ -15,7 +15,7 @@ from typing import Any
 
 from ..events import ModelEvent
 from ..models.base import ChatModel, ModelRequest
-from ..models.openai import OpenAIChat
+from ..models.openai.chat import OpenAIChat
 from ..text import clip
 from .script import ScriptedRequest, ScriptedTurn, call, reply
 from .server import ScriptedServer

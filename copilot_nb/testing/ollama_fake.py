@@ -87,6 +87,6 @@ class OllamaServer(ScriptedServer):
 
     def model(self, **options: Any) -> Any:
         """An `OllamaChat` pointed at this server."""
-        from ..models.ollama import OllamaChat
+        from ..models.openai.ollama import OllamaChat
 
         return OllamaChat(self.model_name, base_url=self.url, **options)

@@ -14,7 +14,7 @@ from ..errors import ScriptError
 from ..events import ModelEvent, ModelResponse, ReasoningDelta, TextDelta, ToolCallDelta
 from ..messages import AssistantMessage
 from ..models.base import ChatModel, ModelRequest
-from ..models.openai_request import chat_request
+from ..models.openai.chat_request import chat_request
 from ..text import shorten
 from .script import Reply, ScriptedFailure, ScriptedRequest, Step, pieces
 

@@ -223,7 +223,7 @@ class ScriptedServer(LoopbackService):
 
     def model(self, **options: Any) -> Any:
         """An `OpenAIChat` pointed at this server."""
-        from ..models.openai import OpenAIChat
+        from ..models.openai.chat import OpenAIChat
 
         return OpenAIChat(self.model_name, base_url=self.url, api_key="scripted", **options)
 

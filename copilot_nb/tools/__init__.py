@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..workspace.workspace import Workspace
-from .files import file_tools
-from .kernel import kernel_tools
-from .notebook import notebook_tools
+from .files.tools import file_tools
+from .kernel.tools import kernel_tools
+from .notebook.cells import notebook_tools
 from .registry import Tool, ToolOutput, ToolSet, tool
-from .search import search_tools
+from .search.tools import search_tools
 
 
 def workspace_tools(workspace: Workspace) -> ToolSet:

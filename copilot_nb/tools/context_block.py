@@ -22,8 +22,8 @@ from ..messages import Message, UserMessage
 from ..text import shorten
 from ..workspace.notebook_file import resolve_notebook
 from .context import ToolContext
-from .notebook_store import open_notebook
-from .variables import size_of, type_name, user_variables
+from .kernel.variables import size_of, type_name, user_variables
+from .notebook.store import open_notebook
 
 BUDGET = 3000
 """Characters of the whole block (about 750 tokens)."""

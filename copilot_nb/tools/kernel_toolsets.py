@@ -7,10 +7,10 @@ from typing import Any
 
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
-from .cell_run import cell_run_toolset
 from .context import LiveNotebooks, ToolContext, no_model
-from .kernel import kernel_toolset
-from .notebook import notebook_toolset
+from .kernel.tools import kernel_toolset
+from .notebook.cells import notebook_toolset
+from .notebook.run_cell import cell_run_toolset
 from .registry import ToolSet
 
 

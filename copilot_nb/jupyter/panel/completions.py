@@ -32,9 +32,9 @@ from ...agent.session import CopilotSession, current_dir
 from ...errors import CopilotError
 from ...text import shorten
 from ...tools.context import ToolContext
-from ...tools.notebook_store import open_notebook
-from ...tools.variables import size_of, type_name, user_variables
-from ...tools.walk import walk_files
+from ...tools.kernel.variables import size_of, type_name, user_variables
+from ...tools.notebook.store import open_notebook
+from ...tools.search.walk import walk_files
 from ...workspace.notebook_file import resolve_notebook
 from ...workspace.workspace import Workspace
 

@@ -132,7 +132,7 @@ class ChatPanel:
         return self._loop.create_task(self._discover_models(self.widget.model))
 
     async def _discover_models(self, spec: str) -> None:
-        from ..github_login import model_choices
+        from ..commands.login import model_choices
 
         try:
             found = await model_choices(spec, self.session.model(spec))

@@ -1,0 +1,117 @@
+"""`%copilot record`, `%copilot replay` and `%copilot cassette`: a notebook's model traffic on tape.
+
+`record [PATH]` starts a new cassette (by default beside the notebook: `name.copilot.jsonl`),
+`replay [PATH] [--auto]` plays one back (`--auto` records what comes after its end), and
+`cassette [off]` says what is playing or stops it. Replaying switches to the model the cassette
+was recorded with, so a notebook replays the same whatever model the reader has configured.
+`COPILOT_NB_CASSETTE=record|replay|auto` overrides every cell's mode, and
+`COPILOT_NB_CASSETTE_NOTE` is written in a new recording's header (what it was recorded with).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ...agent.session import CopilotSession
+from ...models.cassettes.cassette import (
+    Cassette,
+    CassetteMismatch,
+    Header,
+    Mode,
+    activate,
+    active_cassette,
+    default_path,
+    mode_from_environment,
+)
+from ...workspace.notebook_file import current_notebook_path
+from .cassette_notice import replay_notice
+
+
+def cassette_path(session: CopilotSession, words: list[str], command: str) -> Path:
+    """The cassette a command names, else the one beside the notebook this kernel runs."""
+    if words:
+        return Path(os.path.abspath(os.path.expanduser(words[0])))
+    notebook = current_notebook_path(getattr(session.shell, "user_ns", None) or {})
+    if notebook is None:
+        raise UsageError(
+            f"%copilot {command}: this kernel does not know its notebook's name; name the "
+            f"cassette, e.g. %copilot {command} analysis.copilot.jsonl"
+        )
+    return default_path(os.path.abspath(notebook))
+
+
+_switched: dict[Cassette, str] = {}
+"""The model setting each replaying cassette replaced, put back when it stops."""
+
+
+def record(session: CopilotSession, words: list[str], settings: Any) -> None:
+    if words[:1] == ["off"]:
+        stop(session, [], settings)
+        return
+    start(session, cassette_path(session, words, "record"), "record", settings)
+
+
+def replay(session: CopilotSession, words: list[str], settings: Any) -> None:
+    rest = [w for w in words if w not in ("--auto", "--trust")]
+    if rest[:1] == ["off"]:
+        stop(session, [], settings)
+        return
+    mode: Mode = "auto" if "--auto" in words else "replay"
+    path = cassette_path(session, rest, "replay")
+    start(session, path, mode, settings, trust="--trust" in words)
+
+
+def start(
+    session: CopilotSession, path: Path, mode: Mode, settings: Any, *, trust: bool = False
+) -> None:
+    """Open the cassette in `mode` (or the environment's), make it the kernel's, say so."""
+    mode = mode_from_environment() or mode  # the environment decides for every cell
+    if mode == "replay" and not path.exists():
+        raise UsageError(f"%copilot replay: no cassette at {path}; record one first")
+    header = Header(
+        model=session.current_model_spec(), note=os.environ.get("COPILOT_NB_CASSETTE_NOTE", "")
+    )
+    try:
+        cassette = Cassette(path, mode, header=header)
+    except CassetteMismatch as exc:
+        raise UsageError(f"%copilot {mode}: {exc}") from None
+    cassette.trusted = trust
+    activate(cassette)
+    if mode == "record":
+        print(f"copilot: recording to {path.name}: the model's answers and your approvals")
+        return
+    recorded = cassette.header.model
+    if recorded and recorded != session.current_model_spec():
+        _switched[cassette] = settings.model
+        settings.model = recorded  # the model it was recorded with, whatever is configured
+    lines = [f"copilot: {cassette.describe()}, recorded with {recorded or 'the default model'}"]
+    if cassette.header.note:
+        lines.append(f"({cassette.header.note})")
+    lines += replay_notice(session, cassette, path)
+    print("\n".join(lines))
+
+
+def stop(session: CopilotSession, words: list[str], settings: Any) -> None:
+    """`%copilot cassette off`: the model a replay switched from is the model again."""
+    previous = activate(None)
+    if previous is None:
+        print("copilot: no cassette")
+        return
+    if previous in _switched:
+        settings.model = _switched.pop(previous)
+    print(f"copilot: stopped {previous.describe()}; model {session.current_model_spec()}")
+
+
+def status(session: CopilotSession, words: list[str], settings: Any) -> None:
+    """`%copilot cassette [off]`."""
+    if words[:1] == ["off"]:
+        stop(session, words[1:], settings)
+        return
+    if words:
+        raise UsageError("%copilot cassette: use `%copilot cassette` or `%copilot cassette off`")
+    cassette = active_cassette()
+    print(f"copilot: {cassette.describe()}" if cassette else "copilot: no cassette")

@@ -1,0 +1,31 @@
+"""`%copilot context`: exactly what the next request carries besides the conversation.
+
+The system prompt (ours, then each instruction file, in the order they are sent) and the context
+block the request would start with, built now. Shown as text in a safe HTML page: both are
+sent to the model as they are, so they are shown as they are.
+"""
+
+from __future__ import annotations
+
+from ...agent.prompt_assembly import preview
+from ...agent.session import CopilotSession
+from ..safe_html import Rendered, escape
+
+
+async def context(session: CopilotSession) -> None:
+    from IPython.display import display
+
+    prompt = await preview(session.workspace(), session.shell, session.live)
+    files = ", ".join(f.shown + (" (cut)" if f.clipped else "") for f in prompt.files)
+    head = f"instruction files, in order: {files}" if files else "no instruction files"
+    block = prompt.block or "(nothing to say: no notebook, variables, files or git here)"
+    sections = [
+        (f"System prompt ({len(prompt.system):,} characters; {head})", prompt.system),
+        (f"Context block, before the next request ({len(prompt.block):,} characters)", block),
+    ]
+    html = "".join(
+        f"<details open><summary>{escape(title)}</summary><pre>{escape(text)}</pre></details>"
+        for title, text in sections
+    )
+    plain = "\n\n".join(f"--- {title}\n{text}" for title, text in sections)
+    display(Rendered(html, plain))

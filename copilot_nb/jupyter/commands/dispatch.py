@@ -1,0 +1,219 @@
+"""`%copilot <command>`: the line magic's subcommands, one small function each.
+
+Each takes the session, its words and the settings (the magics' traits, the one writer of the
+session's settings) and prints or displays its answer; user mistakes raise IPython's UsageError,
+so they show without a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from IPython.core.error import UsageError
+
+from ...agent.session import CopilotSession
+from ...errors import CopilotError
+from ...text import first_line
+from ...tools import Tool, tool
+from ...workspace.restore import Action
+from ..safe_html import Rendered, table_html
+from . import cassette as cassette_command
+
+
+class Settings(Protocol):
+    """Where a command changes a setting: the `CopilotMagics` traits, which update the session."""
+
+    model: str
+
+
+@contextmanager
+def as_usage_error(what: str) -> Iterator[None]:
+    """A sign-in or provider problem is the user's to fix: show it without a traceback."""
+    try:
+        yield
+    except CopilotError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+
+
+def status(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    agent = session.agent
+    requests = sum(1 for m in agent.messages if m.role == "user") if agent else 0
+    print(
+        f"copilot: model {session.current_model_spec()}; workspace {os.getcwd()}; "
+        f"{requests} request(s) in this conversation"
+    )
+    from .serve import running
+
+    if (server := running(session)) is not None:
+        print(f"copilot: serving at {server.url} (%copilot serve stop stops it)")
+
+
+def reset(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    session.reset()
+    print("copilot: conversation cleared")
+
+
+def model(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    if words:
+        with as_usage_error("%copilot model"):
+            session.model(words[0])  # fail now, not at the next cell
+        settings.model = words[0]
+    print(f"copilot: model {session.current_model_spec()}")
+
+
+def login(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    from .login import login as run_login
+
+    with as_usage_error("%copilot login"):
+        run_login()
+    session.forget_models("copilot:")  # they may hold a token of another account
+
+
+def models(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    from .login import show_models
+
+    with as_usage_error("%copilot models"):
+        show_models(words[0] if words else session.current_model_spec())
+
+
+def tools(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    """`%copilot tools` lists; `tools add NAME [NAME...]` registers kernel functions; `tools remove`."""
+    action, names = (words[0], words[1:]) if words else ("list", [])
+    if action == "list":
+        from IPython.display import display
+
+        from ...workspace.workspace import Workspace
+
+        listing = session.tool_listing(Workspace(os.getcwd()))
+        display(render_tools(listing.tools, found=listing.found, waiting=listing.waiting))
+    elif action == "add" and names:
+        namespace = getattr(session.shell, "user_ns", {})
+        for name in names:
+            if name not in namespace:
+                raise UsageError(f"%copilot tools add: no variable {name!r} in this kernel")
+            value = namespace[name]
+            with as_usage_error(f"%copilot tools add {name}"):
+                session.add_tool(value if isinstance(value, Tool) else tool(value))
+            print(f"copilot: tool {name!r} added")
+    elif action == "remove" and names:
+        for name in names:
+            if not session.remove_tool(name):
+                raise UsageError(f"%copilot tools remove: {name!r} was not added")
+        print(f"copilot: removed {', '.join(names)}")
+    else:
+        raise UsageError("use %copilot tools, %copilot tools add NAME, %copilot tools remove NAME")
+
+
+FOUND = "found through tool_search: listed for this conversation"
+WAITING = "listed once tool_search finds it"
+
+
+def render_tools(
+    toolset: Iterable[Tool], *, found: Iterable[str] = (), waiting: Iterable[str] = ()
+) -> Rendered:
+    """`%copilot tools`: name, approval category and first line of each tool, as a safe table;
+    where some tools wait for `tool_search`, a column says when each is listed."""
+    found, waiting = set(found), set(waiting)
+    rows: list[tuple[str, ...]] = [
+        (item.name, item.category, first_line(item.description or "")) for item in toolset
+    ]
+    head: tuple[str, ...] = ("tool", "approval", "what it does")
+    if found or waiting:
+        head += ("listed",)
+        when = {**dict.fromkeys(found, FOUND), **dict.fromkeys(waiting, WAITING)}
+        rows = [(*row, when.get(row[0], "always")) for row in rows]
+    plain = "\n".join(f"{row[0]:<18} {row[1]:<11} {'  '.join(row[2:])}" for row in rows)
+    return Rendered(table_html(head, rows), plain)
+
+
+def undo(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    from IPython.display import display
+
+    from ..live_channel import live_channel
+    from ..reports import render_undo
+
+    workspace = session.workspace()
+    channel = live_channel(session.shell) if session.shell is not None else None
+
+    def in_open_notebook(notebook: str, changes: list[dict[str, Any]]) -> tuple[Action, str]:
+        assert channel is not None
+        return channel.take_back(workspace.root / notebook, changes)
+
+    with as_usage_error("%copilot undo"):
+        restored = workspace.undo(
+            force="--force" in words, cells=in_open_notebook if channel else None
+        )
+    display(render_undo(restored))
+
+
+def diff(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    from IPython.display import display
+
+    from ..reports import render_diff
+
+    label, changes = session.workspace().checkpoints.last_diff()
+    display(render_diff(changes, label=label))
+
+
+def history(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    from IPython.display import display
+
+    from ..reports import render_history
+
+    if session.agent is None:
+        print("copilot: no conversation yet")
+        return
+    display(render_history(session.agent))
+
+
+def agents(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    """`%copilot agents`: the subagents `delegate` can start (built in, and the workspace's)."""
+    from IPython.display import display
+
+    from ...agent.subagents import AGENTS_DIR, agent_definitions
+    from ..safe_html import table_html
+
+    found = agent_definitions(session.workspace())
+    rows = [
+        (
+            d.name,
+            d.source,
+            ", ".join(d.tools) if d.tools is not None else "read-only tools",
+            d.model or "the conversation's",
+            first_line(d.description),
+        )
+        for d in found.values()
+    ]
+    head = ("agent", "from", "tools", "model", "what it is for")
+    plain = "\n".join(f"{r[0]:<12} {r[1]:<28} {r[2]}; model: {r[3]}; {r[4]}" for r in rows)
+    note = f"add your own as {AGENTS_DIR}/NAME.md (front matter: description, tools, model)"
+    display(Rendered(table_html(head, rows) + f"<p>{note}</p>", f"{plain}\n{note}"))
+
+
+COMMANDS: dict[str, Callable[[CopilotSession, list[str], Settings], Any]] = {
+    "status": status,
+    "reset": reset,
+    "model": model,
+    "models": models,
+    "login": login,
+    "tools": tools,
+    "undo": undo,
+    "diff": diff,
+    "history": history,
+    "agents": agents,
+    "record": cassette_command.record,
+    "replay": cassette_command.replay,
+    "cassette": cassette_command.status,
+}
+
+
+def run(session: CopilotSession, words: list[str], settings: Settings) -> None:
+    """Dispatch `%copilot WORDS`."""
+    command, rest = (words[0], words[1:]) if words else ("status", [])
+    handler = COMMANDS.get(command)
+    if handler is None:
+        raise UsageError(f"%copilot {command}: unknown command; use one of {', '.join(COMMANDS)}")
+    handler(session, rest, settings)

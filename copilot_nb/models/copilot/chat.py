@@ -1,0 +1,315 @@
+"""`CopilotChat`: GitHub Copilot's chat models, each asked through an endpoint that serves it.
+
+Every request carries a short-lived Copilot token, set and renewed by `CopilotAuth` (see
+`copilot_auth`), and the editor headers the Copilot API insists on (`copilot_headers`). The model
+asks the auth for the token before it builds a request, because the token names the API base URL
+to use (`endpoints.api`, which differs for individual, business and enterprise accounts).
+
+Copilot serves a model through the endpoints its `/models` entry lists (`copilot_models`):
+Claude in Anthropic's Messages format, the GPT-5 codex line only through the Responses API,
+the rest through Chat Completions. `CopilotChat` is one model to its users; inside, it asks
+through the best endpoint the list names, speaking that endpoint's protocol with the code of
+`AnthropicChat`, `OpenAIResponses` or `OpenAIChat`. An answer that the model is not served there
+(`unsupported_api_for_model`) is followed by one new route, from a freshly read list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import httpx
+
+from ...errors import AuthError, CopilotError, ModelConnectionError, ModelError, ModelHTTPError
+from ...events import ModelEvent, Notice
+from ..anthropic.chat import ANTHROPIC_VERSION, AnthropicChat
+from ..base import MessagesIn, ModelRequest
+from ..capabilities import ImageLimits, carries_images, image_limits_for
+from ..openai.chat import OpenAIChat
+from ..openai.responses import OpenAIResponses
+from ..transport import error_text, http_error, provider_message
+from .auth import COPILOT_API_URL, REFRESH_MARGIN, CopilotAuth, CopilotToken
+from .catalog import (
+    MESSAGES,
+    PREFERENCE,
+    RESPONSES,
+    CopilotModelInfo,
+    choose_endpoint,
+    parse_models,
+    unsupported_api,
+)
+from .github_tokens import GitHubHosts, GitHubToken
+from .headers import EditorHeaders, editor_refusal
+
+__all__ = ["CopilotChat", "CopilotModelInfo", "initiator", "parse_models"]
+
+SPOKEN = PREFERENCE
+"""The endpoints `CopilotChat` speaks, best first: Messages, Responses, Chat Completions."""
+
+
+def initiator(messages: MessagesIn) -> str:
+    """`user` when the user just asked, `agent` for the loop's follow-up rounds (tool results).
+
+    Copilot counts premium requests by this header, as VS Code's agent mode sends it.
+    """
+    if not messages:
+        return "user"
+    last = messages[-1]
+    role = last.get("role") if isinstance(last, Mapping) else getattr(last, "role", None)
+    return "user" if role == "user" else "agent"
+
+
+class CopilotChat(OpenAIChat):
+    """A GitHub Copilot chat model (`copilot:gpt-4o`); sign in once with `%copilot login`.
+
+    `editor_version`, `editor_plugin_version`, `user_agent` and `integration_id` override the
+    editor identification sent to Copilot (also `COPILOT_NB_EDITOR_VERSION` and friends).
+    """
+
+    sign_in_hint = (
+        "Run `%copilot login` to sign in to GitHub again, and check that the account has Copilot."
+    )
+    spoken: tuple[str, ...] = SPOKEN
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        github_token: str | GitHubToken | None = None,
+        hosts: GitHubHosts | None = None,
+        clock: Callable[[], float] = time.time,
+        refresh_margin: float = REFRESH_MARGIN,
+        editor_version: str | None = None,
+        editor_plugin_version: str | None = None,
+        user_agent: str | None = None,
+        integration_id: str | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(model, api_key="", base_url=COPILOT_API_URL, provider="copilot", **options)
+        if isinstance(github_token, str):
+            github_token = GitHubToken(value=github_token, source="the github_token argument")
+        self.editor = EditorHeaders.resolve(
+            editor_version=editor_version,
+            editor_plugin_version=editor_plugin_version,
+            user_agent=user_agent,
+            integration_id=integration_id,
+        )
+        self.auth: CopilotAuth = CopilotAuth(
+            github_token=github_token,
+            hosts=hosts or GitHubHosts.from_env(),
+            client=self._http.get,
+            clock=clock,
+            refresh_margin=refresh_margin,
+            editor=self.editor,
+        )
+        self.context_window: int | None = None
+        self.max_prompt_tokens: int | None = None
+        self.info: CopilotModelInfo | None = None
+        """This model's entry in the last `/models` list read, if it was there."""
+        self._listed = False
+        self._messages: _CopilotMessages | None = None
+        self._responses: _CopilotResponses | None = None
+
+    async def copilot_token(self) -> CopilotToken:
+        """The Copilot token for the next request, signing in first; it also names the API base
+        URL, which becomes `base_url`."""
+        token = await self.auth.token()
+        self.base_url = token.api_url
+        return token
+
+    async def prepare_request(
+        self, request: ModelRequest | None = None
+    ) -> tuple[str, dict[str, str]]:
+        """The Copilot API base URL and the editor headers; the auth adds the token."""
+        await self.copilot_token()
+        headers = {
+            "Accept": "text/event-stream",
+            **self.editor.as_headers(),
+            "Openai-Intent": "conversation-panel",
+            "X-Initiator": initiator(request.messages) if request is not None else "user",
+            "X-Request-Id": str(uuid.uuid4()),
+            **self.headers,
+        }
+        if request is not None and carries_images(request.messages):
+            headers["Copilot-Vision-Request"] = "true"  # else images are refused
+        return self.base_url, headers
+
+    def image_limits(self) -> ImageLimits | None:
+        """What the model list says (`supports.vision`, `limits.vision`), unless `vision` is set;
+        the name table before the list is read."""
+        info = self.info
+        limits = image_limits_for(self.name, self.vision, info.vision if info else None)
+        if limits is None or info is None:
+            return limits
+        return limits.narrowed(
+            max_images=info.max_images,
+            max_bytes=info.max_image_bytes,
+            media_types=info.image_types,
+        )
+
+    def endpoint(self, *, refused: tuple[str, ...] = ()) -> str | None:
+        """The endpoint the next request goes to (None: none that serves this model)."""
+        return choose_endpoint(self.info, spoken=self.spoken, refused=refused)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Through the endpoint the model list names; once more through another after the API
+        says the model is not served there."""
+        await self.copilot_token()  # a sign-in problem surfaces as such
+        if not self._listed:
+            self._listed = True
+            with contextlib.suppress(CopilotError):  # the list is a help, not a requirement
+                await self.list_models()
+        info = self.info
+        if request.tools and info is not None and info.tool_calls_listed and not info.tool_calls:
+            yield Notice(
+                text=f"copilot: {self.name} cannot call tools (Copilot's model list says so); "
+                "asking without them, so it can only answer in text"
+            )
+            request = request.without_tools()
+        refused: tuple[str, ...] = ()
+        while True:
+            endpoint = self.endpoint(refused=refused)
+            if endpoint is None:
+                raise ModelError(self._no_endpoint(refused))
+            try:
+                async for event in self._through(endpoint, request):
+                    yield event
+                return
+            except ModelHTTPError as error:
+                if refused or not unsupported_api(error.body):
+                    explained = self._explained(error)
+                    if explained is error:
+                        raise
+                    raise explained from error
+                refused = (endpoint,)
+            with contextlib.suppress(CopilotError):
+                await self.list_models()
+            again = self.endpoint(refused=refused)
+            if again is not None:
+                yield Notice(
+                    text=f"copilot: {self.name} is not served on {endpoint}; asking through {again}"
+                )
+
+    def _through(self, endpoint: str, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        if endpoint == MESSAGES:
+            if self._messages is None:
+                self._messages = _CopilotMessages(self)
+            return self._messages._stream(request)
+        if endpoint == RESPONSES:
+            if self._responses is None:
+                self._responses = _CopilotResponses(self)
+            return self._responses._stream(request)
+        return super()._stream(request)
+
+    def _no_endpoint(self, refused: tuple[str, ...]) -> str:
+        listed = ", ".join(self.info.endpoints) if self.info and self.info.endpoints else None
+        if refused:
+            return (
+                f"copilot: the Copilot API does not serve {self.name} through {refused[0]}, and "
+                f"its model list names no other endpoint copilot_nb speaks"
+                + (f" (it lists {listed})" if listed else "")
+                + ". Choose another model: `%copilot models copilot` shows how each is served."
+            )
+        return (
+            f"copilot: {self.name} is served only through {listed}, which copilot_nb does not "
+            f"speak (it speaks {', '.join(self.spoken)}). Choose another model: "
+            "`%copilot models copilot` shows how each is served."
+        )
+
+    def _explained(self, error: ModelHTTPError) -> ModelHTTPError:
+        """An error that names the setting to change when the API refused our editor headers."""
+        if error.status != 400 or isinstance(error, AuthError):
+            return error
+        detail = provider_message(error.body)
+        hint = editor_refusal(detail, self.editor)
+        if hint is None:
+            return error
+        return ModelHTTPError(
+            f"copilot: {hint} (the API said: {detail.strip()})",
+            status=error.status,
+            body=error.body,
+        )
+
+    async def list_models(self) -> list[CopilotModelInfo]:
+        """The models this account may use, from `{api}/models`."""
+        base_url, headers = await self.prepare_request()
+        headers["Accept"] = "application/json"
+        try:
+            response = await self._http.get().get(
+                f"{base_url}/models", headers=headers, auth=self.auth
+            )
+        except httpx.TransportError as exc:
+            raise ModelConnectionError(
+                f"copilot: could not reach {base_url}/models: {error_text(exc)}"
+            ) from exc
+        if response.status_code >= 400:
+            error = http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint)
+            raise self._explained(error)
+        models = parse_models(response.json())
+        self._listed = True
+        for info in models:
+            if info.id == self.name:  # the context budget reads these limits
+                self.info = info
+                self.context_window = info.context_window
+                self.max_prompt_tokens = info.max_prompt_tokens
+        return models
+
+
+class _CopilotMessages(AnthropicChat):
+    """Claude through Copilot's `/v1/messages`: Anthropic's request and decoder, with Copilot's
+    token, editor headers, retries and connections."""
+
+    label = "copilot"
+
+    def __init__(self, owner: CopilotChat) -> None:
+        output = owner.info.max_output_tokens if owner.info else None
+        super().__init__(
+            owner.name,
+            api_key="",
+            auth_token="",
+            base_url=owner.base_url,
+            max_tokens=min(8192, output) if output else 8192,
+        )
+        self._owner = owner
+        self.auth = owner.auth
+        self.retry = owner.retry
+        self._http = owner._http
+
+    def image_limits(self) -> ImageLimits | None:
+        return self._owner.image_limits()
+
+    async def prepare_request(self, request: ModelRequest) -> tuple[str, dict[str, str]]:
+        base_url, headers = await self._owner.prepare_request(request)
+        self.base_url = base_url
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        headers["Content-Type"] = "application/json"
+        return base_url, headers
+
+    def sign_in_hint(self) -> str:
+        return self._owner.sign_in_hint
+
+
+class _CopilotResponses(OpenAIResponses):
+    """A model served through Copilot's `/responses`: the Responses request and decoder, with
+    Copilot's token, editor headers, retries and connections."""
+
+    def __init__(self, owner: CopilotChat) -> None:
+        super().__init__(owner.name, api_key="", base_url=owner.base_url, provider="copilot")
+        self._owner = owner
+        self.sign_in_hint = owner.sign_in_hint
+        self.auth = owner.auth
+        self.retry = owner.retry
+        self._http = owner._http
+
+    def image_limits(self) -> ImageLimits | None:
+        return self._owner.image_limits()
+
+    async def prepare_request(
+        self, request: ModelRequest | None = None
+    ) -> tuple[str, dict[str, str]]:
+        base_url, headers = await self._owner.prepare_request(request)
+        self.base_url = base_url
+        return base_url, headers

@@ -1,0 +1,121 @@
+"""`OpenAIChat`: any OpenAI-compatible Chat Completions server, streamed over httpx.
+
+OpenAI, Azure, GitHub Copilot, Ollama, vLLM, llama.cpp, LM Studio and OpenRouter all speak this
+protocol; the differences between them live in the pure decoder (`chat_stream.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+
+from ...errors import ModelHTTPError
+from ...events import ModelEvent, Notice
+from ..base import ChatModel, ModelRequest
+from ..transport import (
+    DEFAULT_TIMEOUT,
+    LoopBoundClient,
+    RetryPolicy,
+    StreamDecoder,
+    rejects_tools,
+    stream_reply,
+)
+from .chat_request import chat_request
+from .chat_stream import ChatCompletionsDecoder
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIChat(ChatModel):
+    """A Chat Completions model, configured like the official SDK (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+
+    sign_in_hint = "Check OPENAI_API_KEY (or the key for this server)."
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        max_retries: int = 2,
+        http_client: httpx.AsyncClient | None = None,
+        provider: str = "openai",
+        vision: bool | None = None,
+    ) -> None:
+        """`vision`: whether the model accepts images (None: known models by name)."""
+        self.name = model
+        self.provider = provider
+        self.vision = vision
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip(
+            "/"
+        )
+        self.headers = dict(headers or {})
+        self.retry = RetryPolicy(max_retries=max_retries)
+        self._http = LoopBoundClient(timeout=timeout, client=http_client)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
+
+    auth: httpx.Auth | None = None
+    """Authentication that renews itself (CopilotChat's token); None: the API key header, and the
+    `http_client`'s own auth if it has one."""
+
+    async def prepare_request(
+        self, request: ModelRequest | None = None
+    ) -> tuple[str, dict[str, str]]:
+        """The base URL and headers for the next request (`request`: the chat request, if it is one).
+
+        Subclasses that name their API or add headers per request (GitHub Copilot) override this.
+        """
+        headers = {"Accept": "text/event-stream", **self.headers}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return self.base_url, headers
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Deltas as they arrive, then the complete message; a model that refuses tools (some
+        local models) is asked once more without them."""
+        request = self.with_images(request)
+        body = chat_request(self.name, request)
+        try:
+            async for event in self._post(
+                request, "/chat/completions", body, ChatCompletionsDecoder()
+            ):
+                yield event
+        except ModelHTTPError as error:
+            if not request.tools or not rejects_tools(error):
+                raise
+            yield Notice(text=f"{self.name} does not accept tools; asking again without them")
+            async for event in self._stream(request.without_tools()):
+                yield event
+
+    def _post(
+        self, request: ModelRequest, path: str, body: Mapping[str, Any], decoder: StreamDecoder
+    ) -> AsyncIterator[ModelEvent]:
+        """POST `body` to `path` under the base URL and stream the reply through `decoder`, with
+        the request's headers and auth, the retry policy and the error mapping."""
+        auth = self.auth if self.auth is not None else httpx.USE_CLIENT_DEFAULT
+
+        async def send() -> httpx.Response:
+            base_url, headers = await self.prepare_request(request)
+            client = self._http.get()
+            wire = client.build_request("POST", f"{base_url}{path}", json=body, headers=headers)
+            return await client.send(wire, stream=True, auth=auth)
+
+        return stream_reply(
+            send,
+            decoder,
+            provider=self.provider,
+            where=self.base_url,
+            sign_in_hint=self.sign_in_hint,
+            policy=self.retry,
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()

@@ -1,0 +1,86 @@
+"""`OllamaChat`: a model served by Ollama, asked through its OpenAI-compatible `/v1` API.
+
+Ollama says what each model can do: `POST /api/show` (its native API, beside `/v1`) answers
+`"capabilities": ["completion", "tools", "vision", ...]`. The model asks once, before its first
+request: a model without `tools` is asked without them (and a `Notice` says so) instead of
+failing, and one with `vision` is sent the plots of the cells it reads or runs. An Ollama that
+does not answer (too old to list capabilities, a 404, not reachable) changes nothing: the tools
+are offered, and a refusal is still asked again without them (`transport.rejects_tools`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ...events import ModelEvent, Notice
+from ..base import ModelRequest
+from ..capabilities import ImageLimits, image_limits_for, ollama_capabilities
+from .chat import OpenAIChat
+
+OLLAMA_BASE_URL = "http://localhost:11434/v1"
+SHOW_TIMEOUT = httpx.Timeout(10.0)
+"""How long `/api/show` may take: it reads the model's metadata, not its weights."""
+
+
+def native_url(base_url: str) -> str:
+    """Ollama's own API base from its OpenAI-compatible one (`.../v1` -> `...`)."""
+    return re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+
+
+class OllamaChat(OpenAIChat):
+    """A model on an Ollama server (`ollama:qwen3:8b`); `OLLAMA_BASE_URL` points elsewhere."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
+        """`options` are OpenAIChat's (headers, timeout, max_retries, http_client, vision)."""
+        options.setdefault("api_key", "ollama")
+        base = base_url or os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
+        super().__init__(model, base_url=base, provider="ollama", **options)
+        self.capabilities: frozenset[str] | None = None
+        """What `/api/show` listed for the model; None until it answered with a list."""
+        self._asked = False
+
+    async def show(self) -> frozenset[str] | None:
+        """The model's capabilities from `POST /api/show`, asked once; None when Ollama does
+        not say (asked again next time only if it could not be reached)."""
+        if self._asked:
+            return self.capabilities
+        _, headers = await self.prepare_request()
+        headers["Accept"] = "application/json"
+        try:
+            response = await self._http.get().post(
+                f"{native_url(self.base_url)}/api/show",
+                json={"model": self.name},
+                headers=headers,
+                timeout=SHOW_TIMEOUT,
+            )
+        except httpx.TransportError:
+            return None  # the chat request reports the connection problem
+        self._asked = True
+        if response.status_code == 200:
+            try:
+                self.capabilities = ollama_capabilities(response.json())
+            except ValueError:
+                self.capabilities = None
+        return self.capabilities
+
+    def image_limits(self) -> ImageLimits | None:
+        """`vision` if set, else what `/api/show` listed, else the name table."""
+        said = None if self.capabilities is None else "vision" in self.capabilities
+        return image_limits_for(self.name, self.vision, said)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Ask Ollama what the model can do first; a model without tools is asked without."""
+        capabilities = await self.show()
+        if request.tools and capabilities is not None and "tools" not in capabilities:
+            yield Notice(
+                text=f"ollama: {self.name} cannot call tools (Ollama's /api/show says so); "
+                "asking without them, so it can only answer in text"
+            )
+            request = request.without_tools()
+        async for event in super()._stream(request):
+            yield event

@@ -1,0 +1,2 @@
+"""The kernel tools: the user's live variables described and looked up, the input history, and
+code run in the user's namespace."""

@@ -1,0 +1,384 @@
+"""The notebook tools: list, read, edit, replace, insert and delete cells of a notebook.
+
+Cells are addressed by their nbformat `id` (stable across edits), or by `#N`, the 0-based index
+list_cells shows. Where the cells come from and where a change goes is `store.py`: the
+notebook open in a front end when one has it (live: unsaved cells included, changes shown at
+once, the user's own undo and save), else the .ipynb file through `workspace/notebook_file.py`
+(workspace policy, atomic writes, the changed-on-disk check). Either way an edit made from a view
+that is out of date (the user typed in the cell, or saved the file, since the model read it) is
+refused rather than applied over the user's work, and each result says which of the two it used.
+
+Reading a notebook whose path may hold secrets (`secret_paths.py`, e.g. under `.ssh/`) is the
+approval category `read-secret`; editing one stays an `edit`, so a read-only run still refuses it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any, Literal
+
+from ...errors import SandboxError, ToolError
+from ...events import CellChanged
+from ...text import shorten, total_changes, unified_diff
+from ...workspace.notebook_file import (
+    LoadedNotebook,
+    as_written,
+    cell_source,
+    new_cell,
+    resolve_notebook,
+)
+from ...workspace.workspace import Workspace
+from ..context import ToolContext
+from ..masking import redact_text
+from ..outputs import brief_output, describe_image, describe_output, output_images
+from ..registry import ToolOutput, ToolSet, bound_tool
+from ..secret_reads import reads_secret
+from ..text_edits import clip_diff, editor_lines, match_problem, occurrences
+from .markdown_loads import refusal, remote_loads
+from .store import Opened, check_seen, commit, open_notebook, remember, stamp
+
+MAX_FIRST_LINE = 80
+"""Characters of a cell's first line shown by list_cells."""
+MAX_LISTED_IDS = 40
+"""Cell ids named in an 'unknown cell' error."""
+MAX_OUTPUTS_SHOWN = 20
+"""Outputs of one cell shown by read_cell."""
+
+
+def notebook_tools(workspace: Workspace, *, current_notebook: Callable[[], str | None]) -> ToolSet:
+    """The cell tools bound to a workspace; `current_notebook` names the kernel's own notebook."""
+    return notebook_toolset(ToolContext(workspace=workspace, current_notebook=current_notebook))
+
+
+def notebook_toolset(ctx: ToolContext) -> ToolSet:
+    """The cell tools bound to a context (its workspace, kernel notebook and notebook views)."""
+    workspace = ctx.need_workspace()
+    secret_read = reads_secret(workspace, ["notebook"], default=lambda: _kernel_notebook(ctx))
+    return ToolSet(
+        [
+            bound_tool(list_cells, ctx, classify=secret_read),
+            bound_tool(read_cell, ctx, classify=secret_read),
+            bound_tool(edit_cell, ctx, category="edit"),
+            bound_tool(replace_cell, ctx, category="edit"),
+            bound_tool(insert_cell, ctx, category="edit"),
+            bound_tool(delete_cell, ctx, category="edit"),
+        ]
+    )
+
+
+async def list_cells(ctx: ToolContext, notebook: str | None = None) -> ToolOutput:
+    """List a notebook's cells: index, id, type, execution count, first line and outputs.
+
+    Args:
+        notebook: Path of a .ipynb file in the workspace; defaults to the notebook this
+            kernel runs.
+    """
+    opened = await open_notebook(ctx, notebook, for_edit=False)
+    cells = opened.cells
+    remember(ctx, opened, cells)
+    counts = {kind: sum(c.cell_type == kind for c in cells) for kind in ("code", "markdown")}
+    kinds = ", ".join(f"{k} {n}" for k, n in counts.items() if n)
+    header = f"{opened.path}: {len(cells)} cells" + (f" ({kinds})" if kinds else "")
+    lines = [header, *(_cell_line(i, c) for i, c in enumerate(cells))]
+    if not cells:
+        lines.append("(no cells; add one with insert_cell)")
+    lines.append(f"({opened.note})")
+    return ToolOutput(content="\n".join(lines), summary=header + (" · live" if opened.view else ""))
+
+
+async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
+    """Read one cell: its source with line numbers, and its outputs summarised.
+
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    opened = await open_notebook(ctx, notebook, for_edit=False)
+    index, cell = find_cell(opened.loaded, cell_id)
+    remember(ctx, opened, [cell])
+    lines = editor_lines(cell_source(cell))
+    facts = [cell.cell_type]
+    if cell.cell_type == "code":
+        count = cell.get("execution_count")
+        facts.append("not run" if count is None else f"execution count {count}")
+        if cell.get("running"):
+            facts.append("running now")
+    facts.append(f"{len(lines)} lines")
+    tags = cell.get("metadata", {}).get("tags")
+    if tags:
+        facts.append("tags: " + ", ".join(map(str, tags)))
+    out = [f"{opened.path} #{index} id={cell.id} ({', '.join(facts)})"]
+    out += [f"{n:6d}\t{line}" for n, line in enumerate(lines, 1)] or ["(empty)"]
+    out += _attachments(cell)
+    outputs = cell.get("outputs", [])
+    if outputs:
+        out.append(f"outputs ({len(outputs)}):")
+        # outputs may show a key or the proxy's token (`%copilot serve`): masked, as run_cell does
+        out += [redact_text(describe_output(o))[0] for o in outputs[:MAX_OUTPUTS_SHOWN]]
+        if len(outputs) > MAX_OUTPUTS_SHOWN:
+            out.append(f"… {len(outputs) - MAX_OUTPUTS_SHOWN} more outputs not shown")
+    elif cell.cell_type == "code":
+        out.append("outputs: none")
+    out.append(f"({opened.note})")
+    return ToolOutput(
+        content="\n".join(out),
+        summary=f"{opened.path} #{index} ({facts[0]})",
+        images=output_images(outputs[:MAX_OUTPUTS_SHOWN]),
+    )
+
+
+async def edit_cell(
+    ctx: ToolContext, cell_id: str, old_str: str, new_str: str, notebook: str | None = None
+) -> ToolOutput:
+    """Replace one exact, unique piece of text in a cell's source with new text.
+
+    A code cell's outputs are cleared, since they no longer match its source.
+
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        old_str: The exact text to replace, including whitespace; it must occur exactly
+            once in the cell, so include enough surrounding lines.
+        new_str: The text to put in its place (empty to delete old_str).
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    if old_str == "":
+        raise ToolError(
+            "edit_cell: old_str is empty; copy the exact text to replace from read_cell "
+            "(to rewrite the whole cell, use replace_cell)"
+        )
+    if old_str == new_str:
+        raise ToolError("edit_cell: old_str and new_str are the same; nothing would change")
+
+    def edited(where: str, before: str) -> str:
+        starts = occurrences(before, old_str)
+        if len(starts) != 1:
+            raise ToolError(
+                match_problem(
+                    "edit_cell",
+                    "read_cell",
+                    where,
+                    before,
+                    old_str,
+                    starts,
+                    current="its current source",
+                )
+            )
+        return before[: starts[0]] + new_str + before[starts[0] + len(old_str) :]
+
+    return await _change_source(ctx, "edit_cell", notebook, cell_id, "edited", edited)
+
+
+async def replace_cell(
+    ctx: ToolContext, cell_id: str, source: str, notebook: str | None = None
+) -> ToolOutput:
+    """Replace a cell's whole source (its type stays; a code cell's outputs are cleared).
+
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        source: The complete new source of the cell.
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    return await _change_source(
+        ctx, "replace_cell", notebook, cell_id, "replaced", lambda _where, _old: source
+    )
+
+
+async def insert_cell(
+    ctx: ToolContext,
+    after_cell_id: str | None,
+    cell_type: Literal["code", "markdown"],
+    source: str,
+    notebook: str | None = None,
+) -> ToolOutput:
+    """Insert a new code or markdown cell (not run: it has no outputs until the user runs it).
+
+    Args:
+        after_cell_id: Id (or "#N") of the cell to insert after; null to insert at the top.
+        cell_type: "code" or "markdown".
+        source: The new cell's source.
+        notebook: Path of a .ipynb file (created when it does not exist yet and
+            after_cell_id is null); defaults to the notebook this kernel runs.
+    """
+    async with ctx.notebooks.lock:
+        opened = await open_notebook(ctx, notebook, for_edit=True, missing_ok=after_cell_id is None)
+        _no_remote_loads("insert_cell", cell_type, None, source)
+        cells = opened.loaded.node.cells
+        after = None if after_cell_id is None else find_cell(opened.loaded, after_cell_id)
+        position = 0 if after is None else after[0] + 1
+        cell = new_cell(cell_type, source, {c.id for c in cells})
+        cell.metadata.update(stamp(ctx, "inserted"))
+        cells.insert(position, cell)
+        change = {"kind": "insert", "after_id": after and after[1].id, "cell": dict(cell)}
+        note = "" if opened.loaded.digest else f" (created {opened.path})"
+        undo = {"kind": "delete", "cell_id": cell.id, "expected": source}
+        await commit(ctx, opened, [change], [undo])
+    return _changed(opened, cell, position, "inserted", None, source, note)
+
+
+async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
+    """Delete a cell from a notebook.
+
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    async with ctx.notebooks.lock:
+        opened = await open_notebook(ctx, notebook, for_edit=True)
+        index, cell = find_cell(opened.loaded, cell_id)
+        check_seen(ctx, opened, cell, index)
+        before = cell_source(cell)
+        previous = opened.loaded.node.cells[index - 1].id if index else None
+        undo = {"kind": "insert", "after_id": previous, "cell": copy.deepcopy(dict(cell))}
+        del opened.loaded.node.cells[index]
+        change = {"kind": "delete", "cell_id": cell.id, "expected": before}
+        await commit(ctx, opened, [change], [undo])
+    diff = _cell_diff(opened.path, cell.id, before, None)
+    left = len(opened.loaded.node.cells)
+    return ToolOutput(
+        content=f"deleted cell {cell.id} (was #{index}) from {opened.path}; "
+        f"{left} cells left ({opened.note}):\n{clip_diff(diff)}",
+        summary=f"{opened.path} #{index} deleted",
+        changes=(CellChanged(notebook=opened.path, cell_id=cell.id, change="deleted", diff=diff),),
+    )
+
+
+async def _change_source(
+    ctx: ToolContext,
+    tool: str,
+    notebook: str | None,
+    cell_id: str,
+    change: str,
+    new_source: Callable[[str, str], str],
+) -> ToolOutput:
+    """Set one cell's source to `new_source(where, before)`, clearing a code cell's outputs."""
+    async with ctx.notebooks.lock:
+        opened = await open_notebook(ctx, notebook, for_edit=True)
+        index, cell = find_cell(opened.loaded, cell_id)
+        check_seen(ctx, opened, cell, index)
+        before = cell_source(cell)
+        after = new_source(f"cell {cell.id} (#{index}) of {opened.path}", before)
+        _no_remote_loads(tool, cell.cell_type, before, after)
+        if after == before:
+            return ToolOutput(
+                content=f"cell {cell.id} (#{index}) already has this source; nothing changed",
+                summary=f"{opened.path} #{index} (unchanged)",
+            )
+        marks = stamp(ctx, change)
+        undo = {
+            "kind": "set_source",
+            "cell_id": cell.id,
+            "expected": after,
+            "source": before,
+            "cell": copy.deepcopy(dict(cell)),
+        }
+        cell["source"] = after
+        cell.setdefault("metadata", {}).update(marks)
+        as_written(cell)
+        edit = {
+            "kind": "set_source",
+            "cell_id": cell.id,
+            "expected": before,
+            "source": after,
+            "metadata": marks,
+            "clear_outputs": True,
+        }
+        await commit(ctx, opened, [edit], [undo])
+    return _changed(opened, cell, index, change, before, after)
+
+
+def _no_remote_loads(tool: str, cell_type: str, before: str | None, after: str) -> None:
+    """Refuse Markdown that would load something from elsewhere which the cell did not before."""
+    if cell_type != "markdown":
+        return
+    added = [url for url in remote_loads(after) if url not in remote_loads(before or "")]
+    if added:
+        raise ToolError(refusal(tool, added))
+
+
+def _changed(
+    opened: Opened,
+    cell: Any,
+    index: int,
+    change: str,
+    before: str | None,
+    after: str,
+    note: str = "",
+) -> ToolOutput:
+    """What a change tells the model: the diff (cut), and where it was made."""
+    diff = _cell_diff(opened.path, cell["id"], before, after)
+    added, removed = total_changes(diff)
+    return ToolOutput(
+        content=f"{change} cell {cell['id']} (#{index}) in {opened.path}{note} "
+        f"({opened.note}):\n{clip_diff(diff)}",
+        summary=f"{opened.path} #{index} {change} +{added} −{removed}",
+        changes=(CellChanged(notebook=opened.path, cell_id=cell["id"], change=change, diff=diff),),
+    )
+
+
+def _kernel_notebook(ctx: ToolContext) -> str | None:
+    """The notebook a call without `notebook=` reads, for the classifier (None if unknown)."""
+    try:
+        return resolve_notebook(ctx.need_workspace(), None, ctx.current_notebook)
+    except (ToolError, SandboxError):
+        return None
+
+
+def find_cell(loaded: LoadedNotebook, cell_id: str) -> tuple[int, Any]:
+    """(index, cell) for an id or `#N`; otherwise a ToolError naming the ids that exist."""
+    cells = loaded.node.cells
+    wanted = cell_id.strip()
+    if wanted.startswith("#"):
+        number = wanted[1:].strip()
+        if number.isdigit() and int(number) < len(cells):
+            return int(number), cells[int(number)]
+        raise ToolError(
+            f"there is no cell {wanted} in {loaded.path}: it has {len(cells)} cells, "
+            f"#0 to #{len(cells) - 1}; call list_cells to see them"
+            if cells
+            else f"{loaded.path} has no cells; add one with insert_cell(after_cell_id=null, ...)"
+        )
+    for index, cell in enumerate(cells):
+        if cell.id == wanted:
+            return index, cell
+    listed = ", ".join(f"#{i} {c.id}" for i, c in enumerate(cells[:MAX_LISTED_IDS]))
+    more = f", … ({len(cells)} in all)" if len(cells) > MAX_LISTED_IDS else ""
+    known = f"its cells are: {listed}{more}" if cells else "it has no cells"
+    hint = "call list_cells to see them" if cells else "add one with insert_cell"
+    raise ToolError(f"no cell with id {cell_id!r} in {loaded.path}; {known}; {hint}")
+
+
+def _cell_line(index: int, cell: Any) -> str:
+    """`#3 code [5] id=ab12cd34 | df.plot()  (+2 lines) → image/png 640x480`."""
+    source = cell_source(cell)
+    lines = editor_lines(source)
+    first = shorten(next((line.strip() for line in lines if line.strip()), ""), MAX_FIRST_LINE)
+    more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    kind = cell.cell_type
+    if kind == "code":
+        count = "*" if cell.get("running") else cell.get("execution_count")
+        kind += f" [{count if count is not None else ' '}]"
+    outputs = [brief_output(o) for o in cell.get("outputs", [])]
+    shown = f"  → {'; '.join(outputs)}" if outputs else ""
+    return f"#{index} {kind} id={cell.id} | {first or '(empty)'}{more}{shown}"
+
+
+def _attachments(cell: Any) -> list[str]:
+    """Markdown attachments by name and size; their base64 data is never shown."""
+    return [
+        f"[attachment {name}: {describe_image(mime, payload).strip('[]')}]"
+        for name, bundle in (cell.get("attachments") or {}).items()
+        for mime, payload in bundle.items()
+    ]
+
+
+def _cell_diff(path: str, cell_id: str, before: str | None, after: str | None) -> str:
+    """A unified diff of one cell's source; a new or deleted cell is diffed against /dev/null.
+
+    Cells rarely end in a newline, so both sides get one: no "No newline at end of file" noise.
+    """
+
+    def lines(source: str | None) -> list[str] | None:
+        return None if source is None else [line + "\n" for line in editor_lines(source)]
+
+    return unified_diff(lines(before), lines(after), f"{path}#{cell_id}")

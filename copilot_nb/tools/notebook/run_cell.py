@@ -1,0 +1,159 @@
+"""run_cell: run a notebook cell's current source in the kernel and put its outputs in the cell.
+
+The `%%copilot` cell that runs the agent keeps the kernel busy, so asking the front end to execute
+the cell would queue behind it and never run. Instead the source is run here, the way run_code
+runs code (`execute.py`: in the user's namespace, on the kernel's thread, with the same timeout
+and the kernel's Interrupt), with its printed text, displays (figures included) and result
+captured; the outputs are then put into the cell: in the open notebook through the front end, or
+in the file. The model gets them summarised as read_cell shows outputs: text cut, images by size,
+never base64, secrets masked; the images travel beside the text for a model that accepts them.
+
+Captured output is ordered stdout, stderr, displays, result, error: the order within one run is
+not kept across those kinds. The cell gets no execution count (the kernel's counter belongs to
+the cells the user runs); its metadata records that the agent ran it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...config import COPILOT_CELL_CALL
+from ...errors import ToolError
+from ...text import shorten
+from ...workspace.notebook_file import cell_source
+from ..context import ToolContext
+from ..kernel.execute import CodeRun, ran_for, run_code_in
+from ..masking import redact_text
+from ..outputs import describe_output, output_images
+from ..registry import ToolOutput, ToolSet, bound_tool
+from .cells import find_cell
+from .store import Opened, commit, conflict_message, open_notebook, stamp
+
+MAX_CELL_TIMEOUT = 600.0
+"""Seconds run_cell may be given."""
+
+
+def cell_run_toolset(ctx: ToolContext) -> ToolSet:
+    """run_cell bound to a kernel's context (it needs the shell and the notebook)."""
+    return ToolSet([bound_tool(run_cell, ctx, category="execute")])
+
+
+async def run_cell(
+    ctx: ToolContext, cell_id: str, timeout: float = 60, notebook: str | None = None
+) -> ToolOutput:
+    """Run a code cell of the notebook in the kernel and put its outputs into that cell.
+
+    It runs the cell's current source (unsaved edits included) in the user's namespace, as the
+    user running the cell would; what it defines stays defined. A run past the timeout is
+    stopped; what it did until then stays done.
+
+    Args:
+        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        timeout: Seconds before the run is stopped (at most 600).
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+    """
+    if not 0 < timeout <= MAX_CELL_TIMEOUT:
+        raise ToolError(
+            f"run_cell: timeout must be more than 0 and at most {MAX_CELL_TIMEOUT:g} seconds"
+        )
+    opened = await open_notebook(ctx, notebook, for_edit=False)
+    index, cell = find_cell(opened.loaded, cell_id)
+    if cell.cell_type != "code":
+        raise ToolError(f"cell {cell.id} (#{index}) is a {cell.cell_type} cell; only code runs")
+    source = cell_source(cell)
+    if source.lstrip().startswith("%%copilot") or COPILOT_CELL_CALL in source:
+        raise ToolError(f"cell {cell.id} (#{index}) is a %%copilot cell; run_cell does not run one")
+    code = ctx.shell.transform_cell(source) if ctx.shell is not None else source
+    run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
+    outputs = notebook_outputs(run, ctx.shell, timeout)
+    await _put_outputs(ctx, opened, cell.id, source, outputs)
+    return _result(opened.path, cell.id, index, run, outputs, opened.note)
+
+
+def notebook_outputs(run: CodeRun, shell: Any | None, timeout: float) -> list[dict[str, Any]]:
+    """The run's output as nbformat outputs, as the cell would have shown them."""
+    outputs: list[dict[str, Any]] = []
+    for name, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+        if text:
+            outputs.append({"output_type": "stream", "name": name, "text": text})
+    outputs += [{"output_type": "display_data", **shown} for shown in run.displays]
+    if run.has_value:
+        data, metadata = _formatted(run.value, shell)
+        outputs.append(
+            {
+                "output_type": "execute_result",
+                "data": data,
+                "metadata": metadata,
+                "execution_count": None,
+            }
+        )
+    if run.error:
+        outputs.append(
+            {
+                "output_type": "error",
+                "ename": run.ename or "Error",
+                "evalue": run.evalue,
+                "traceback": run.error.splitlines(),
+            }
+        )
+    if run.timed_out:
+        stopped = f"stopped after {timeout:g} s (run_cell's timeout)\n"
+        outputs.append({"output_type": "stream", "name": "stderr", "text": stopped})
+    return outputs
+
+
+def _formatted(value: Any, shell: Any | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The value's mime bundle, as IPython formats a cell's result."""
+    formatter = getattr(shell, "display_formatter", None)
+    if formatter is not None:
+        try:
+            data, metadata = formatter.format(value)
+            return dict(data), dict(metadata)
+        except Exception:
+            pass
+    return {"text/plain": repr(value)}, {}
+
+
+async def _put_outputs(
+    ctx: ToolContext, opened: Opened, cell_id: str, source: str, outputs: list[dict[str, Any]]
+) -> None:
+    """Put the outputs into the cell, unless the user changed its source while it ran: the
+    open notebook checks that itself as it sets them; the file is read again to check."""
+    marks = stamp(ctx, "ran")
+    if opened.view is not None:
+        await opened.view.request(
+            "set_outputs",
+            cell_id=cell_id,
+            expected=source,
+            outputs=outputs,
+            execution_count=None,
+            metadata=marks,
+        )
+        return
+    async with ctx.notebooks.lock:
+        now = await open_notebook(ctx, opened.path, for_edit=False)
+        index, cell = find_cell(now.loaded, cell_id)
+        if cell_source(cell) != source:
+            raise ToolError(conflict_message(now.path, cell_id, index) + " (it ran, though)")
+        from nbformat import from_dict  # imported late: it is slow, and only files need it
+
+        cell["outputs"], cell["execution_count"] = from_dict(outputs), None
+        cell.setdefault("metadata", {}).update(marks)
+        await commit(ctx, now, [])
+
+
+def _result(
+    path: str, cell_id: str, index: int, run: CodeRun, outputs: list[dict[str, Any]], note: str
+) -> ToolOutput:
+    shown = [describe_output(output) for output in outputs] or ["(no output)"]
+    content, _ = redact_text("\n".join(shown))
+    head = f"ran cell {cell_id} (#{index}) of {path} in {run.seconds:.2f} s ({note})"
+    failed = bool(run.error) or run.timed_out
+    first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
+    summary = f"#{index} " + shorten(first or ran_for(run.seconds), 90)
+    return ToolOutput(
+        content=f"{head}:\n{content}",
+        is_error=failed,
+        summary=summary,
+        images=output_images(outputs),
+    )
