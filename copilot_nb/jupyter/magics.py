@@ -21,6 +21,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Enum, Float, Integer, List, Unicode, default, observe
 
 from ..agent.approvals import DECISIONS, ApprovalPolicy
+from ..agent.modes import MODES
 from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 from .live_channel import live_channel
@@ -152,6 +153,13 @@ class CopilotMagics(Magics):
     @argument(
         "--model", "-m", default=None, help="provider:model for this cell, e.g. openai:gpt-4o"
     )
+    @argument(
+        "--mode",
+        choices=MODES,
+        default=None,
+        help="ask: read and answer only; plan: write a plan and wait for approval; "
+        "agent: do the work (default: CopilotMagics.mode)",
+    )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--max-rounds", type=int, default=None, help="most model rounds for this request")
     @argument("--yes", "-y", action="store_true", help="approve every change in this cell")
@@ -219,7 +227,7 @@ class CopilotMagics(Magics):
 
     async def run_cell(self, line: str, cell: str) -> None:
         """Run one `%%copilot` cell: a session turn, shown in the cell, asking through it."""
-        args = parse_argstring(self.copilot, line)
+        args = parse_options(line)
         if args.command:
             raise UsageError(
                 f"%%copilot takes options only on its first line, not {' '.join(args.command)!r}; "
@@ -254,6 +262,27 @@ class CopilotMagics(Magics):
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         finish_cell(self.session, renderer, args.model)
+
+
+CopilotMagics.copilot.parser.allow_abbrev = False
+"""`--mo` is not `--model`: argparse would read a prefix of one option as that option, so a
+mistyped `--mode plan` would silently ask a model named "plan"."""
+
+
+def parse_options(line: str) -> Any:
+    """The options of a `%%copilot` line; an unknown or shortened option is a UsageError that
+    names the options there are."""
+    try:
+        return parse_argstring(CopilotMagics.copilot, line)
+    except UsageError as exc:
+        message = str(exc)
+        if "unrecognized arguments" in message:
+            known = "--model, --mode, --new, --max-rounds, --yes, --read-only"
+            raise UsageError(
+                f"%%copilot: {message}; the options are {known} (written in full: options "
+                "are never abbreviated)"
+            ) from None
+        raise UsageError(f"%%copilot: {message}") from None
 
 
 def finish_cell(session: CopilotSession, renderer: CellRenderer, model: str | None) -> None:

@@ -1,0 +1,55 @@
+"""How far a turn may go, as the user chose it: *ask*, *plan* or *agent*.
+
+A mode is decided before the model sees anything, so it is enforced by the tools offered, not by
+the model's good will: in *ask* and *plan* only tools whose category is `read` (and `ask_user`)
+are listed, and a call of anything else is the usual "unknown tool" result. The words the model
+gets for each mode are in `system_prompt.py`. A *plan* turn ends with a question to the user
+(the same `ApprovalNeeded` path as an edit, so cells, the panel, consoles and headless runs all
+know how to ask it); an approved plan continues the turn in *agent* mode with the plan as its
+request.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..tools.registry import Tool
+from ..tools.toolset import ToolSource
+from ..tools.wrappers import FilteredToolSet
+
+TurnMode = Literal["ask", "plan", "agent"]
+MODES: tuple[TurnMode, ...] = ("ask", "plan", "agent")
+
+PLAN_TOOL = "approve_plan"
+"""The name a plan's approval request carries (no tool of that name exists)."""
+PLAN_CATEGORY = "plan"
+"""The category a plan's approval request carries: shown as "run this plan?"."""
+
+RUN_PLAN = (
+    "The user approved your plan. Carry it out now, step by step, in agent mode; "
+    "verify as you go, and say at the end what was done and what was not.\n\nThe plan:\n\n{plan}"
+)
+"""The request of the agent-mode run that follows an approved plan."""
+PLAN_DECLINED = "plan not approved"
+"""What the cell shows when the user did not approve a plan (or nobody could be asked)."""
+
+
+def check_mode(mode: str) -> TurnMode:
+    """`mode` as a `TurnMode`, or ValueError naming the modes there are."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    return mode
+
+
+def offered_in(tool: Tool, mode: TurnMode) -> bool:
+    """Whether a tool is offered in a mode: everything in *agent*; reads and questions else."""
+    if mode == "agent":
+        return True
+    return (tool.category == "read" and tool.name != "delegate") or tool.name == "ask_user"
+
+
+def tools_for_mode(tools: ToolSource, mode: TurnMode) -> ToolSource:
+    """`tools` as a turn in `mode` may see them (a name filter over the same set)."""
+    if mode == "agent":
+        return tools
+    return FilteredToolSet(tools, available=[t.name for t in tools if offered_in(t, mode)])
