@@ -1,0 +1,196 @@
+"""Running tasks through `%%copilot` in a real kernel, and what each run cost.
+
+One kernel serves the whole run (starting one per task would cost more than most tasks); each
+task still starts clean: a folder of its own made the working directory (the agent's workspace
+follows it), the user namespace reset, a new conversation and a cassette of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .kernel import Kernel
+from .metrics import rounds_and_premium
+from .task import Outcome, Task
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    """One task's row of the table."""
+
+    task: str
+    kind: str
+    ok: bool
+    reason: str
+    rounds: int
+    tokens_in: int
+    tokens_out: int
+    premium: float
+    seconds: float
+    tool_calls: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "tool_calls": list(self.tool_calls)}
+
+
+def _cell(code: str) -> str:
+    return code.strip() + "\n"
+
+
+class Harness:
+    """Runs tasks in one kernel. `before_task(task)` lets a caller change what the model will
+    say (the scripted runs load each task's script into the loopback server there)."""
+
+    def __init__(
+        self,
+        *,
+        env: dict[str, str],
+        model: str | None = None,
+        record: Path | None = None,
+        replay: Path | None = None,
+        before_task: Callable[[Task], None] | None = None,
+        timeout: float = 600,
+    ) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="copilot_nb_eval_"))
+        self.model = model
+        self.record = record
+        self.replay = replay
+        self.before_task = before_task
+        self.timeout = timeout
+        self.kernel = Kernel(self.root, env)
+        loaded = self.kernel.execute("%load_ext copilot_nb")
+        if loaded.status != "ok":
+            self.close()
+            raise RuntimeError(f"%load_ext copilot_nb failed: {loaded.error}")
+
+    def run(self, tasks: Iterable[Task]) -> list[Result]:
+        return [self.run_task(task) for task in tasks]
+
+    def run_task(self, task: Task) -> Result:
+        workdir = self.root / task.name
+        workdir.mkdir()
+        task.setup(workdir)
+        cassette = self._cassette(task)
+        if self.before_task is not None:
+            self.before_task(task)
+        mode = "replay" if self.replay is not None else "record"
+        trust = " --trust" if self.replay is not None else ""
+        prepared = self.kernel.execute(
+            _cell(
+                f"%reset -f\nimport os\nos.chdir({str(workdir)!r})\n"
+                f"__session__ = {str(workdir / 'analysis.ipynb')!r}\n"
+                f"%copilot {mode} {cassette}{trust}"
+            )
+        )
+        if prepared.status != "ok":
+            return self._failed(task, f"could not prepare the kernel: {prepared.error}")
+        options = "--new --yes" + (f" --model {self.model}" if self.model else "")
+        started = time.monotonic()
+        try:
+            turn = self.kernel.execute(
+                _cell(f"%%copilot {options}\n{task.request}"), timeout=self.timeout
+            )
+        except TimeoutError as exc:
+            return self._failed(task, str(exc), seconds=time.monotonic() - started)
+        seconds = time.monotonic() - started
+        self.kernel.execute("%copilot cassette off")
+        text, provenance = turn.copilot_output()
+        calls = tuple(str(c.get("tool", "")) for c in provenance.get("tool_calls", []))
+        usage = provenance.get("usage", {})
+        used = (provenance.get("cassette") or {}).get("entries")
+        rounds, premium = rounds_and_premium(
+            cassette, str(provenance.get("provider", "")), used if self.replay else None
+        )
+        if turn.status != "ok":
+            ok, reason = False, f"the cell failed: {turn.error}"
+        else:
+            try:
+                ok, reason = task.check(Outcome(workdir=workdir, answer=text, tool_calls=calls))
+            except Exception as exc:  # a checker meeting a mangled file: the task failed
+                ok, reason = False, f"checker: {type(exc).__name__}: {exc}"
+        return Result(
+            task=task.name,
+            kind=task.kind,
+            ok=ok,
+            reason=reason,
+            rounds=rounds,
+            tokens_in=int(usage.get("input_tokens", 0)),
+            tokens_out=int(usage.get("output_tokens", 0)),
+            premium=premium,
+            seconds=round(seconds, 2),
+            tool_calls=calls,
+        )
+
+    def _cassette(self, task: Task) -> Path:
+        folder = self.replay or self.record or self.root / "cassettes"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = (folder / f"{task.name}.copilot.jsonl").resolve()
+        if any(c.isspace() for c in str(path)):  # `%copilot record` splits its line on spaces
+            raise SystemExit(f"cassette folders may not have spaces in their path: {folder}")
+        return path
+
+    def _failed(self, task: Task, reason: str, seconds: float = 0.0) -> Result:
+        return Result(
+            task=task.name,
+            kind=task.kind,
+            ok=False,
+            reason=reason,
+            rounds=0,
+            tokens_in=0,
+            tokens_out=0,
+            premium=0.0,
+            seconds=round(seconds, 2),
+        )
+
+    def close(self) -> None:
+        self.kernel.close()
+
+
+def summary(results: list[Result]) -> dict[str, Any]:
+    """The whole run in numbers: success rate and totals."""
+    count = len(results)
+    passed = sum(r.ok for r in results)
+    return {
+        "tasks": count,
+        "passed": passed,
+        "success_rate": round(passed / count, 3) if count else 0.0,
+        "rounds": sum(r.rounds for r in results),
+        "tokens_in": sum(r.tokens_in for r in results),
+        "tokens_out": sum(r.tokens_out for r in results),
+        "premium": sum(r.premium for r in results),
+        "seconds": round(sum(r.seconds for r in results), 2),
+    }
+
+
+def table(results: list[Result]) -> str:
+    """A Markdown table: one row per task, then the totals."""
+    rows = ["| task | kind | ok | rounds | tokens in | tokens out | premium | s | why |"]
+    rows.append("|---|---|---|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        why = r.reason.replace("|", "\\|").replace("\n", " ")[:70]
+        rows.append(
+            f"| {r.task} | {r.kind} | {'✓' if r.ok else '✗'} | {r.rounds} | {r.tokens_in:,} "
+            f"| {r.tokens_out:,} | {r.premium:g} | {r.seconds:.1f} | {why} |"
+        )
+    s = summary(results)
+    rows.append(
+        f"| **all {s['tasks']}** | | **{s['passed']}/{s['tasks']} ({s['success_rate']:.0%})** "
+        f"| {s['rounds']} | {s['tokens_in']:,} | {s['tokens_out']:,} | {s['premium']:g} "
+        f"| {s['seconds']:.1f} | |"
+    )
+    return "\n".join(rows)
+
+
+def report(results: list[Result], **about: Any) -> dict[str, Any]:
+    """The run as JSON: what ran it, every task and the summary."""
+    return {**about, "summary": summary(results), "tasks": [r.as_json() for r in results]}
+
+
+def dumps(results: list[Result], **about: Any) -> str:
+    return json.dumps(report(results, **about), indent=2)

@@ -1,0 +1,74 @@
+"""A real IPython kernel the harness drives: started with jupyter_client, one execute at a time."""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import start_new_kernel
+
+
+@dataclass
+class Execution:
+    """What the kernel sent back for one execute request."""
+
+    status: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+
+    def copilot_output(self) -> tuple[str, dict[str, Any]]:
+        """The `%%copilot` output's last text and its `metadata.copilot_nb` (the provenance)."""
+        text, provenance = "", {}
+        for message in self.messages:
+            if message["msg_type"] not in ("display_data", "update_display_data"):
+                continue
+            content = message["content"]
+            text = content["data"].get("text/plain", text)
+            provenance = content.get("metadata", {}).get("copilot_nb", provenance)
+        return text, provenance
+
+    @property
+    def stdout(self) -> str:
+        return "".join(m["content"]["text"] for m in self.messages if m["msg_type"] == "stream")
+
+
+class Kernel:
+    """One kernel for a whole run: each task gets its own folder and a new conversation."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.manager, self.client = start_new_kernel(
+            kernel_name="python3", cwd=str(cwd), env={**os.environ, **env}, startup_timeout=60
+        )
+
+    def execute(self, code: str, timeout: float = 600) -> Execution:
+        msg_id = self.client.execute(code, allow_stdin=False)
+        messages: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.manager.interrupt_kernel()
+                raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s")
+            try:
+                message = self.client.get_iopub_msg(timeout=min(remaining, 1.0))
+            except queue.Empty:
+                continue
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+                break
+            messages.append(message)
+        reply = self.client.get_shell_msg(timeout=30)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.client.get_shell_msg(timeout=30)
+        content = reply["content"]
+        error = f"{content.get('ename', '')}: {content.get('evalue', '')}"
+        return Execution(content["status"], messages, error if content["status"] != "ok" else "")
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)

@@ -1,0 +1,120 @@
+"""`python -m evals.run --model MODEL`: every task through `%%copilot`, then a table and JSON.
+
+MODEL is a model string (`openai:gpt-4o`, `copilot:claude-sonnet-4`, `ollama:qwen3`), `offline`
+(the built-in demo model, which fails most tasks), or `scripted` / `scripted:wrong`: each task's
+own correct (or wrong) scripted solution, served over loopback, which tests the harness itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from copilot_nb.testing import Script, ScriptedServer
+
+from .harness import Harness, Result, dumps, table
+from .task import Task
+from .tasks import all_tasks
+
+PROVIDER_VARIABLES = (
+    "COPILOT_NB_MODEL",
+    "COPILOT_NB_CASSETTE",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "COPILOT_NB_GITHUB_TOKEN",
+)
+
+
+@contextmanager
+def harness_for(
+    model: str, *, record: Path | None = None, replay: Path | None = None
+) -> Iterator[Harness]:
+    """A harness whose kernel talks to `model`; the offline and scripted ones see none of the
+    user's provider settings or config folder."""
+    if model.startswith("scripted") or model == "offline":
+        os.environ.pop("COPILOT_NB_CASSETTE", None)
+        isolated = {v: "" for v in PROVIDER_VARIABLES if v != "COPILOT_NB_MODEL"}
+        isolated["COPILOT_NB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="copilot_nb_eval_config_")
+    if model == "offline":
+        harness = Harness(env={**isolated, "COPILOT_NB_MODEL": "offline"}, record=record)
+    elif model.startswith("scripted"):
+        wrong = model == "scripted:wrong"
+        server = ScriptedServer().start()
+
+        def load(task: Task) -> None:
+            server.script = Script(task.wrong if wrong else task.solution)
+
+        env = {
+            **isolated,
+            "COPILOT_NB_MODEL": "openai:scripted",
+            "OPENAI_BASE_URL": server.url,
+            "OPENAI_API_KEY": "scripted",
+        }
+        try:
+            harness = Harness(env=env, record=record, replay=replay, before_task=load)
+        except BaseException:
+            server.stop()
+            raise
+        try:
+            yield harness
+        finally:
+            harness.close()
+            server.stop()
+        return
+    else:
+        harness = Harness(env={"COPILOT_NB_MODEL": model}, record=record, replay=replay)
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+def run(
+    model: str,
+    *,
+    names: list[str] | None = None,
+    record: Path | None = None,
+    replay: Path | None = None,
+) -> list[Result]:
+    tasks = [t for t in all_tasks() if not names or t.name in names]
+    unknown = set(names or ()) - {t.name for t in tasks}
+    if unknown:
+        raise SystemExit(f"no such task: {', '.join(sorted(unknown))}")
+    with harness_for(model, record=record, replay=replay) as harness:
+        results = []
+        for task in tasks:
+            result = harness.run_task(task)
+            mark = "ok  " if result.ok else "FAIL"
+            print(f"{mark} {task.name:28} {result.seconds:6.1f}s  {result.reason}", flush=True)
+            results.append(result)
+        return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evals.run", description=__doc__)
+    parser.add_argument("--model", default="offline", help="provider:model, offline or scripted")
+    parser.add_argument("--task", action="append", dest="names", help="run only this task")
+    parser.add_argument("--record", type=Path, help="keep each task's cassette in this folder")
+    parser.add_argument("--replay", type=Path, help="replay each task's cassette from here")
+    parser.add_argument("--json", type=Path, default=Path("build/eval.json"), help="JSON out")
+    args = parser.parse_args(argv)
+    record = args.record.resolve() if args.record else None
+    replay = args.replay.resolve() if args.replay else None
+    results = run(args.model, names=args.names, record=record, replay=replay)
+    print()
+    print(table(results))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(dumps(results, model=args.model) + "\n", encoding="utf-8")
+    print(f"\nJSON: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
