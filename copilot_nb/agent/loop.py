@@ -119,6 +119,9 @@ class Agent:
         """Built at the start of each turn: what the model should know about the notebook and
         the project (`tools/context_block.py`); sent with the turn's request, never kept in
         the history."""
+        self.on_message: Callable[[Message], None] | None = None
+        """Told of each message as a run adds it (the saved conversation writes it down as it
+        happens); compaction's rewrites are not additions."""
         self._block = ""
         self._side = SideChannel()
         self.current_call_id = ""
@@ -198,7 +201,7 @@ class Agent:
         self.workspace.begin_turn(prompt)
         self._close_open_tool_calls()
         self._block = await self.context_block() if self.context_block is not None else ""
-        self.messages.append(UserMessage(content=prompt))
+        self._keep(UserMessage(content=prompt))
         rounds = max_rounds if max_rounds is not None else self.max_rounds
         for _ in range(rounds):
             reply: list[AssistantMessage] = []
@@ -218,7 +221,7 @@ class Agent:
                 yield Failed(error=f"{self.model.name}: the reply ended without a final message")
                 return
             kept = kept_reply(reply[0])
-            self.messages.append(kept)
+            self._keep(kept)
             if reply[0].usage is not None:
                 self.context.observe(reply[0].usage)
                 yield UsageReported(usage=reply[0].usage)
@@ -319,7 +322,7 @@ class Agent:
             async for side_event in self._side.run(work, done):
                 yield side_event
             output = done[0]
-        self.messages.append(
+        self._keep(
             ToolResult(
                 tool_call_id=call.id,
                 name=call.name,
@@ -338,10 +341,15 @@ class Agent:
             content=output.content,
         )
 
+    def _keep(self, message: Message) -> None:
+        self.messages.append(message)
+        if self.on_message is not None:
+            self.on_message(message)
+
     def _keep_partial_text(self, partial: list[str]) -> None:
         if partial:
             text = "".join(partial)
-            self.messages.append(AssistantMessage(text=f"{text}\n\n[interrupted]"))
+            self._keep(AssistantMessage(text=f"{text}\n\n[interrupted]"))
 
     def _close_open_tool_calls(self) -> None:
         """Give every tool call of the last reply a result, so the provider accepts the history."""
@@ -356,7 +364,7 @@ class Agent:
         }
         for call in message.tool_calls:
             if call.id not in answered:
-                self.messages.append(
+                self._keep(
                     ToolResult(
                         tool_call_id=call.id, name=call.name, content=INTERRUPTED, is_error=True
                     )

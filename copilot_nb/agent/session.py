@@ -40,6 +40,7 @@ from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy
 from .approver import UNANSWERED, Approver
 from .cassette_approvals import CassetteApprover
+from .conversations.keeper import Keeper
 from .loop import BUSY, Agent
 from .model_strings import default_model_spec, resolve_model
 from .prompt_assembly import prepare
@@ -122,6 +123,8 @@ class CopilotSession:
         self._resolve = resolve
         self._models: dict[str, Model] = {}
         self._turning = False
+        self.saved = Keeper(getattr(shell, "user_ns", None), enabled=shell is not None)
+        """The conversation as saved beside the notebook (`agent/conversations/`)."""
 
     # --- models -----------------------------------------------------------------------------
 
@@ -222,8 +225,12 @@ class CopilotSession:
 
                 yield TurnNote(text=OFFLINE_NOTE)
             run = agent.run(prompt, max_rounds=max_rounds, approvals=approvals)
+            saving = self.saved.begin(agent, prompt, cassette=cassette is not None)
             async with aclosing(run) as events:
                 async for event in events:
+                    self.saved.observe(agent, event)
+                    if saving is not None and (notice := self.saved.notice()) is not None:
+                        yield notice
                     if isinstance(event, ApprovalNeeded):
                         asked.append(event)
                     yield event
@@ -232,6 +239,8 @@ class CopilotSession:
                     elif isinstance(event, (Done, Failed)):
                         return
         finally:
+            if self.agent is not None:
+                self.saved.end(self.agent)
             self._turning = False
             for request in asked:
                 if not request.answered:
@@ -271,6 +280,7 @@ class CopilotSession:
                 max_rounds=self.max_rounds,
                 tool_timeout=self.tool_timeout,
             )
+            self.saved.seed(self.agent)
         elif str(self.agent.workspace.root) != cwd:
             self.agent.workspace = Workspace(cwd)
         self.agent.tools = self.tools_for(self.agent.workspace, agent=self.agent)
@@ -289,6 +299,7 @@ class CopilotSession:
             self._workspace = self.agent.workspace
         self.agent = None
         self.found_tools = set()
+        self.saved.reset()
 
     def workspace(self) -> Workspace:
         """The conversation's workspace (where its checkpoints are), else the last one in the

@@ -1,0 +1,176 @@
+"""The session's saved conversation: which file, which conversation, the turn being written,
+and the history a restart resumes (`CopilotSession.saved`).
+
+Saving is on in a kernel and off in a script's session unless asked for; while a cassette
+records or replays, the cassette is the notebook's record and nothing is saved here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...events import AgentEvent, Notice
+from ...messages import Message, SystemMessage
+from ..context_window import known_window
+from ..loop import Agent
+from .format import now, record
+from .recorder import Recorder, file_for
+from .resume import history
+from .store import ConversationFile, Loaded
+
+MIN_RESUME_BYTES = 64 * 1024
+BYTES_PER_TOKEN = 3
+"""How many bytes of saved lines a resume loads per token of the model's window: JSON and its
+escapes make a saved line longer than the text the model reads (about 4 characters a token), so
+what is loaded fits the window before compaction has to summarise anything."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resumed:
+    """What a resume found: said in one line at `%load_ext` and by `%copilot resume`."""
+
+    conversation: str
+    file: str
+    turns: int
+    started: str
+    last: str
+    left_out: int
+    problems: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        when = f"from {_short(self.started)}" if self.started else ""
+        if self.last and self.last != self.started:
+            when += f" to {_short(self.last)}"
+        lines = [
+            f"copilot: resumed conversation {self.conversation} from {self.file}: "
+            f"{self.turns} turn(s) {when}".rstrip()
+            + (
+                f" ({self.left_out} earliest not loaded: beyond the context window)"
+                if self.left_out
+                else ""
+            )
+            + "; %copilot reset starts a new one"
+        ]
+        return "\n".join([*lines, *(f"copilot: {p}" for p in self.problems)])
+
+
+class Keeper:
+    """Owns the conversation's file and writer for a session; pure bookkeeping otherwise."""
+
+    def __init__(self, user_ns: Mapping[str, Any] | None, *, enabled: bool) -> None:
+        self.user_ns = user_ns
+        self.enabled = enabled
+        self.recorder: Recorder | None = None
+        self.pending: list[Message] | None = None
+        """A resumed history, given to the next agent the session builds."""
+        self.resumed: Resumed | None = None
+        self._said = False
+
+    def file(self) -> ConversationFile:
+        return self.recorder.file if self.recorder is not None else file_for(self.user_ns)
+
+    # --- a turn -------------------------------------------------------------------------------
+
+    def begin(self, agent: Agent, prompt: str, *, cassette: bool) -> Recorder | None:
+        """The writer of this turn (None: not saving), hooked to the agent's new messages."""
+        if not self.enabled or cassette:
+            return None
+        if self.recorder is None:
+            self.recorder = Recorder(file_for(self.user_ns))
+        self.recorder.begin(prompt)
+        agent.on_message = self.recorder.message
+        return self.recorder
+
+    def notice(self) -> Notice | None:
+        """Once, when saving stopped: why."""
+        if self.recorder is not None and self.recorder.problem and not self._said:
+            self._said = True
+            return Notice(text=self.recorder.problem)
+        return None
+
+    def observe(self, agent: Agent, event: AgentEvent) -> None:
+        if self.recorder is not None and self.recorder.turn:
+            self.recorder.event(event, lambda name, arguments: _category(agent, name, arguments))
+
+    def end(self, agent: Agent) -> None:
+        agent.on_message = None
+        if self.recorder is None or not self.recorder.turn:
+            return
+        model = agent.model
+        provider = str(
+            getattr(model, "provider", "")
+            or ("offline" if getattr(model, "offline", False) else "")
+        )
+        info = getattr(model, "info", None)
+        premium = getattr(info, "premium_multiplier", None) if provider == "copilot" else None
+        self.recorder.end(model=model.name, provider=provider, premium=premium)
+
+    # --- the conversation ---------------------------------------------------------------------
+
+    def seed(self, agent: Agent) -> None:
+        """A new agent takes up the resumed history, after its own system prompt."""
+        if self.pending is not None:
+            system = (
+                agent.messages[0] if agent.messages else SystemMessage(content=agent.system_prompt)
+            )
+            agent.messages = [system, *self.pending]
+            self.pending = None
+
+    def reset(self) -> None:
+        """A new conversation, written down at once so a restart resumes it, not the old one."""
+        self.pending = None
+        self.resumed = None
+        if self.recorder is not None:
+            self.recorder = Recorder(self.recorder.file)
+            self.recorder.start()
+
+    def resume(self, model_spec: str, conversation: str | None = None) -> Resumed | None:
+        """Load a conversation (the newest, else `conversation`) for the next agent; None when
+        there is none. ConfigError for a file this version cannot read."""
+        file = self.file()
+        chosen = conversation or file.current()
+        if chosen is None:
+            return None
+        loaded = file.load(chosen, budget=resume_budget(model_spec))
+        if not loaded.turns and not loaded.messages:
+            return None
+        self.pending = history(loaded.messages, root=os.getcwd(), left_out=loaded.left_out_turns)
+        self.recorder = Recorder(file, chosen)
+        if conversation is not None:  # the next restart resumes this one
+            self.recorder._write(record("resume", chosen, at=now()))
+        self.resumed = _resumed(file, loaded)
+        return self.resumed
+
+
+def resume_budget(model_spec: str) -> int:
+    """Bytes of saved lines a resume loads: what the model's window holds, at least 64 KB."""
+    name = model_spec.split(":", 1)[-1]
+    return max(MIN_RESUME_BYTES, BYTES_PER_TOKEN * known_window(name))
+
+
+def _resumed(file: ConversationFile, loaded: Loaded) -> Resumed:
+    turns = loaded.turns
+    return Resumed(
+        conversation=loaded.conversation,
+        file=file.path.name,
+        turns=len(turns),
+        started=loaded.started or (str(turns[0].get("at", "")) if turns else ""),
+        last=str(turns[-1].get("at", "")) if turns else "",
+        left_out=loaded.left_out_turns,
+        problems=tuple(loaded.problems),
+    )
+
+
+def _category(agent: Agent, name: str, arguments: Any) -> str:
+    tool = agent.tools.get(name)
+    if tool is None or not isinstance(arguments, Mapping):
+        return ""
+    return tool.category_for(arguments)
+
+
+def _short(at: str) -> str:
+    """`2025-03-01T09:12:00+00:00` → `2025-03-01 09:12 UTC`."""
+    return at[:16].replace("T", " ") + " UTC" if len(at) >= 16 else at

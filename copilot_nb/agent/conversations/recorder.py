@@ -1,0 +1,148 @@
+"""Writes one conversation down as its turns go: each message as the loop adds it, then the
+turn's provenance and usage.
+
+What is written passes the recordings' one set of rules (`models/recording_scrub.py`): the
+machine's paths and every secret become placeholders, and a secret read's result never reaches
+the file (`withhold_results`; the resumed model reads the placeholder). A failure to write (a
+full disk, a file of a newer format) never fails the turn: it is said once, and saving stops.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ...config import config_dir
+from ...errors import ConfigError
+from ...events import AgentEvent, ApprovalNeeded, Done, Failed, ToolStarted, UsageReported
+from ...messages import Message
+from ...models.recording_scrub import Scrubber, withhold_results
+from ...text import first_line
+from ...workspace.notebook_file import current_notebook_path
+from .format import OPAQUE, conversation_path, message_record, new_id, now, record
+from .store import ConversationFile
+from .usage import add, tokens_of
+
+SECRET_CATEGORY = "read-secret"
+CONSOLE_FILE = "console" + ".copilot-chat.jsonl"
+
+
+def file_for(user_ns: Mapping[str, Any] | None) -> ConversationFile:
+    """Beside the notebook this kernel serves; a kernel with none (a console, a script) keeps
+    its conversations in `<config dir>/conversations/`."""
+    notebook = current_notebook_path(user_ns or {})
+    if notebook is not None:
+        return ConversationFile(conversation_path(os.path.abspath(notebook)))
+    return ConversationFile(Path(config_dir()) / "conversations" / CONSOLE_FILE)
+
+
+class Recorder:
+    """The writer of one conversation in one file; the session drives it turn by turn."""
+
+    def __init__(self, file: ConversationFile, conversation: str | None = None) -> None:
+        self.file = file
+        self.conversation = conversation or new_id()
+        self._started = conversation is not None
+        self.problem = ""
+        """Why saving stopped (said once by the session), else ""."""
+        self.turn = ""
+        self._secret: set[str] = set()
+        self._tokens: dict[str, int] = {}
+        self._requests = 0
+        self._tools: list[str] = []
+        self._outcome = ("stopped", "")
+        self._began = 0.0
+        self._at = ""
+        self._request = ""
+        self._scrubber = Scrubber.here()
+
+    def start(self) -> None:
+        """Write the conversation's `start` record now (a reset: the next restart resumes it)."""
+        if not self._started:
+            self._started = True
+            self._write(record("start", self.conversation, at=now(), notebook=self.file.path.name))
+
+    def begin(self, prompt: str) -> None:
+        """A turn starts: its id, the clock, and the scrubber for where the kernel is now."""
+        self.start()
+        self.turn = new_id()
+        self._secret = set()
+        self._tokens = {}
+        self._requests = 0
+        self._tools = []
+        self._outcome = ("stopped", "")
+        self._began = time.monotonic()
+        self._at = now()
+        self._request = first_line(prompt)[:200]
+        self._scrubber = Scrubber.here()
+
+    def message(self, message: Message) -> None:
+        """One message the loop just added: scrubbed, a secret read's result withheld."""
+        data = message_record(message)
+        if data is None or not self.turn:
+            return
+        data = scrub(data, self._scrubber)
+        if data.get("role") == "tool":
+            data = withhold_results(data, self._secret)
+        self._write(record("message", self.conversation, turn=self.turn, message=data))
+
+    def event(self, event: AgentEvent, category_of: Callable[[str, Any], str]) -> None:
+        """What the turn's events say: which calls read secrets, tokens, the outcome."""
+        if isinstance(event, ToolStarted) and not event.parent:
+            self._tools.append(event.name)
+            if category_of(event.name, event.arguments) == SECRET_CATEGORY:
+                self._secret.add(event.call_id)
+        elif isinstance(event, ApprovalNeeded) and event.category == SECRET_CATEGORY:
+            self._secret.add(event.call_id)
+        elif isinstance(event, UsageReported):
+            self._tokens = add(self._tokens, tokens_of(event.usage))
+            self._requests += 1
+        elif isinstance(event, Done):
+            self._outcome = ("done", "")
+        elif isinstance(event, Failed):
+            self._outcome = ("failed", self._scrubber.text(first_line(event.error))[:300])
+
+    def end(self, *, model: str, provider: str, premium: float | None) -> None:
+        """The turn's record (its provenance and usage), flushed to the disk."""
+        if not self.turn:
+            return
+        outcome, error = self._outcome
+        turn = record(
+            "turn",
+            self.conversation,
+            turn=self.turn,
+            at=self._at,
+            seconds=round(time.monotonic() - self._began, 3),
+            request=self._scrubber.text(self._request),
+            model=model,
+            provider=provider,
+            requests=self._requests,
+            tokens=add(self._tokens, {}),
+            premium=premium,
+            tools=self._tools,
+            outcome=outcome,
+        )
+        if error:
+            turn["error"] = error
+        self.turn = ""
+        self._write(turn)
+        if not self.problem:
+            self.file.sync()
+
+    def _write(self, item: Mapping[str, Any]) -> None:
+        if self.problem:
+            return
+        try:
+            self.file.append([item])
+        except (OSError, ConfigError) as exc:
+            self.problem = (
+                f"copilot: the conversation is no longer saved to {self.file.path.name}: {exc}"
+            )
+
+
+def scrub(data: dict[str, Any], scrubber: Scrubber) -> dict[str, Any]:
+    """A message record with every string scrubbed, except what a provider signed."""
+    return {k: (v if k in OPAQUE else scrubber.json(v)) for k, v in data.items()}
