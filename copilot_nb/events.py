@@ -133,6 +133,24 @@ class ApprovalNeeded:
         return self.decision.done()
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Question(ApprovalNeeded):
+    """The model asks the user something in the middle of a turn (`ask_user`, or an MCP
+    server's elicitation): answered with `reply(text)`, or refused with `deny(reason)`.
+
+    It is an `ApprovalNeeded` so that it takes the approver's path on every surface: a surface
+    that knows questions shows `options` as buttons and a text box; one that does not still
+    shows it and answers it, and where nobody can answer it is refused like any request."""
+
+    question: str
+    options: tuple[str, ...] = ()
+    """Suggested answers, shown as buttons; the user may always type another."""
+
+    def reply(self, text: str) -> None:
+        """The user's answer (an option, or their own words)."""
+        self._answer(True, text)
+
+
 APPROVED_ONCE = "approved for this call only"
 """The reason an `approve_once()` answer carries: nothing is trusted from it."""
 

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import nbformat
 
 from copilot_nb.agent.instructions import MAX_FILE_CHARS
-from copilot_nb.agent.loop import SYSTEM_PROMPT
 from copilot_nb.agent.session import CopilotSession
+from copilot_nb.agent.system_prompt import notebook_prompt
 from copilot_nb.testing import reply
 from copilot_nb.tools.context_block import BUDGET
 from tests.test_session import events_of
@@ -54,7 +54,7 @@ async def test_instruction_files_follow_the_system_prompt_in_their_order(
     expected = (
         "\n".join(
             [
-                SYSTEM_PROMPT.format(root=root).rstrip(),
+                notebook_prompt(str(root)).rstrip(),
                 "",
                 HEAD,
                 "",

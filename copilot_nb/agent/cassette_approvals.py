@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..events import ApprovalNeeded
+from ..events import ApprovalNeeded, Question
 from ..models.cassettes.cassette import Cassette, CassetteMismatch
 from ..models.cassettes.entries import Scrubber, call_arguments
 from .approver import Approver
@@ -43,7 +43,10 @@ class CassetteApprover:
             request.deny(recorded.reason)
         elif recorded.arguments == arguments and self.cassette.vouches_for(recorded):
             self._withhold_secret(request, True)
-            request.approve_once()
+            if isinstance(request, Question):  # the recorded answer is the user's words
+                request.reply(recorded.reason)
+            else:
+                request.approve_once()
         else:  # not this call, or not the user's answer: the user answers it now
             request.decision.add_done_callback(
                 lambda done: self._withhold_secret(request, _approved(done))

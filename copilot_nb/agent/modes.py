@@ -11,11 +11,19 @@ request.
 
 from __future__ import annotations
 
-from typing import Literal
+import asyncio
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Literal
 
+from ..events import AgentEvent, ApprovalNeeded, Done
 from ..tools.registry import Tool
 from ..tools.toolset import ToolSource
 from ..tools.wrappers import FilteredToolSet
+
+if TYPE_CHECKING:
+    from .approvals import ApprovalPolicy
+    from .loop import Agent
 
 TurnMode = Literal["ask", "plan", "agent"]
 MODES: tuple[TurnMode, ...] = ("ask", "plan", "agent")
@@ -52,4 +60,52 @@ def tools_for_mode(tools: ToolSource, mode: TurnMode) -> ToolSource:
     """`tools` as a turn in `mode` may see them (a name filter over the same set)."""
     if mode == "agent":
         return tools
-    return FilteredToolSet(tools, available=[t.name for t in tools if offered_in(t, mode)])
+    names = [t.name for t in tools if offered_in(t, mode)]
+    return FilteredToolSet(tools, available=[*names, "tool_search"])
+
+
+def plan_question(plan: str) -> ApprovalNeeded:
+    """The question that ends a plan turn: run this plan in agent mode?"""
+    return ApprovalNeeded(
+        call_id="plan",
+        name=PLAN_TOOL,
+        arguments={"plan": plan},
+        summary="carry out this plan in agent mode (each change still asks as your settings say)",
+        category=PLAN_CATEGORY,
+        decision=asyncio.get_running_loop().create_future(),
+    )
+
+
+async def run_in_mode(
+    agent: Agent,
+    prompt: str,
+    mode: TurnMode,
+    enter: Callable[[TurnMode], None],
+    *,
+    max_rounds: int | None = None,
+    approvals: ApprovalPolicy | None = None,
+) -> AsyncGenerator[AgentEvent, None]:
+    """One turn in `mode`: `enter(mode)` sets the agent's tools and instructions first. A plan
+    turn's answer becomes a question; approved, the turn goes on in agent mode with the plan as
+    its request; otherwise it ends with the plan (headless: the plan only)."""
+    enter(mode)
+    plan: str | None = None
+    async with aclosing(agent.run(prompt, max_rounds=max_rounds, approvals=approvals)) as events:
+        async for event in events:
+            if mode == "plan" and isinstance(event, Done):
+                plan = event.text
+                break
+            yield event
+    if plan is None:
+        return
+    request = plan_question(plan)
+    yield request
+    approved, _ = await request.decision
+    if not approved:
+        yield Done(text=plan)
+        return
+    enter("agent")
+    run = agent.run(RUN_PLAN.format(plan=plan), max_rounds=max_rounds, approvals=approvals)
+    async with aclosing(run) as events:
+        async for event in events:
+            yield event

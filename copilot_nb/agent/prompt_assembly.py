@@ -17,8 +17,11 @@ from ..tools.context import LiveNotebooks, ToolContext
 from ..tools.context_block import context_block
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
+from .families import family_for
 from .instructions import Instructions, instruction_files, with_instructions
-from .loop import SYSTEM_PROMPT, Agent
+from .loop import Agent
+from .modes import TurnMode
+from .system_prompt import notebook_prompt
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,12 +31,19 @@ class Prompt:
     system: str
     files: list[Instructions]
     block: str
+    family: str = "generic"
+    """The model family whose instructions and tool-search threshold the model gets."""
+    mode: TurnMode = "agent"
 
 
-def system_prompt(workspace: Workspace, shell: Any = None) -> tuple[str, list[Instructions]]:
-    """Our system prompt with the instruction files that apply to the notebook worked on."""
+def system_prompt(
+    workspace: Workspace, shell: Any = None, *, mode: TurnMode = "agent", model: str = ""
+) -> tuple[str, list[Instructions]]:
+    """Our system prompt for this mode and model family, with the instruction files that apply
+    to the notebook worked on."""
     files = instruction_files(workspace, working_dir=working_dir(workspace, shell))
-    return with_instructions(SYSTEM_PROMPT.format(root=workspace.root), files), files
+    ours = notebook_prompt(str(workspace.root), mode=mode, family=family_for(model))
+    return with_instructions(ours, files), files
 
 
 def working_dir(workspace: Workspace, shell: Any = None) -> str | None:
@@ -66,9 +76,11 @@ def block_context(
     )
 
 
-def prepare(agent: Agent, shell: Any = None, live: LiveNotebooks | None = None) -> None:
+def prepare(
+    agent: Agent, shell: Any = None, live: LiveNotebooks | None = None, mode: TurnMode = "agent"
+) -> None:
     """Point an agent at this turn's prompt: instruction files now, the block at its start."""
-    text, _ = system_prompt(agent.workspace, shell)
+    text, _ = system_prompt(agent.workspace, shell, mode=mode, model=agent.model.name)
     if text != agent.system_prompt:
         agent.set_system_prompt(text)
     ctx = block_context(agent.workspace, shell, live)
@@ -80,10 +92,19 @@ def prepare(agent: Agent, shell: Any = None, live: LiveNotebooks | None = None) 
 
 
 async def preview(
-    workspace: Workspace, shell: Any = None, live: LiveNotebooks | None = None
+    workspace: Workspace,
+    shell: Any = None,
+    live: LiveNotebooks | None = None,
+    *,
+    mode: TurnMode = "agent",
+    model: str = "",
 ) -> Prompt:
     """What the next request would carry besides the history (`%copilot context`)."""
-    text, files = system_prompt(workspace, shell)
+    text, files = system_prompt(workspace, shell, mode=mode, model=model)
     return Prompt(
-        system=text, files=files, block=await context_block(block_context(workspace, shell, live))
+        system=text,
+        files=files,
+        block=await context_block(block_context(workspace, shell, live)),
+        family=family_for(model).name,
+        mode=mode,
     )

@@ -39,10 +39,13 @@ from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy
 from .approver import UNANSWERED, Approver
+from .ask_user import ask_user_tool
 from .cassette_approvals import CassetteApprover
 from .conversations.keeper import Keeper
+from .families import family_for
 from .loop import BUSY, Agent
 from .model_strings import default_model_spec, resolve_model
+from .modes import TurnMode, run_in_mode, tools_for_mode
 from .prompt_assembly import prepare
 from .references import attach_references
 from .subagents import delegate_tool
@@ -93,6 +96,8 @@ class CopilotSession:
         """The last conversation's workspace: its checkpoints outlive a reset."""
         self.model_spec = ""
         self.max_rounds = DEFAULT_MAX_ROUNDS
+        self.mode: TurnMode = "agent"
+        """How far a turn goes unless it says otherwise: ask, plan or agent."""
         self.tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
         self.approvals = ApprovalPolicy()
         self.user_tools = ToolSet()
@@ -125,6 +130,8 @@ class CopilotSession:
         self._turning = False
         self.saved = Keeper(getattr(shell, "user_ns", None), enabled=shell is not None)
         """The conversation as saved beside the notebook (`agent/conversations/`)."""
+        self.turn_mode: TurnMode = "agent"
+        """The mode of the run under way (a plan turn becomes an agent turn once approved)."""
 
     # --- models -----------------------------------------------------------------------------
 
@@ -168,18 +175,19 @@ class CopilotSession:
         approvals: ApprovalPolicy | None = None,
         max_rounds: int | None = None,
         new: bool = False,
+        mode: TurnMode | None = None,
     ) -> AsyncGenerator[TurnEvent, None]:
         """One request on the shared conversation: the events to render, approvals to `approver`.
 
         An unknown model raises ConfigError here, before anything is shown. The events follow
         (a `TurnNote` first for the offline demo model); each `ApprovalNeeded` goes to
         `approver` once the surface has shown it; the turn ends with the agent's `Done` or
-        `Failed`. `model`, `approvals` and `max_rounds` hold for this turn only; `new` forgets
-        the conversation first. Cancelling the consumer stops the agent, and any request still
+        `Failed`. `model`, `approvals`, `max_rounds` and `mode` hold for this turn only; `new`
+        forgets the conversation first. Cancelling the consumer stops the agent, and any request still
         unanswered is denied.
         """
         chosen = self.model(model)
-        return self._turn(prompt, chosen, approver, approvals, max_rounds, new)
+        return self._turn(prompt, chosen, approver, approvals, max_rounds, new, mode or self.mode)
 
     async def _turn(
         self,
@@ -189,6 +197,7 @@ class CopilotSession:
         approvals: ApprovalPolicy | None,
         max_rounds: int | None,
         new: bool,
+        mode: TurnMode = "agent",
     ) -> AsyncGenerator[TurnEvent, None]:
         if self.busy:  # checked and set with no await between: one turn at a time
             yield Failed(error=BUSY)
@@ -224,7 +233,10 @@ class CopilotSession:
                 from ..testing.offline import OFFLINE_NOTE
 
                 yield TurnNote(text=OFFLINE_NOTE)
-            run = agent.run(prompt, max_rounds=max_rounds, approvals=approvals)
+            enter = self._enter_mode(agent)
+            run = run_in_mode(
+                agent, prompt, mode, enter, max_rounds=max_rounds, approvals=approvals
+            )
             saving = self.saved.begin(agent, prompt, cassette=cassette is not None)
             async with aclosing(run) as events:
                 async for event in events:
@@ -242,6 +254,7 @@ class CopilotSession:
             if self.agent is not None:
                 self.saved.end(self.agent)
             self._turning = False
+            self.turn_mode = "agent"
             for request in asked:
                 if not request.answered:
                     request.deny(UNANSWERED)
@@ -292,6 +305,17 @@ class CopilotSession:
         self.agent.tool_timeout = self.tool_timeout
         return self.agent
 
+    def _enter_mode(self, agent: Agent) -> Callable[[TurnMode], None]:
+        """How a turn switches its agent to a mode: the tools the mode offers (for the model's
+        family), and the mode's instructions."""
+
+        def enter(mode: TurnMode) -> None:
+            self.turn_mode = mode
+            agent.tools = tools_for_mode(self.tools_for(agent.workspace, agent=agent), mode)
+            prepare(agent, self.shell, self.live, mode=mode)
+
+        return enter
+
     def reset(self) -> None:
         """Forget the conversation and the tools found in it (`--new`, `reset`, New chat); the
         workspace and its checkpoints stay, so `%copilot undo` still reaches earlier changes."""
@@ -325,8 +349,9 @@ class CopilotSession:
         for factory in self.toolset_factories:
             for item in factory(workspace):
                 core.add(item)
-        if agent is not None:  # subagents run under this agent's run
+        if agent is not None:  # subagents and questions run under this agent's run
             core.add(delegate_tool(agent, resolve=self.model))
+            core.add(ask_user_tool(agent))
         extra = ToolSet()
         for item in [*self.user_tools, *self.namespace_tools()]:
             if item.name in core and not item.override:
@@ -341,7 +366,10 @@ class CopilotSession:
         for item in self.mcp.tools(taken={*(t.name for t in core), *(t.name for t in extra)}):
             (core if item.name in core else extra).add(item, override=item.override)
         # shared: what tool_search finds outlives the turn
-        return DeferredToolSet(self._allowed(core), self._allowed(extra), enabled=self.found_tools)
+        threshold = family_for(self.model_name()).defer_threshold
+        return DeferredToolSet(
+            self._allowed(core), self._allowed(extra), threshold=threshold, enabled=self.found_tools
+        )
 
     def stop_servers(self) -> None:
         """Stop the MCP servers (`%unload_ext`): at once when no loop runs, else as a task on
@@ -361,7 +389,8 @@ class CopilotSession:
         await self.mcp.settled()
         updates = self.mcp.take_updates()
         if updates and self.agent is not None:
-            self.agent.tools = self.tools_for(self.agent.workspace, agent=self.agent)
+            tools = self.tools_for(self.agent.workspace, agent=self.agent)
+            self.agent.tools = tools_for_mode(tools, self.turn_mode)
         return updates
 
     def _allowed(self, tools: ToolSet) -> ToolSet:

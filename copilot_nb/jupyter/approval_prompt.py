@@ -29,7 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
-from ..events import ApprovalNeeded
+from ..events import ApprovalNeeded, Question
 from ..text import first_line
 from ..workspace.later_effects import later_effect
 from .safe_html import escape
@@ -43,6 +43,9 @@ NOBODY = (
     "nobody could be asked to approve it (this notebook runs without a user at the keyboard); "
     "rerun the cell with --yes to allow changes"
 )
+NOBODY_QUESTION = (
+    "nobody can answer questions here (this notebook runs without a user at the keyboard)"
+)
 NOBODY_START = (
     "nobody could be asked to approve it (this notebook runs without a user at the keyboard); "
     "approve it once with %copilot mcp trust NAME in a notebook or console"
@@ -54,6 +57,7 @@ VERBS = {
     "execute": "run code",
     "external": "call an MCP server's tool (it runs outside copilot_nb's sandbox)",
     "mcp-server": "start (a program or URL this workspace's MCP config names)",
+    "plan": "carry out this plan in agent mode",
 }
 """What a call of each approval category does, as the prompt says it (the panel has the same)."""
 HEAD_LINES = 40
@@ -64,6 +68,10 @@ _PATH_KEYS = ("path", "destination", "source")
 
 def question(event: ApprovalNeeded) -> str:
     """One line: which tool wants to do what, to what."""
+    if isinstance(event, Question):
+        return f"The agent asks: {first_line(event.question)}"
+    if event.category == "plan":
+        return "Run this plan? (agent mode: each change still asks as your settings say)"
     verb = VERBS.get(event.category, "run")
     target = first_line(event.summary)
     return f"{event.name} wants to {verb}" + (f": {target}" if target else "")
@@ -100,7 +108,7 @@ def arguments_preview(arguments: Any) -> tuple[str, str]:
             lines = [f"-{line}" for line in old.splitlines()]
             lines += [f"+{line}" for line in new.splitlines()]
             return "diff", "\n".join(lines)
-        for key in ("content", "source", "code"):
+        for key in ("content", "source", "code", "plan", "question"):
             if isinstance(arguments.get(key), str):
                 return "code", arguments[key]
         if not arguments:
@@ -255,7 +263,10 @@ class CellApprover:
             widgets_installed=self.mode == "auto" and widgets_installed(),
         )
         if choice == "deny":
-            request.deny(NOBODY_START if request.category == "mcp-server" else NOBODY)
+            if isinstance(request, Question):
+                request.deny(NOBODY_QUESTION)
+            else:
+                request.deny(NOBODY_START if request.category == "mcp-server" else NOBODY)
         elif choice == "widget":
             self._show_buttons(request)
         elif choice == "input":
@@ -273,6 +284,9 @@ class CellApprover:
         """Print the whole request, then ask with its question in the prompt itself (a console
         may show the prompt apart from the output); anything but yes denies."""
         self._show(approval_text(request))
+        if isinstance(request, Question):
+            ask_question_input(request, self._ask, self._show)
+            return
         try:
             reply = self._ask(f"{question(request)}. Allow? [y/N] ").strip()
         except EOFError:  # Ctrl-D at the prompt
@@ -284,6 +298,10 @@ class CellApprover:
 
     def _show_buttons(self, event: ApprovalNeeded) -> None:
         import ipywidgets as widgets
+
+        if isinstance(event, Question):
+            self._display_box(question_box(event))
+            return
 
         title = f"<b>{escape(event.name)}</b> <code>{escape(first_line(event.summary))}</code>"
         approve = widgets.Button(description="Approve", button_style="success", icon="check")
@@ -299,9 +317,58 @@ class CellApprover:
 
         approve.on_click(lambda _: decide(True))
         deny.on_click(lambda _: decide(False))
+        self._display_box(box)
+
+    def _display_box(self, box: Any) -> None:
         if self._display is not None:
             self._display(box)
         else:
             from IPython.display import display
 
             display(box)
+
+
+def ask_question_input(
+    request: Question, ask: Callable[[str], str], show: Callable[[str], Any] = print
+) -> None:
+    """A question in a console: its options numbered; a number picks one, other text is the
+    answer, an empty line or Ctrl-D declines."""
+    for number, option in enumerate(request.options, 1):
+        show(f"  {number}. {option}")
+    try:
+        reply = ask("Your answer (a number, or type it; empty to decline): ").strip()
+    except EOFError:
+        reply = ""
+    if not reply:
+        request.deny("the user declined to answer")
+    elif reply.isdigit() and 1 <= int(reply) <= len(request.options):
+        request.reply(request.options[int(reply) - 1])
+    else:
+        request.reply(reply)
+
+
+def question_box(event: Question) -> Any:
+    """A question in the cell: its options as buttons, a text box and Send, and Decline."""
+    import ipywidgets as widgets
+
+    status = widgets.HTML(approval_html(event))
+    text = widgets.Text(placeholder="Type an answer")
+    send = widgets.Button(description="Send", button_style="primary")
+    decline = widgets.Button(description="Decline", icon="times")
+    options = [widgets.Button(description=option[:40], tooltip=option) for option in event.options]
+    box = widgets.VBox([status, widgets.HBox(options), widgets.HBox([text, send, decline])])
+
+    def done(answer: str | None) -> None:
+        if answer is None:
+            event.deny("the user declined to answer")
+        else:
+            event.reply(answer)
+        shown = "declined" if answer is None else f"answered: {answer}"
+        status.value = f"<b>{escape(question(event))}</b> — {escape(shown)}"
+        box.children = (status,)
+
+    for button, option in zip(options, event.options, strict=True):
+        button.on_click(lambda _, chosen=option: done(chosen))
+    send.on_click(lambda _: done(text.value) if text.value.strip() else None)
+    decline.on_click(lambda _: done(None))
+    return box

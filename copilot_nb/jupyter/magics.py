@@ -35,6 +35,7 @@ LINE_PREFIX = "%copilot"
 COPILOT_LINE_CALL = "__import__('copilot_nb.jupyter.magics').jupyter.magics._run_line"
 SETTINGS = (
     "model",
+    "mode",
     "cassette",
     "max_rounds",
     "tool_timeout",
@@ -55,6 +56,12 @@ class CopilotMagics(Magics):
 
     model = Unicode(
         "", help="Default model as provider:model (e.g. openai:gpt-4o); empty: COPILOT_NB_MODEL."
+    ).tag(config=True)
+    mode = Enum(
+        MODES,
+        "agent",
+        help="How far a request goes: ask (read and answer only), plan (write a plan, run it "
+        "once approved) or agent (do the work). A cell's --mode wins.",
     ).tag(config=True)
     max_rounds = Integer(DEFAULT_MAX_ROUNDS, help="Most model rounds in one request.").tag(
         config=True
@@ -128,6 +135,8 @@ class CopilotMagics(Magics):
         assert session is not None
         if name == "model":
             session.model_spec = self.model
+        elif name == "mode":
+            session.mode = self.mode
         elif name == "cassette":
             session.cassette_mode = self.cassette or None  # type: ignore[assignment]
         elif name == "max_rounds":
@@ -175,7 +184,8 @@ class CopilotMagics(Magics):
     )
     @line_cell_magic
     def copilot(self, line: str = "", cell: str | None = None) -> None:
-        """Ask the agent: `%%copilot [--model M] [--new] [--yes|--read-only]` then the request.
+        """Ask the agent: `%%copilot [--model M] [--mode ask|plan|agent] [--new] [--yes|--read-only]`
+        then the request.
 
         As a line magic: `%copilot` shows the model and workspace; `reset` forgets the
         conversation; `model NAME` sets the default model; `models [PROVIDER]` lists a provider's
@@ -256,6 +266,7 @@ class CopilotMagics(Magics):
                 approvals=policy,
                 max_rounds=args.max_rounds,
                 new=args.new,
+                mode=args.mode,
             )
             renderer = CellRenderer()
             await render_turn(turn, renderer)

@@ -109,6 +109,8 @@ class Tool:
     then run that long plus a grace even past the tool set's general limit."""
     trust: Trust | None = field(default=None, compare=False)
     """Where the tool's source is approved as a whole (MCP servers); None: each call asks."""
+    waits_for_user: bool = False
+    """The call waits for the user (`ask_user`): no time limit, the user takes the time they need."""
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -139,6 +141,8 @@ class Tool:
     def time_limit(self, arguments: Mapping[str, Any], general: float | None) -> float | None:
         """Seconds this call may run: the general limit, or the tool's own plus a grace when that
         is longer (a general 120 s never stops a run_code the model gave 600 s)."""
+        if self.waits_for_user:
+            return None
         if general is None or self.timeout_argument is None:
             return general
         own = arguments.get(self.timeout_argument)

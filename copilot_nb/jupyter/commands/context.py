@@ -7,6 +7,7 @@ sent to the model as they are, so they are shown as they are.
 
 from __future__ import annotations
 
+from ...agent.families import family_for
 from ...agent.prompt_assembly import preview
 from ...agent.session import CopilotSession
 from ..safe_html import Rendered, escape
@@ -15,11 +16,20 @@ from ..safe_html import Rendered, escape
 async def context(session: CopilotSession) -> None:
     from IPython.display import display
 
-    prompt = await preview(session.workspace(), session.shell, session.live)
+    spec = session.current_model_spec()
+    model = spec.partition(":")[2] or spec
+    mode = session.mode
+    prompt = await preview(session.workspace(), session.shell, session.live, mode=mode, model=model)
+    family = family_for(model)
     files = ", ".join(f.shown + (" (cut)" if f.clipped else "") for f in prompt.files)
     head = f"instruction files, in order: {files}" if files else "no instruction files"
     block = prompt.block or "(nothing to say: no notebook, variables, files or git here)"
     sections = [
+        (
+            f"Model {spec}: the {family.name} family",
+            f"mode: {mode}\nfamily instructions: {'yes' if family.instructions else 'none'}\n"
+            f"tool_search past {family.defer_threshold} tools",
+        ),
         (f"System prompt ({len(prompt.system):,} characters; {head})", prompt.system),
         (f"Context block, before the next request ({len(prompt.block):,} characters)", block),
     ]

@@ -34,6 +34,7 @@ from ...events import (
     Failed,
     FileChanged,
     Notice,
+    Question,
     ReasoningDelta,
     TextDelta,
     ToolFinished,
@@ -72,6 +73,12 @@ def event_ops(event: TurnEvent) -> list[Op]:
             kind, preview = arguments_preview(arguments)
             shown = f"↳ {name}" if parent else name  # a subagent's call, under its parent
             return [["tool", call_id, shown, summary, kind, preview]]
+        case Question(call_id=call_id, question=text, options=options):
+            return [["ask", call_id, "question", text, list(options)]]
+        case ApprovalNeeded(call_id=call_id, category="plan", arguments=arguments):
+            plan = str(arguments.get("plan", "")) if isinstance(arguments, dict) else ""
+            card = ["tool", call_id, "plan", "run this plan?", "code", clip(plan, CLIP)]
+            return [card, ["ask", call_id, "plan"]]
         case ApprovalNeeded(call_id=call_id, category=category):
             note = warning(event)
             return [["ask", call_id, category, note] if note else ["ask", call_id, category]]

@@ -12,7 +12,7 @@ const el = (tag, cls, text) => {
   return node;
 };
 const fmt = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(1)}k` : `${(n / 1e6).toFixed(1)}M`);
-const ASK = { edit: "change files", execute: "run code", read: "read", "read-secret": "read a secret (a credential file or a masked variable)", external: "call an MCP server's tool (it runs outside copilot_nb's sandbox)" };
+const ASK = { edit: "change files", execute: "run code", read: "read", "read-secret": "read a secret (a credential file or a masked variable)", external: "call an MCP server's tool (it runs outside copilot_nb's sandbox)", plan: "carry out this plan in agent mode" };
 const FOLD_LINES = 40;
 const FOLD_CHARS = 3000;
 const EMPTY = [
@@ -98,6 +98,28 @@ function toolCard(name, target, kind, preview) {
   details.append(head, body);
   box.append(details);
   return { name, box, details, body, args, outcome, approve: null, diffed: false };
+}
+
+function questionBar(model, id, question, options) {
+  const bar = el("div", "cnb-approve");
+  const text = el("input", "cnb-answer");
+  text.type = "text";
+  text.placeholder = "Type an answer";
+  const send = el("button", "cnb-approve-btn", "Send");
+  const no = el("button", "cnb-deny-btn", "Decline");
+  const choices = (options || []).map((option) => el("button", "cnb-option-btn", String(option)));
+  const buttons = [send, no, ...choices];
+  buttons.forEach((b) => { b.type = "button"; });
+  const reply = (message) => {
+    buttons.forEach((b) => { b.disabled = true; });
+    text.disabled = true;
+    model.send(message);
+  };
+  choices.forEach((b, i) => { b.onclick = () => reply({ kind: "answer", id, text: String(options[i]) }); });
+  send.onclick = () => { if (text.value.trim()) reply({ kind: "answer", id, text: text.value }); };
+  no.onclick = () => reply({ kind: "deny", id });
+  bar.append(el("div", "cnb-approve-q", String(question)), ...choices, text, send, no);
+  return bar;
 }
 
 function askBar(model, entry, id, category, warning) {
@@ -186,12 +208,14 @@ class Transcript {
     this.add(entry.box);
   }
 
-  ask(id, category, warning) {
+  ask(id, category, warning, options) {
     const entry = this.cards.get(id);
     if (!entry) return;
     entry.box.dataset.state = "asking";
     entry.details.open = true;
-    entry.approve = askBar(this.model, entry, id, category, warning);
+    entry.approve = category === "question"
+      ? questionBar(this.model, id, warning, options)
+      : askBar(this.model, entry, id, category, warning);
     entry.box.append(entry.approve);
   }
 

@@ -28,7 +28,7 @@ from IPython.core.error import UsageError
 from ...agent.approvals import ApprovalPolicy
 from ...agent.session import CopilotSession, TurnEvent
 from ...errors import CopilotError
-from ...events import ApprovalNeeded, Failed, UsageReported
+from ...events import ApprovalNeeded, Failed, Question, UsageReported
 from .completions import MAX_QUERY, Completer, session_context
 from .feed import UPDATE_INTERVAL, Outbox, event_ops
 
@@ -209,6 +209,14 @@ class ChatPanel:
             request.deny()
         self.outbox.put(["asked", call_id, approved])
 
+    def _reply(self, call_id: str, text: str) -> None:
+        """A view's answer to the model's question (`ask_user`)."""
+        request = self._asking.pop(call_id, None)
+        if not isinstance(request, Question) or request.answered:
+            return
+        request.reply(text)
+        self.outbox.put(["asked", call_id, True])
+
     def _reset(self) -> None:
         self.session.reset()
         with self.widget.hold_sync():
@@ -237,6 +245,8 @@ class ChatPanel:
                 self.stop()
             elif kind in ("approve", "deny"):
                 self._decide(str(content.get("id", "")), kind == "approve")
+            elif kind == "answer":
+                self._reply(str(content.get("id", "")), str(content.get("text", "")))
             elif kind == "new":
                 self.new_chat()
             elif kind == "ready":

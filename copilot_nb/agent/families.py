@@ -1,0 +1,85 @@
+"""Model families: what a model gets besides the common instructions, chosen from its name.
+
+Models of one line were trained on their makers' agent harnesses and do best with the habits
+those taught: Claude with exact-string edits and parallel reads, the GPT-5 line with terse
+progress and no asking for confirmation, small local models with fewer tools at once. The
+table is keyed by name prefix (`models/capabilities.by_model_name`, the longest prefix winning,
+any router prefix such as `openai/` ignored); `%copilot context` shows what the current model
+gets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..models.capabilities import by_model_name
+from ..tools.wrappers import DEFER_THRESHOLD
+
+
+@dataclass(frozen=True, kw_only=True)
+class Family:
+    """What one family of models gets: its own instructions and tool-search threshold."""
+
+    name: str
+    instructions: str = ""
+    """Added after the common instructions; '' for none."""
+    defer_threshold: int = DEFER_THRESHOLD
+    """Past this many tools, the extra ones wait for `tool_search`."""
+
+
+GENERIC = Family(name="generic")
+CLAUDE = Family(
+    name="claude",
+    instructions="""\
+For this model: edit with edit_file / edit_cell, old_str copied exactly from what you read \
+(whitespace included) and long enough to match once. Make independent reads in one round of \
+parallel calls.
+""",
+    defer_threshold=64,
+)
+GPT = Family(
+    name="gpt",
+    instructions="""\
+For this model: keep going until the request is done; do not stop to ask for confirmation \
+between steps. Before a group of tool calls, say in one short line what you are about to do.
+""",
+)
+CODEX = Family(
+    name="codex",
+    instructions="""\
+For this model: make each edit with edit_file / edit_cell (one exact old_str, copied from what \
+you read, per call); there is no apply_patch or shell here. Keep progress notes to one line.
+""",
+)
+SMALL = Family(
+    name="small",
+    instructions="""\
+For this model: one step at a time. Call one tool, read its result, then decide the next step.
+""",
+    defer_threshold=16,
+)
+
+FAMILIES: dict[str, Family] = {
+    "claude": CLAUDE,
+    "gpt-": GPT,
+    "o1": GPT,
+    "o3": GPT,
+    "o4": GPT,
+    "gpt-5-codex": CODEX,
+    "codex": CODEX,
+    "llama": SMALL,
+    "qwen": SMALL,
+    "mistral": SMALL,
+    "phi": SMALL,
+    "gemma": SMALL,
+    "smollm": SMALL,
+}
+"""Name prefixes to families; a name with `codex` anywhere in it is of the codex line."""
+
+
+def family_for(model_name: str) -> Family:
+    """The family of a model by its name (`claude-sonnet-4`, `openai/gpt-5.1-codex`), else the
+    generic one."""
+    if "codex" in model_name.rsplit("/", 1)[-1].lower():
+        return CODEX
+    return by_model_name(model_name, FAMILIES, GENERIC)
