@@ -9,7 +9,7 @@ FRONTEND := copilot_nb/jupyter/frontend
 FRONTEND_SOURCES := $(addprefix $(FRONTEND)/,package.json tsconfig.json install.json) \
 	$(wildcard $(FRONTEND)/src/*.ts)
 
-.PHONY: demo test lint typecheck unit bench venv clean
+.PHONY: demo test lint typecheck unit bench eval venv clean
 
 $(STAMP): pyproject.toml $(FRONTEND_SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,8 +26,8 @@ demo: $(STAMP)
 test: lint typecheck unit
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check copilot_nb tests benchmarks scripts
-	$(VENV)/bin/ruff format --check copilot_nb tests benchmarks scripts
+	$(VENV)/bin/ruff check copilot_nb tests benchmarks scripts evals
+	$(VENV)/bin/ruff format --check copilot_nb tests benchmarks scripts evals
 	$(VENV)/bin/lint-imports --no-cache
 
 typecheck: $(STAMP)
@@ -41,6 +41,12 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
+
+# The notebook tasks of evals/ through %%copilot in a real kernel: `make eval MODEL=openai:gpt-4o`;
+# `offline` (the default) and `scripted` need no provider. EVAL_ARGS: e.g. --record DIR, --replay DIR.
+MODEL ?= offline
+eval: $(STAMP)
+	$(PY) -m evals.run --model $(MODEL) $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache $(FRONTEND)/lib $(FRONTEND)/labextension

@@ -94,7 +94,9 @@ class Harness:
         started = time.monotonic()
         try:
             turn = self.kernel.execute(
-                _cell(f"%%copilot {options}\n{task.request}"), timeout=self.timeout
+                _cell(f"%%copilot {options}\n{task.request}"),
+                timeout=self.timeout,
+                answers=list(task.user_answers) if task.user_answers else None,
             )
         except TimeoutError as exc:
             return self._failed(task, str(exc), seconds=time.monotonic() - started)

@@ -22,7 +22,8 @@ class Execution:
 
     def copilot_output(self) -> tuple[str, dict[str, Any]]:
         """The `%%copilot` output's last text and its `metadata.copilot_nb` (the provenance)."""
-        text, provenance = "", {}
+        text = ""
+        provenance: dict[str, Any] = {}
         for message in self.messages:
             if message["msg_type"] not in ("display_data", "update_display_data"):
                 continue
@@ -44,8 +45,12 @@ class Kernel:
             kernel_name="python3", cwd=str(cwd), env={**os.environ, **env}, startup_timeout=60
         )
 
-    def execute(self, code: str, timeout: float = 600) -> Execution:
-        msg_id = self.client.execute(code, allow_stdin=False)
+    def execute(
+        self, code: str, timeout: float = 600, answers: list[str] | None = None
+    ) -> Execution:
+        """Run code; with `answers`, the kernel may ask through stdin (a console's `input()`)
+        and each question gets the next answer (an empty one when they run out)."""
+        msg_id = self.client.execute(code, allow_stdin=answers is not None)
         messages: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout
         while True:
@@ -53,8 +58,10 @@ class Kernel:
             if remaining <= 0:
                 self.manager.interrupt_kernel()
                 raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s")
+            if answers is not None:
+                self._answer(answers)
             try:
-                message = self.client.get_iopub_msg(timeout=min(remaining, 1.0))
+                message = self.client.get_iopub_msg(timeout=min(remaining, 0.2))
             except queue.Empty:
                 continue
             if message["parent_header"].get("msg_id") != msg_id:
@@ -68,6 +75,13 @@ class Kernel:
         content = reply["content"]
         error = f"{content.get('ename', '')}: {content.get('evalue', '')}"
         return Execution(content["status"], messages, error if content["status"] != "ok" else "")
+
+    def _answer(self, answers: list[str]) -> None:
+        try:
+            self.client.get_stdin_msg(timeout=0)
+        except queue.Empty:
+            return
+        self.client.input(answers.pop(0) if answers else "")
 
     def close(self) -> None:
         self.client.stop_channels()
