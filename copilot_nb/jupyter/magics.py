@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Enum, Float, Integer, List, Unicode, default, observe
+from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default, observe
 
 from ..agent.approvals import DECISIONS, ApprovalPolicy
 from ..agent.modes import MODES
@@ -93,6 +93,14 @@ class CopilotMagics(Magics):
         Unicode(), default_value=None, allow_none=True, help="If set, only these tools."
     ).tag(config=True)
     excluded_tools = List(Unicode(), help="Tools the agent may not use.").tag(config=True)
+    resume = Bool(
+        True,
+        help="At %load_ext, take up the notebook's saved conversation (name.copilot-chat.jsonl).",
+    ).tag(config=True)
+    prices = Dict(
+        help="Dollars per million tokens by model, for %copilot usage: "
+        "{'gpt-4o': {'input': 2.5, 'output': 10, 'cached': 1.25}}; no price, no cost shown.",
+    ).tag(config=True)
     cassette = Enum(
         ("", "record", "replay", "auto"),
         "",
@@ -395,6 +403,21 @@ def load_ipython_extension(shell: Any) -> None:
     if transform_copilot_cell not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform_copilot_cell)
     live_channel(shell).install()
+    _resume_saved(shell)
+
+
+def _resume_saved(shell: Any) -> None:
+    """Take up the notebook's saved conversation, if it has one (the session loads only then)."""
+    magics = shell.magics_manager.registry["CopilotMagics"]
+    if not magics.resume or magics.cassette:
+        return
+    from ..agent.conversations.recorder import file_for
+
+    if magics._session is None and not file_for(getattr(shell, "user_ns", None)).exists():
+        return
+    from .commands.conversations import resume_on_load
+
+    resume_on_load(magics.session, magics)
 
 
 def unload_ipython_extension(shell: Any) -> None:

@@ -38,6 +38,7 @@ class Resumed:
     started: str
     last: str
     left_out: int
+    cut_short: int = 0
     problems: tuple[str, ...] = ()
 
     def describe(self) -> str:
@@ -47,6 +48,7 @@ class Resumed:
         lines = [
             f"copilot: resumed conversation {self.conversation} from {self.file}: "
             f"{self.turns} turn(s) {when}".rstrip()
+            + (f", {self.cut_short} of them cut short" if self.cut_short else "")
             + (
                 f" ({self.left_out} earliest not loaded: beyond the context window)"
                 if self.left_out
@@ -156,7 +158,8 @@ def _resumed(file: ConversationFile, loaded: Loaded) -> Resumed:
     return Resumed(
         conversation=loaded.conversation,
         file=file.path.name,
-        turns=len(turns),
+        turns=max(len(turns), loaded.begun),
+        cut_short=max(0, loaded.begun - len({t.get("turn") for t in turns})),
         started=loaded.started or (str(turns[0].get("at", "")) if turns else ""),
         last=str(turns[-1].get("at", "")) if turns else "",
         left_out=loaded.left_out_turns,

@@ -54,6 +54,8 @@ class Loaded:
     started: str = ""
     left_out_turns: int = 0
     """Earlier turns beyond the budget: counted, not loaded."""
+    begun: int = 0
+    """Turns with a message, finished or not (a killed kernel's last turn has no turn record)."""
     problems: list[str] = field(default_factory=list)
 
 
@@ -202,6 +204,7 @@ class ConversationFile:
             turns=turns,
             started=started,
             left_out_turns=len(left_out),
+            begun=len(left_out) + len(kept),
             problems=list(self.problems),
         )
 

@@ -81,6 +81,8 @@ def start(
         raise UsageError(f"%copilot {mode}: {exc}") from None
     cassette.trusted = trust
     activate(cassette)
+    if session.saved.resumed is not None and session.agent is None:
+        session.reset()  # the cassette's requests begin a conversation of their own
     if mode == "record":
         print(f"copilot: recording to {path.name}: the model's answers and your approvals")
         return

@@ -21,6 +21,7 @@ from ...tools import Tool, tool
 from ...workspace.restore import Action
 from ..safe_html import Rendered, table_html
 from . import cassette as cassette_command
+from . import conversations as saved
 
 
 class Settings(Protocol):
@@ -53,7 +54,10 @@ def status(session: CopilotSession, words: list[str], settings: Settings) -> Non
 
 def reset(session: CopilotSession, words: list[str], settings: Settings) -> None:
     session.reset()
-    print("copilot: conversation cleared")
+    print(
+        "copilot: new conversation; the earlier ones stay saved "
+        "(%copilot conversations lists them, %copilot resume ID takes one up again)"
+    )
 
 
 def model(session: CopilotSession, words: list[str], settings: Settings) -> None:
@@ -163,6 +167,9 @@ def history(session: CopilotSession, words: list[str], settings: Settings) -> No
 
     from ..reports import render_history
 
+    if session.agent is None and session.saved.pending is not None:
+        with as_usage_error("%copilot history"):
+            session.agent_for(session.model())  # the resumed conversation, as it will be sent
     if session.agent is None:
         print("copilot: no conversation yet")
         return
@@ -207,6 +214,10 @@ COMMANDS: dict[str, Callable[[CopilotSession, list[str], Settings], Any]] = {
     "record": cassette_command.record,
     "replay": cassette_command.replay,
     "cassette": cassette_command.status,
+    "conversations": saved.conversations,
+    "resume": saved.resume,
+    "export": saved.export,
+    "usage": saved.usage,
 }
 
 

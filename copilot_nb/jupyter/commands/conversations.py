@@ -1,0 +1,203 @@
+"""`%copilot conversations`, `resume ID`, `export [--markdown PATH] [ID]` and `usage`: the
+notebook's saved conversations, browsed and managed; and the resume `%load_ext` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ...agent.conversations.format import SUFFIX
+from ...agent.conversations.store import ConversationFile, Summary
+from ...agent.conversations.transcript import markdown
+from ...agent.conversations.usage import UsageRow, rows
+from ...agent.session import CopilotSession
+from ...errors import ConfigError
+from ..safe_html import Rendered, escape, table_html
+
+
+def resume_on_load(session: CopilotSession, settings: Any) -> None:
+    """At `%load_ext`: take up the notebook's newest conversation and say so in one line (not
+    when `CopilotMagics.resume` is off, a cassette decides every cell, or a conversation is
+    already under way in this kernel)."""
+    if not bool(getattr(settings, "resume", True)) or bool(getattr(settings, "cassette", "")):
+        return
+    if session.agent is not None or session.saved.resumed is not None:
+        return
+    try:
+        resumed = session.saved.resume(session.current_model_spec())
+    except ConfigError as exc:
+        print(f"copilot: {exc}")
+        return
+    if resumed is not None:
+        print(resumed.describe())
+
+
+def conversations(session: CopilotSession, words: list[str], settings: Any) -> None:
+    file = _file(session)
+    found = _summaries(file)
+    if not found:
+        print(f"copilot: no saved conversation in {file.path.name} yet")
+        return
+    current = _current(session)
+    table = [
+        (
+            ("▸ " if s.conversation == current else "") + s.conversation,
+            s.started[:16].replace("T", " "),
+            s.last[:16].replace("T", " "),
+            s.turns,
+            f"{s.input_tokens:,} in / {s.output_tokens:,} out",
+            s.first_request[:80],
+        )
+        for s in found
+    ]
+    header = ("id", "started (UTC)", "last turn", "turns", "tokens", "first request")
+    text = "\n".join("  ".join(str(c) for c in row) for row in table)
+    from IPython.display import display
+
+    note = (
+        f"{file.path.name}: %copilot resume ID takes one up again, %copilot reset starts a new one"
+    )
+    display(
+        Rendered(
+            html=table_html(header, table, align="lllrrl") + f"<p>{_esc(note)}</p>",
+            text=text + "\n" + note,
+        )
+    )
+
+
+def resume(session: CopilotSession, words: list[str], settings: Any) -> None:
+    if len(words) != 1:
+        raise UsageError(
+            "%copilot resume ID: name one conversation (%copilot conversations lists them)"
+        )
+    if session.busy:
+        raise UsageError("%copilot resume: a request is running; wait for it, or stop it, first")
+    chosen = _match(_summaries(_file(session)), words[0])
+    session.reset()
+    try:
+        resumed = session.saved.resume(session.current_model_spec(), chosen.conversation)
+    except ConfigError as exc:
+        raise UsageError(f"%copilot resume: {exc}") from None
+    print(
+        resumed.describe() if resumed else f"copilot: conversation {chosen.conversation} is empty"
+    )
+
+
+def export(session: CopilotSession, words: list[str], settings: Any) -> None:
+    target: Path | None = None
+    rest = list(words)
+    if "--markdown" in rest:
+        at = rest.index("--markdown")
+        if at + 1 >= len(rest):
+            raise UsageError("%copilot export --markdown PATH: give the file to write")
+        target = Path(rest[at + 1]).expanduser()
+        del rest[at : at + 2]
+    file = _file(session)
+    found = _summaries(file)
+    if not found:
+        raise UsageError(f"%copilot export: no saved conversation in {file.path.name} yet")
+    chosen = (
+        _match(found, rest[0])
+        if rest
+        else next((s for s in found if s.conversation == _current(session)), found[-1])
+    )
+    if target is None:
+        target = file.path.with_name(
+            file.path.name[: -len(SUFFIX)] + f".copilot-chat-{chosen.conversation}.md"
+        )
+    title = f"{file.path.name[: -len(SUFFIX)]}: conversation {chosen.conversation}"
+    text = markdown(file.records(chosen.conversation), title=title)
+    target.write_text(text, encoding="utf-8")
+    print(
+        f"copilot: wrote {chosen.turns} turn(s) of conversation {chosen.conversation} to {target}"
+    )
+
+
+def usage(session: CopilotSession, words: list[str], settings: Any) -> None:
+    file = _file(session)
+    turns = [
+        r for s in _summaries(file) for r in file.records(s.conversation) if r.get("kind") == "turn"
+    ]
+    if not turns:
+        print(f"copilot: no saved turns in {file.path.name} yet")
+        return
+    prices = dict(getattr(settings, "prices", {}) or {})
+    from IPython.display import display
+
+    parts_html, parts_text = [], []
+    for by in ("conversation", "day"):
+        table = [_row(row) for row in rows(turns, by=by, prices=prices)]
+        header = (
+            by,
+            "turns",
+            "tokens in",
+            "cached",
+            "tokens out",
+            "reasoning",
+            "premium requests",
+            "cost",
+        )
+        parts_html.append(table_html(header, table, align="lrrrrrrr"))
+        parts_text += [f"by {by}:", *("  ".join(str(c) for c in row) for row in table)]
+    unpriced = sorted({m for row in rows(turns, by="day", prices=prices) for m in row.unpriced})
+    if unpriced:
+        note = (
+            f"no price set for {', '.join(unpriced) or 'an unnamed model'}: cost unknown; set "
+            "CopilotMagics.prices = {'MODEL': {'input': USD, 'output': USD, 'cached': USD}} "
+            "(dollars per million tokens)"
+        )
+        parts_html.append(f"<p>{_esc(note)}</p>")
+        parts_text.append(note)
+    display(Rendered(html="".join(parts_html), text="\n".join(parts_text)))
+
+
+def _row(row: UsageRow) -> tuple[Any, ...]:
+    t = row.tokens
+    cost = "unknown" if row.cost is None else f"${row.cost:,.4f}"
+    return (
+        row.key,
+        row.turns,
+        f"{t.get('input', 0):,}",
+        f"{t.get('cached', 0):,}",
+        f"{t.get('output', 0):,}",
+        f"{t.get('reasoning', 0):,}",
+        f"{row.premium:g}",
+        cost,
+    )
+
+
+def _file(session: CopilotSession) -> ConversationFile:
+    return session.saved.file()
+
+
+def _current(session: CopilotSession) -> str:
+    recorder = session.saved.recorder
+    return recorder.conversation if recorder is not None else ""
+
+
+def _summaries(file: ConversationFile) -> list[Summary]:
+    try:
+        return file.summaries()
+    except ConfigError as exc:
+        raise UsageError(f"%copilot: {exc}") from None
+
+
+def _match(found: list[Summary], prefix: str) -> Summary:
+    matches = [s for s in found if s.conversation.startswith(prefix)]
+    if len(matches) != 1:
+        listed = ", ".join(s.conversation for s in found[-10:])
+        what = "no" if not matches else "more than one"
+        raise UsageError(
+            f"%copilot: {what} saved conversation starts with {prefix!r}; saved: {listed}"
+        )
+    return matches[0]
+
+
+def _esc(text: str) -> str:
+    return escape(text)
+
+
+__all__ = ["conversations", "export", "resume", "resume_on_load", "usage"]

@@ -1,0 +1,119 @@
+"""Saved conversations in real kernels: two turns, a restart, and the third request carries the
+first two; a kernel killed mid-stream resumes with the turn it cut short; two kernels on one
+notebook both keep every line; an export is a readable, inert transcript."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from copilot_nb.testing import call, reply
+from tests.kernel_session import KernelSession
+
+pytestmark = pytest.mark.kernel
+
+NOTEBOOK = "story.ipynb"
+SAVED = "story.copilot-chat.jsonl"
+
+
+def restart(kernel: KernelSession) -> str:
+    """Kernel > Restart, then `%load_ext` again: what it printed."""
+    kernel.manager.restart_kernel(now=True)
+    kernel.client.wait_for_ready(timeout=60)
+    loaded = kernel.execute("%load_ext copilot_nb")
+    assert loaded.status == "ok", loaded.reply
+    return loaded.stdout
+
+
+def users(request) -> list[str]:
+    return [m["content"].split("\n")[-1] for m in request.messages if m["role"] == "user"]
+
+
+def test_a_restart_resumes_the_conversation_and_the_next_request_carries_it(
+    serve, kernel_for, tmp_path
+):
+    (tmp_path / NOTEBOOK).write_text("{}")
+    server = serve([reply("One."), reply("Two."), reply("Three.")])
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(tmp_path / NOTEBOOK))
+    assert kernel.execute("%%copilot\nfirst question").status == "ok"
+    assert kernel.execute("%%copilot\nsecond question").status == "ok"
+    said = restart(kernel)
+    assert "resumed conversation" in said and "2 turn(s)" in said
+    history = kernel.execute("%copilot history")
+    assert history.status == "ok"
+    assert kernel.execute("%%copilot\nthird question").status == "ok"
+    assert users(server.requests[-1])[-3:] == [
+        "first question",
+        "second question",
+        "third question",
+    ]
+    # off: a restart starts afresh
+    kernel.manager.restart_kernel(now=True)
+    kernel.client.wait_for_ready(timeout=60)
+    quiet = kernel.execute("%config CopilotMagics.resume = False\n%load_ext copilot_nb")
+    assert "resumed" not in quiet.stdout
+
+
+def test_a_kernel_killed_mid_stream_resumes_with_the_turn_it_cut_short(serve, kernel_for, tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    server = serve(
+        [
+            reply("", call("read_file", path="a.py")),
+            reply("A long answer " * 400, chunk_size=4, delay=0.02),
+            reply("Picked up again."),
+        ]
+    )
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(tmp_path / NOTEBOOK))
+    msg_id = kernel.send("%%copilot\nread a.py and explain")
+    saved = tmp_path / SAVED
+    deadline = time.monotonic() + 30
+    while '"role":"tool"' not in (saved.read_text() if saved.exists() else ""):
+        kernel.wait_for(
+            msg_id, "update_display_data", timeout=max(0.1, deadline - time.monotonic())
+        )
+    kernel.wait_for(msg_id, "update_display_data", timeout=30)  # the answer is streaming
+    os.kill(kernel.manager.provisioner.pid, signal.SIGKILL)  # type: ignore[union-attr]
+    said = restart(kernel)
+    assert "resumed conversation" in said and "cut short" in said, said
+    assert kernel.execute("%%copilot\nand now?").status == "ok"
+    sent = server.requests[-1].messages
+    assert [m["role"] for m in sent][-4:] == ["user", "assistant", "tool", "user"]
+    assert "x = 1" in sent[-2]["content"]
+
+
+def test_two_kernels_on_one_notebook_keep_every_line(serve, kernel_for, tmp_path):
+    server = serve([reply("Answer " * 300, chunk_size=6) for _ in range(6)])
+    env = {"JPY_SESSION_NAME": str(tmp_path / NOTEBOOK)}
+    kernels = [kernel_for(server, **env), kernel_for(server, **env)]
+    for _ in range(3):
+        sent = [k.send("%%copilot\nquestion " + str(n)) for n, k in enumerate(kernels)]
+        for kernel, msg_id in zip(kernels, sent, strict=True):
+            assert kernel.collect(msg_id).status == "ok"
+    lines = (tmp_path / SAVED).read_text().splitlines()
+    records = [json.loads(line) for line in lines[1:]]
+    conversations = {r["conversation"] for r in records}
+    assert len(conversations) == 2
+    for conversation in conversations:
+        kinds = [r["kind"] for r in records if r["conversation"] == conversation]
+        assert kinds == ["start"] + ["message", "message", "turn"] * 3
+    listed = kernels[0].execute("%copilot conversations")
+    assert listed.status == "ok" and "question 0" in listed.final_displays()["0"]
+
+
+def test_export_writes_an_inert_readable_transcript(serve, kernel_for, tmp_path):
+    server = serve([reply("Here: <script>alert(1)</script> ![x](http://evil.example/p.png)")])
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(tmp_path / NOTEBOOK))
+    assert kernel.execute("%%copilot\nsay something").status == "ok"
+    done = kernel.execute("%copilot export --markdown out.md")
+    assert done.status == "ok" and "wrote 1 turn(s)" in done.stdout
+    text = Path(tmp_path / "out.md").read_text()
+    assert "## Request" in text and "say something" in text
+    assert "<script>" not in text and "&lt;script&gt;" in text and "![x]" not in text
+    usage = kernel.execute("%copilot usage")
+    assert usage.status == "ok"
+    assert "no price set for scripted" in usage.final_displays()["0"]
