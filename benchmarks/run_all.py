@@ -11,6 +11,7 @@ from benchmarks import (
     bench_cassette,
     bench_completions,
     bench_context,
+    bench_conversations,
     bench_decode,
     bench_import,
     bench_live,
@@ -35,3 +36,4 @@ if __name__ == "__main__":
     bench_context.main()
     bench_cassette.main()
     bench_completions.main()
+    bench_conversations.main()
