@@ -18,14 +18,11 @@ from ..tools.registry import Tool, ToolOutput
 MAX_OPTIONS = 6
 MAX_QUESTION = 2000
 DESCRIPTION = (
-    "Ask the user a question and wait for the answer. Use it only when you cannot go on well "
-    "without them: the request is ambiguous in a way that changes the result, a choice is "
-    "theirs (which of two approaches, whether to overwrite their work), or something you need "
-    "is missing. Do not use it for things you can find out with the read tools, nor to ask "
-    "permission for an edit or a run (those calls ask by themselves). Give short `options` "
-    "when the answer is one of a few; the user may still type their own. Errors: the user "
-    "declined, or nobody can answer (a notebook run headless): then decide yourself, say "
-    "which assumption you made, and go on."
+    "Ask the user a question and wait for the answer. Only when a choice is theirs or the "
+    "request is ambiguous in a way that changes the result; not for what the read tools can "
+    "find, nor for permission (changing calls ask by themselves). Give short `options` when "
+    "the answer is one of a few. Error: the user declined or nobody can answer (a headless "
+    "run): decide yourself, say which assumption you made, and go on."
 )
 
 

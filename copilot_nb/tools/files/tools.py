@@ -57,7 +57,9 @@ def file_tools(workspace: Workspace) -> ToolSet:
 def read_file(
     ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
 ) -> ToolOutput:
-    """Read a text file in the workspace, with line numbers (like `cat -n`).
+    """Read a text file in the workspace, with line numbers (like `cat -n`), up to 2000 lines
+    at a time. For a notebook (.ipynb) use list_cells and read_cell instead. A secret file
+    (.env, keys) asks the user first.
 
     Long files are shown up to 2000 lines at a time; pass start_line to read further.
 
@@ -92,7 +94,9 @@ def read_file(
 
 
 def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
-    """Create a file, or replace a file's whole content, in the workspace.
+    """Create a file, or replace a file's whole content, in the workspace. For a small change
+    use edit_file; for a notebook, the cell tools. Refused: paths outside the workspace and
+    files that run code or hold settings (.git/hooks, .env, .vscode/).
 
     Args:
         path: File path relative to the workspace root; missing directories are created.
@@ -128,7 +132,9 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
 
 
 def edit_file(ctx: ToolContext, path: str, old_str: str, new_str: str) -> ToolOutput:
-    """Replace one exact, unique piece of text in a file with new text.
+    """Replace one exact, unique piece of text in a file with new text. Errors: old_str not
+    found (read the file again and copy the text exactly) or found more than once (include
+    more surrounding lines).
 
     Args:
         path: File path relative to the workspace root.

@@ -154,7 +154,9 @@ async def get_history(ctx: ToolContext, n: int = 10) -> ToolOutput:
 
 
 async def run_code(ctx: ToolContext, code: str, timeout: float = 30) -> ToolOutput:
-    """Run Python code in the user's kernel, in their namespace, and show what it printed and returned.
+    """Run Python code in the user's kernel, in their namespace, and show what it printed and
+    returned. For quick checks and small computations; never to install packages or restart
+    the kernel. Print small results; output past a limit is cut.
 
     It runs as a cell would (top-level await works) and its variables stay defined. Use it
     for quick checks; a run past the timeout is stopped, what it did until then stays done.

@@ -69,6 +69,7 @@ def notebook_toolset(ctx: ToolContext) -> ToolSet:
 
 async def list_cells(ctx: ToolContext, notebook: str | None = None) -> ToolOutput:
     """List a notebook's cells: index, id, type, execution count, first line and outputs.
+    Without `notebook`, the notebook this kernel serves (its unsaved state when it is open).
 
     Args:
         notebook: Path of a .ipynb file in the workspace; defaults to the notebook this
@@ -131,7 +132,8 @@ async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None)
 async def edit_cell(
     ctx: ToolContext, cell_id: str, old_str: str, new_str: str, notebook: str | None = None
 ) -> ToolOutput:
-    """Replace one exact, unique piece of text in a cell's source with new text.
+    """Replace one exact, unique piece of text in a cell's source with new text. Refused when
+    the cell changed since you read it (the user edited it): read it again.
 
     A code cell's outputs are cleared, since they no longer match its source.
 
@@ -217,7 +219,7 @@ async def insert_cell(
 
 
 async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None) -> ToolOutput:
-    """Delete a cell from a notebook.
+    """Delete a cell from a notebook; the user can take it back with the notebook's undo.
 
     Args:
         cell_id: The cell's id from list_cells, or "#N" for the cell at index N.

@@ -41,7 +41,9 @@ def cell_run_toolset(ctx: ToolContext) -> ToolSet:
 async def run_cell(
     ctx: ToolContext, cell_id: str, timeout: float = 60, notebook: str | None = None
 ) -> ToolOutput:
-    """Run a code cell of the notebook in the kernel and put its outputs into that cell.
+    """Run a code cell of the notebook in the kernel and put its outputs into that cell: the
+    way to check a cell you wrote or changed. It runs in the user's namespace (their variables
+    change), so do not run cells that are slow or change data unasked.
 
     It runs the cell's current source (unsaved edits included) in the user's namespace, as the
     user running the cell would; what it defines stays defined. A run past the timeout is

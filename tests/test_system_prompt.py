@@ -1,0 +1,70 @@
+"""What the model is told stays small and says the notebook's rules; each family gets its own."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from copilot_nb.agent.ask_user import ask_user_tool
+from copilot_nb.agent.families import CLAUDE, CODEX, GENERIC, GPT, SMALL, family_for
+from copilot_nb.agent.modes import MODES
+from copilot_nb.agent.session import CopilotSession
+from copilot_nb.agent.system_prompt import notebook_prompt
+from copilot_nb.agent.tokens import estimate_tokens
+from copilot_nb.workspace.workspace import Workspace
+
+PROMPT_BUDGET = 700
+"""Tokens for the instructions with the longest mode and family added."""
+DESCRIPTION_BUDGET = 120
+"""Tokens for one tool's description."""
+
+
+def test_the_prompt_teaches_the_live_notebook_within_its_budget() -> None:
+    text = notebook_prompt("<workspace>")
+    for rule in ("live", "read_cell", "run_cell", "install", "restart", "context block"):
+        assert rule in text, rule
+    for mode in MODES:
+        for family in (GENERIC, CLAUDE, GPT, CODEX, SMALL):
+            size = estimate_tokens(notebook_prompt("<workspace>", mode=mode, family=family))
+            assert size <= PROMPT_BUDGET, (mode, family.name, size)
+
+
+def test_every_tool_description_says_enough_within_its_budget(tmp_path) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    session = CopilotSession(InteractiveShell.instance())
+    agent = SimpleNamespace(workspace=Workspace(tmp_path), current_call_id="", emit=print)
+    specs = [*session.tools_for(Workspace(tmp_path)).list_tools(), ask_user_tool(agent).spec]
+    assert len(specs) > 15
+    for spec in specs:
+        assert len(spec.description) >= 40, spec.name
+        assert estimate_tokens(spec.description) <= DESCRIPTION_BUDGET, spec.name
+
+
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("claude-sonnet-4", CLAUDE),
+        ("anthropic/claude-3.5-haiku", CLAUDE),
+        ("gpt-4o", GPT),
+        ("GPT-5", GPT),
+        ("gpt-5-codex", CODEX),
+        ("gpt-5.1-codex-mini", CODEX),
+        ("o3-mini", GPT),
+        ("llama3.2", SMALL),
+        ("qwen2.5-coder:7b", SMALL),
+        ("scripted", GENERIC),
+        ("", GENERIC),
+    ],
+)
+def test_a_model_gets_its_family_by_name(name: str, family) -> None:
+    assert family_for(name) is family
+
+
+def test_a_family_adds_its_words_and_a_mode_adds_its_own() -> None:
+    plain = notebook_prompt("<workspace>")
+    claude = notebook_prompt("<workspace>", family=CLAUDE)
+    assert claude.startswith(plain) and CLAUDE.instructions in claude
+    assert "Mode: plan" in notebook_prompt("<workspace>", mode="plan")
+    assert "Mode:" not in plain
