@@ -3,6 +3,7 @@ workspace with its tools, and loopback servers. Helpers that are not fixtures li
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -132,3 +133,16 @@ def github() -> Iterator[type[FakeGitHub]]:
     yield start  # type: ignore[misc]
     for fake in started:
         fake.stop()
+
+
+@pytest.fixture(autouse=True)
+def saved_conversations_hold_no_secret(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After every test, each saved conversation it left (`*.copilot-chat.jsonl` in its tmp_path
+    or its config folder) is scanned: no key or token format, no path under the home folder."""
+    folders = [Path(os.environ.get("XDG_CONFIG_HOME", "")) / "copilot_nb"]
+    if "tmp_path" in request.fixturenames:  # only where the test has one anyway
+        folders.append(request.getfixturevalue("tmp_path"))
+    yield
+    from tests.saved_scan import scan_saved
+
+    scan_saved(folders)

@@ -28,6 +28,7 @@ from copilot_nb.agent.session import CopilotSession
 from copilot_nb.messages import AssistantMessage, ToolCall, ToolResult, Usage, UserMessage
 from copilot_nb.models.recording_scrub import WITHHELD
 from copilot_nb.testing import call, reply
+from tests.saved_scan import scan_saved
 from tests.test_session import Answering
 
 NOTEBOOK = "analysis.ipynb"
@@ -266,6 +267,7 @@ async def test_an_approved_secret_read_is_withheld_and_keys_are_redacted(
     text = (tmp_path / ("analysis" + SUFFIX)).read_text()
     assert "hunter2" not in text and key not in text
     assert WITHHELD in text and "[redacted]" in text
+    assert scan_saved([tmp_path])  # what every test's saved files pass
     # the resumed model is told what was left out
     again = notebook_session(tmp_path, server)
     again.saved.resume(again.current_model_spec())
