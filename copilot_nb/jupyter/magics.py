@@ -187,7 +187,8 @@ class CopilotMagics(Magics):
         help=(
             "line magic: status (default), reset, model [NAME], models [PROVIDER], login, "
             "tools [add|remove NAME], undo [--force], diff, history, context, agents, mcp, serve, "
-            "record [PATH], replay [PATH] [--auto] [--trust], cassette [off]"
+            "record [PATH], replay [PATH] [--auto] [--trust], cassette [off], conversations, "
+            "resume ID, export [--markdown PATH] [ID], usage"
         ),
     )
     @line_cell_magic
@@ -206,7 +207,10 @@ class CopilotMagics(Magics):
         instruction files and the context block the next request carries; `record [PATH]`
         records the model's answers and your approvals to a cassette (`name.copilot.jsonl`
         beside the notebook), `replay [PATH] [--auto] [--trust]` answers from it offline, and
-        `cassette [off]` shows or stops it.
+        `cassette [off]` shows or stops it. `conversations` lists the notebook's saved
+        conversations (`name.copilot-chat.jsonl`), `resume ID` takes one up again, `export
+        [--markdown PATH] [ID]` writes a readable transcript, and `usage` sums tokens, premium
+        requests and cost (`CopilotMagics.prices`) per conversation and per day.
         """
         if cell is None:
             if line.split()[:1] in (["mcp"], ["serve"], ["context"]):

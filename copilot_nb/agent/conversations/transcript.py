@@ -35,7 +35,7 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str) -> str:
                 f"_{data(str(item.get('model', '')))} ({data(str(item.get('provider', '')))}), "
                 f"{item.get('at', '')}, {item.get('seconds', 0)} s, "
                 f"{tokens.get('input', 0):,} tokens in, {tokens.get('output', 0):,} out"
-                + (f"; {item.get('error')}" if item.get("error") else "")
+                + (f"; {data(str(item['error']))}" if item.get("error") else "")
                 + "_",
                 "",
                 "---",
@@ -45,8 +45,10 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str) -> str:
 
 
 def data(text: str) -> str:
-    """Text that renders as itself: HTML escaped, images as links."""
+    """Text that renders as itself: HTML escaped, images as links, and no code fence opened
+    (one would swallow the fences that follow, leaving what they hold outside any)."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("`", "\\`").replace("~", "\\~")
     return _IMAGE.sub(r"!\\[", text)
 
 
@@ -69,13 +71,13 @@ def _message(message: Mapping[str, Any]) -> list[str]:
             arguments = str(call.get("arguments", ""))
             with contextlib.suppress(ValueError):
                 arguments = json.dumps(json.loads(arguments), indent=1, ensure_ascii=False)
-            out += [f"**tool call** `{data(str(call.get('name', '')))}`", ""]
+            out += [f"**tool call** _{data(str(call.get('name', '')))}_", ""]
             out += fenced(arguments, "json")
         return out
     if role == "tool":
         label = "error" if message.get("is_error") else "result"
         return [
-            f"**{label}** of `{data(str(message.get('name', '')))}`",
+            f"**{label}** of _{data(str(message.get('name', '')))}_",
             "",
             *fenced(str(message.get("content", ""))),
         ]
