@@ -22,3 +22,14 @@ class Approver(Protocol):
 
     def answer(self, request: ApprovalNeeded) -> None:
         """Ask about `request`; answer it now, or arrange for it to be answered later."""
+
+
+class Unattended:
+    """The approver of a turn nobody watches (a script passing `approver=None`): every request is
+    denied at once, saying why, so the agent carries on instead of waiting."""
+
+    def answer(self, request: ApprovalNeeded) -> None:
+        request.deny("nobody can answer approval requests in this run; the call was not made")
+
+
+UNATTENDED = Unattended()

@@ -38,7 +38,7 @@ from ..tools.wrappers import DeferredToolSet, FilteredToolSet
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy
-from .approver import UNANSWERED, Approver
+from .approver import UNANSWERED, UNATTENDED, Approver
 from .ask_user import ask_user_tool
 from .cassette_approvals import CassetteApprover
 from .conversations.keeper import Keeper
@@ -170,7 +170,7 @@ class CopilotSession:
         self,
         prompt: str,
         *,
-        approver: Approver,
+        approver: Approver | None,
         model: str | None = None,
         approvals: ApprovalPolicy | None = None,
         max_rounds: int | None = None,
@@ -181,13 +181,15 @@ class CopilotSession:
 
         An unknown model raises ConfigError here, before anything is shown. The events follow
         (a `TurnNote` first for the offline demo model); each `ApprovalNeeded` goes to
-        `approver` once the surface has shown it; the turn ends with the agent's `Done` or
+        `approver` once the surface has shown it (`None`: nobody answers, each is denied); the turn ends with the agent's `Done` or
         `Failed`. `model`, `approvals`, `max_rounds` and `mode` hold for this turn only; `new`
         forgets the conversation first. Cancelling the consumer stops the agent, and any request still
         unanswered is denied.
         """
         chosen = self.model(model)
-        return self._turn(prompt, chosen, approver, approvals, max_rounds, new, mode or self.mode)
+        return self._turn(
+            prompt, chosen, approver or UNATTENDED, approvals, max_rounds, new, mode or self.mode
+        )
 
     async def _turn(
         self,
