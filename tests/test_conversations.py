@@ -231,6 +231,7 @@ async def test_turns_are_saved_as_they_go_and_a_new_session_resumes_them(
         "message",
         "message",
         "message",
+        "shown",
         "message",
         "turn",
         "message",
@@ -238,7 +239,7 @@ async def test_turns_are_saved_as_they_go_and_a_new_session_resumes_them(
         "turn",
     ]
     assert str(tmp_path) not in path.read_text()  # the workspace is `<workspace>`
-    turn = records[6]
+    turn = next(r for r in records if r.get("kind") == "turn")
     assert turn["request"] == "What does a.py print?" and turn["model"] == "scripted"
     assert turn["outcome"] == "done" and turn["tools"] == ["read_file"]
 
@@ -318,3 +319,45 @@ def test_an_export_of_every_xss_payload_renders_inert():
         ]
         html = renderer.render(markdown(records, title=text))
         assert violations(html) == [], (item["id"], html)
+
+
+async def test_the_panel_shows_a_saved_conversation_as_it_showed_it_live(
+    serve, tmp_path, monkeypatch
+):
+    from copilot_nb.jupyter.panel.feed import Outbox, event_ops
+    from copilot_nb.jupyter.panel.saved import conversation_ops
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    server = serve(
+        [
+            reply(
+                "Let me look.",
+                call("read_file", path="a.py"),
+                call("edit_file", path="a.py", old_str="x = 1", new_str="x = 2"),
+            ),
+            reply("Changed **x** to 2."),
+            reply("", call("read_file", path="missing.py")),
+            reply("No such file."),
+        ]
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    session = notebook_session(tmp_path, server)
+    live = Outbox(lambda message: None)
+    for prompt in ("set x to 2", "read missing.py"):
+        live.put(["u", prompt])
+        async for event in session.turn(
+            prompt, approver=Answering(), approvals=session.approvals.approve_changes()
+        ):
+            for op in event_ops(event):
+                live.put(op)
+        live.put(["end", "done"])
+    assert any(op[0] == "diff" for op in live.history)
+
+    resumed = notebook_session(tmp_path, server)
+    resumed.saved.resume(resumed.current_model_spec())
+    ops, tokens = conversation_ops(resumed.saved)
+    saved = Outbox(lambda message: None)
+    saved.seed(ops)
+    assert saved.history == live.history
+    assert tokens["input"] > 0 and tokens["output"] > 0

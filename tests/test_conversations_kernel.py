@@ -46,6 +46,14 @@ def test_a_restart_resumes_the_conversation_and_the_next_request_carries_it(
     assert "resumed conversation" in said and "2 turn(s)" in said
     history = kernel.execute("%copilot history")
     assert history.status == "ok"
+    # a chat panel opened now shows the two turns, and its meter their tokens
+    shown = kernel.execute(
+        "import copilot_nb\npanel = copilot_nb.chat()\n"
+        "print([op[1] for op in panel.outbox.history if op[0] in ('u', 't')], "
+        "panel.widget.tokens_in > 0)"
+    )
+    assert shown.status == "ok", shown.reply
+    assert "['first question', 'One.', 'second question', 'Two.'] True" in shown.stdout
     assert kernel.execute("%%copilot\nthird question").status == "ok"
     assert users(server.requests[-1])[-3:] == [
         "first question",

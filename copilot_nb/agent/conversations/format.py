@@ -8,6 +8,9 @@ the lines of other conversations, or every message, without parsing them:
 - `resume`: a kernel took the conversation up again (`at`): the newest such record names the
   conversation `%load_ext` resumes.
 - `message`: one message the model sees, as the turn adds it (`turn`, `message`).
+- `shown`: what a card showed that the model never sees, for the panel's transcript (`turn`,
+  `event`: `file` with `path` and `diff`, `cell` with `notebook`, `cell_id`, `change`, `diff`,
+  or `done` with a call's `call_id` and `summary`).
 - `turn`: a turn ended: its provenance and usage (`request`, `at`, `seconds`, `model`,
   `provider`, `tokens`, `premium`, `tools`, `outcome`, `error`).
 

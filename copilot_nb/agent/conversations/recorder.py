@@ -17,7 +17,17 @@ from typing import Any
 
 from ...config import config_dir
 from ...errors import ConfigError
-from ...events import AgentEvent, ApprovalNeeded, Done, Failed, ToolStarted, UsageReported
+from ...events import (
+    AgentEvent,
+    ApprovalNeeded,
+    CellChanged,
+    Done,
+    Failed,
+    FileChanged,
+    ToolFinished,
+    ToolStarted,
+    UsageReported,
+)
 from ...messages import Message
 from ...models.recording_scrub import Scrubber, withhold_results
 from ...text import first_line
@@ -97,6 +107,18 @@ class Recorder:
                 self._secret.add(event.call_id)
         elif isinstance(event, ApprovalNeeded) and event.category == SECRET_CATEGORY:
             self._secret.add(event.call_id)
+        elif isinstance(event, FileChanged):
+            self._shown(event="file", path=event.path, diff=event.diff)
+        elif isinstance(event, CellChanged):
+            self._shown(
+                event="cell",
+                notebook=event.notebook,
+                cell_id=event.cell_id,
+                change=event.change,
+                diff=event.diff,
+            )
+        elif isinstance(event, ToolFinished) and not event.parent:
+            self._shown(event="done", call_id=event.call_id, summary=event.summary)
         elif isinstance(event, UsageReported):
             self._tokens = add(self._tokens, tokens_of(event.usage))
             self._requests += 1
@@ -104,6 +126,12 @@ class Recorder:
             self._outcome = ("done", "")
         elif isinstance(event, Failed):
             self._outcome = ("failed", self._scrubber.text(first_line(event.error))[:300])
+
+    def _shown(self, **fields: Any) -> None:
+        """What a card showed that the model never sees (a diff, a result's summary): for the
+        panel's transcript."""
+        shown = {k: self._scrubber.text(v) if isinstance(v, str) else v for k, v in fields.items()}
+        self._write(record("shown", self.conversation, turn=self.turn, **shown))
 
     def end(self, *, model: str, provider: str, premium: float | None) -> None:
         """The turn's record (its provenance and usage), flushed to the disk."""

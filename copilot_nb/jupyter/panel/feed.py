@@ -155,6 +155,11 @@ class Outbox:
         self.put(["clear"])
         self.history.clear()
 
+    def seed(self, ops: list[Op]) -> None:
+        """Start the transcript with these ops (a saved conversation), sent to views as they open."""
+        for op in ops:
+            _append(self.history, op)
+
     def replay(self, view: str) -> None:
         """Send the whole transcript to one view that just opened."""
         self.flush()

@@ -81,6 +81,7 @@ class ChatPanel:
         choices = list(dict.fromkeys([spec, *(models or []), "offline"]))
         self.widget = ChatWidget(title=title, models=choices, model=spec, budget=budget)
         self.outbox = Outbox(self.widget.send, interval=interval, call_later=_call_later)
+        self._show_saved(session)
         self.session = session
         self.approvals = approvals
         """The panel's own policy for its turns; None: the session's at each turn."""
@@ -93,6 +94,16 @@ class ChatPanel:
         self.completer = Completer(lambda: session_context(self.session))
         self._completing: asyncio.Task[None] | None = None
         self.widget.on_msg(self._on_msg)
+
+    def _show_saved(self, session: CopilotSession) -> None:
+        """Open on the conversation so far (saved, e.g. before a kernel restart), as it was shown
+        live, with its tokens on the meter."""
+        from .saved import conversation_ops
+
+        ops, tokens = conversation_ops(session.saved)
+        self.outbox.seed(ops)
+        self.widget.tokens_in = tokens.get("input", 0)
+        self.widget.tokens_out = tokens.get("output", 0)
 
     # --- what the user (or a test) does -----------------------------------------------------
 
