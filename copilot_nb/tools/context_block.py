@@ -30,6 +30,10 @@ BUDGET = 3000
 SHARES = {"notebook": 0.4, "variables": 0.25, "error": 0.1, "files": 0.15, "git": 0.1}
 GIT_TIMEOUT = 1.0
 LIVE_WAIT = 1.0
+OWN_RECORDS = (".copilot.jsonl", ".copilot-chat.jsonl")
+"""copilot_nb's own records beside a notebook (its cassette, its saved conversation): the
+agent's bookkeeping, not the user's project, so the block neither lists them nor counts them as
+changes (the model would otherwise be told every turn that the conversation file changed)."""
 """Seconds the block waits for an open notebook's cells; past it the block leaves it out."""
 
 
@@ -126,7 +130,7 @@ def _files(ctx: ToolContext, share: int) -> str:
     names = [
         entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
         for entry in entries
-        if not entry.name.startswith(".")
+        if not entry.name.startswith(".") and not entry.name.endswith(OWN_RECORDS)
     ]
     return _within(f"Workspace {workspace.root}:", names, share, "more", joined=True)
 
@@ -147,7 +151,7 @@ def _git(ctx: ToolContext, share: int) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     branch = shown[0][3:].split("...")[0] if shown and shown[0].startswith("## ") else "?"
-    changed = [line[3:] for line in shown[1:]]
+    changed = [line[3:] for line in shown[1:] if not line.rstrip('"').endswith(OWN_RECORDS)]
     if not changed:
         return f"Git: branch {branch}, no changes"
     return _within(f"Git: branch {branch}; changed:", changed, share, "more", joined=True)
