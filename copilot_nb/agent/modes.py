@@ -14,19 +14,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from ..events import AgentEvent, ApprovalNeeded, Done
 from ..tools.registry import Tool
 from ..tools.toolset import ToolSource
 from ..tools.wrappers import FilteredToolSet
+from .mode_names import MODES, TurnMode
 
 if TYPE_CHECKING:
     from .approvals import ApprovalPolicy
     from .loop import Agent
 
-TurnMode = Literal["ask", "plan", "agent"]
-MODES: tuple[TurnMode, ...] = ("ask", "plan", "agent")
 
 PLAN_TOOL = "approve_plan"
 """The name a plan's approval request carries (no tool of that name exists)."""

@@ -20,7 +20,7 @@ from ..workspace.workspace import Workspace
 from .families import family_for
 from .instructions import Instructions, instruction_files, with_instructions
 from .loop import Agent
-from .modes import TurnMode
+from .mode_names import TurnMode
 from .system_prompt import notebook_prompt
 
 

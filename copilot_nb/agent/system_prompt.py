@@ -9,7 +9,7 @@ errors mean, so the prompt does not repeat them.
 from __future__ import annotations
 
 from .families import Family
-from .modes import TurnMode
+from .mode_names import TurnMode
 
 NOTEBOOK_PROMPT = """\
 You are copilot_nb, a coding agent inside the user's running Jupyter kernel. You work in the \

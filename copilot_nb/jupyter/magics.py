@@ -21,7 +21,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default, observe
 
 from ..agent.approvals import DECISIONS, ApprovalPolicy
-from ..agent.modes import MODES
+from ..agent.mode_names import MODES
 from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 from .live_channel import live_channel
