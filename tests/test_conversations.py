@@ -325,7 +325,7 @@ async def test_the_panel_shows_a_saved_conversation_as_it_showed_it_live(
     serve, tmp_path, monkeypatch
 ):
     from copilot_nb.jupyter.panel.feed import Outbox, event_ops
-    from copilot_nb.jupyter.panel.saved import conversation_ops
+    from copilot_nb.jupyter.panel.saved import conversation_ops, tokens_of, usage_note
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("x = 1\n")
@@ -356,8 +356,14 @@ async def test_the_panel_shows_a_saved_conversation_as_it_showed_it_live(
 
     resumed = notebook_session(tmp_path, server)
     resumed.saved.resume(resumed.current_model_spec())
-    ops, tokens = conversation_ops(resumed.saved)
+    ops, turns = conversation_ops(resumed.saved)
+    tokens = tokens_of(turns)
     saved = Outbox(lambda message: None)
     saved.seed(ops)
     assert saved.history == live.history
     assert tokens["input"] > 0 and tokens["output"] > 0
+    assert usage_note(turns, {}) == (
+        "cost unknown: no price set for scripted (CopilotMagics.prices)"
+    )
+    priced = usage_note(turns, {"scripted": {"input": 1.0, "output": 2.0}})
+    assert priced.startswith("$0.0")

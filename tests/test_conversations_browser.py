@@ -66,6 +66,9 @@ def test_the_panel_keeps_its_transcript_across_a_reload_and_a_restart(
     panel.get_by_text("After the reload: still here.").wait_for(timeout=LONG)
     assert panel.locator(".cnb-user").count() == 2
     assert panel.locator(".cnb-tool").count() == 1
+    meter = panel.locator(".cnb-meter")
+    assert " in · " in meter.inner_text()  # the saved turns' tokens
+    assert "cost unknown: no price set for scripted" in (meter.get_attribute("title") or "")
     ask(panel, "And now?")
     panel.get_by_text("After the restart: still here.").wait_for(timeout=LONG)
     shot(panel, "conversation-2-after-restart.png")

@@ -59,6 +59,8 @@ class Recorder:
         self.problem = ""
         """Why saving stopped (said once by the session), else ""."""
         self.turn = ""
+        self.last_turn: dict[str, Any] | None = None
+        """The record of the turn that ended last (the panel adds it to its meter)."""
         self._secret: set[str] = set()
         self._tokens: dict[str, int] = {}
         self._requests = 0
@@ -155,6 +157,7 @@ class Recorder:
         )
         if error:
             turn["error"] = error
+        self.last_turn = turn
         self.turn = ""
         self._write(turn)
         if not self.problem:

@@ -366,8 +366,9 @@ function watchModel(model, root, v, transcript, view, completion) {
   };
   const usage = () => {
     const [inTok, outTok, ctx, budget] = ["tokens_in", "tokens_out", "context", "budget"].map((k) => model.get(k));
+    const note = model.get("usage_note") || "";
     v.meter.textContent = inTok || outTok ? `${fmt(inTok)} in · ${fmt(outTok)} out` : "";
-    v.meter.title = `${inTok.toLocaleString()} input and ${outTok.toLocaleString()} output tokens in this chat`;
+    v.meter.title = `${inTok.toLocaleString()} input and ${outTok.toLocaleString()} output tokens in this chat` + (note ? `; ${note}` : "");
     v.bar.hidden = !budget;
     if (budget) {
       const share = Math.min(1, ctx / budget);
@@ -389,6 +390,7 @@ function watchModel(model, root, v, transcript, view, completion) {
     "change:tokens_out": usage,
     "change:context": usage,
     "change:budget": usage,
+    "change:usage_note": usage,
   };
 }
 

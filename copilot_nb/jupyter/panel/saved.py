@@ -14,7 +14,7 @@ from typing import Any
 
 from ...agent.conversations.format import message_from
 from ...agent.conversations.keeper import Keeper
-from ...agent.conversations.usage import add
+from ...agent.conversations.usage import add, rows
 from ...agent.tool_calls import summarize_call
 from ...errors import ConfigError
 from ...events import (
@@ -35,14 +35,14 @@ SHOWN_TURNS = 50
 
 def saved_ops(
     records: Iterable[Mapping[str, Any]], *, turns: int = SHOWN_TURNS
-) -> tuple[list[Op], dict[str, int]]:
-    """The ops of the newest `turns` turns (a note first when there were more), and the tokens
-    the whole conversation used (for the meter).
+) -> tuple[list[Op], list[Mapping[str, Any]]]:
+    """The ops of the newest `turns` turns (a note first when there were more), and every
+    turn's record (for the meter).
 
     Live, a call's card starts when the call runs, its diffs follow, then its result: so a
     saved call's card is shown when its result is, and the result once its diffs are."""
     by_turn: dict[str, list[Op]] = {}
-    tokens: dict[str, int] = {}
+    ended: list[Mapping[str, Any]] = []
     waiting: dict[str, list[Op]] = {}  # cards of calls whose result has not come yet
     pending: list[Op] = []  # a result's `done`, after the diffs its call made
     for item in records:
@@ -70,7 +70,7 @@ def saved_ops(
         for cards in waiting.values():  # calls a stop or a crash left without a result
             ops += cards
         waiting = {}
-        tokens = add(tokens, item.get("tokens") or {})
+        ended.append(item)
         if item.get("error"):
             ops.append(["err", str(item["error"]), ""])
         ops.append(["end", str(item.get("outcome", "done"))])
@@ -88,7 +88,15 @@ def saved_ops(
         kept = kept[-turns:]
     for ops in kept:
         out += ops
-    return out, tokens
+    return out, ended
+
+
+def tokens_of(turns: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Tokens the turns used, summed."""
+    total: dict[str, int] = {}
+    for turn in turns:
+        total = add(total, turn.get("tokens") or {})
+    return total
 
 
 def _message(data: Mapping[str, Any]) -> UserMessage | AssistantMessage | ToolResult | None:
@@ -139,12 +147,26 @@ def _change_ops(item: Mapping[str, Any]) -> list[Op]:
     return event_ops(FileChanged(path=str(item.get("path", "")), diff=diff))
 
 
-def conversation_ops(keeper: Keeper) -> tuple[list[Op], dict[str, int]]:
+def conversation_ops(keeper: Keeper) -> tuple[list[Op], list[Mapping[str, Any]]]:
     """The session's saved conversation as ops (none when nothing is saved, or unreadable)."""
     recorder = keeper.recorder
     if recorder is None or not recorder.file.exists():
-        return [], {}
+        return [], []
     try:
         return saved_ops(recorder.file.records(recorder.conversation))
     except (OSError, ConfigError):
-        return [], {}
+        return [], []
+
+
+def usage_note(turns: list[Mapping[str, Any]], prices: Mapping[str, Any]) -> str:
+    """What the meter's tooltip adds: premium requests and cost, or why there is no cost."""
+    if not turns:
+        return ""
+    row = rows([{**t, "conversation": ""} for t in turns], by="conversation", prices=prices)[0]
+    parts = [f"{row.premium:g} premium request(s)"] if row.premium else []
+    if row.cost is not None:
+        parts.append(f"${row.cost:,.4f}")
+    else:
+        unpriced = ", ".join(m or "an unnamed model" for m in row.unpriced)
+        parts.append(f"cost unknown: no price set for {unpriced} (CopilotMagics.prices)")
+    return " · ".join(parts)

@@ -56,6 +56,8 @@ class ChatWidget(anywidget.AnyWidget):
     tokens_out = traitlets.Int(0).tag(sync=True)
     context = traitlets.Int(0).tag(sync=True)
     budget = traitlets.Int(0).tag(sync=True)
+    usage_note = traitlets.Unicode("").tag(sync=True)
+    """Premium requests and cost of the conversation (or why no cost): the meter's tooltip."""
 
 
 class ChatPanel:
@@ -98,12 +100,24 @@ class ChatPanel:
     def _show_saved(self, session: CopilotSession) -> None:
         """Open on the conversation so far (saved, e.g. before a kernel restart), as it was shown
         live, with its tokens on the meter."""
-        from .saved import conversation_ops
+        from .saved import conversation_ops, tokens_of
 
-        ops, tokens = conversation_ops(session.saved)
+        ops, self._turns = conversation_ops(session.saved)
         self.outbox.seed(ops)
+        tokens = tokens_of(self._turns)
         self.widget.tokens_in = tokens.get("input", 0)
         self.widget.tokens_out = tokens.get("output", 0)
+        self._note_usage()
+
+    def _note_usage(self) -> None:
+        from ..magics import copilot_magics
+        from .saved import usage_note
+
+        try:
+            prices = dict(copilot_magics().prices)
+        except Exception:  # no IPython here (a script's panel): no prices
+            prices = {}
+        self.widget.usage_note = usage_note(list(self._turns), prices)
 
     # --- what the user (or a test) does -----------------------------------------------------
 
@@ -207,6 +221,11 @@ class ChatPanel:
 
     def _end(self, status: str) -> None:
         self._asking.clear()  # the session denied what was left unanswered
+        recorder = self.session.saved.recorder
+        if recorder is not None and recorder.last_turn is not None:
+            self._turns.append(recorder.last_turn)
+            recorder.last_turn = None
+            self._note_usage()
         self.outbox.put(["end", status])
         self.widget.busy = False
 
