@@ -145,11 +145,18 @@ class Question(ApprovalNeeded):
     question: str
     options: tuple[str, ...] = ()
     """Suggested answers, shown as buttons; the user may always type another."""
+    asker: str = ""
+    """Who asks, as the surfaces name it: '' for the model (`ask_user`), "MCP server 'x'" for a
+    server's elicitation (the user should know a server, not the model, wants this)."""
 
     def reply(self, text: str) -> None:
         """The user's answer (an option, or their own words)."""
         self._answer(True, text)
 
+
+DECLINED = "the user declined to answer"
+"""The reason a question's Decline gives: the user chose not to answer (an MCP server is told
+`decline`; any other refusal, such as nobody being there to ask, is a `cancel`)."""
 
 APPROVED_ONCE = "approved for this call only"
 """The reason an `approve_once()` answer carries: nothing is trusted from it."""

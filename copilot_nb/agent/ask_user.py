@@ -3,8 +3,8 @@
 The question is a `Question` event sent out of the running tool call (`Agent.emit`), so it takes
 the approvals' path on every surface: buttons and a text box in the cell and the panel,
 `input()` in a console, and a refusal where nobody is at the keyboard. The model reads the
-answer, or the refusal, as the tool's result. (MCP servers' elicitation requests are meant to
-take the same event; they are still refused by the SDK's default.)
+answer, or the refusal, as the tool's result. (An MCP server's elicitation takes the same event:
+`tools/mcp/elicitation.py`.)
 """
 
 from __future__ import annotations

@@ -236,6 +236,7 @@ class CopilotSession:
 
                 yield TurnNote(text=OFFLINE_NOTE)
             enter = self._enter_mode(agent)
+            self.mcp.asker = agent  # a server's question goes out through the running call
             run = run_in_mode(
                 agent, prompt, mode, enter, max_rounds=max_rounds, approvals=approvals
             )
@@ -253,6 +254,7 @@ class CopilotSession:
                     elif isinstance(event, (Done, Failed)):
                         return
         finally:
+            self.mcp.asker = None
             if self.agent is not None:
                 self.saved.end(self.agent)
             self._turning = False

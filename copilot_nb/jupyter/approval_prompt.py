@@ -29,7 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
-from ..events import ApprovalNeeded, Question
+from ..events import DECLINED, ApprovalNeeded, Question
 from ..text import first_line
 from ..workspace.later_effects import later_effect
 from .safe_html import escape
@@ -69,7 +69,7 @@ _PATH_KEYS = ("path", "destination", "source")
 def question(event: ApprovalNeeded) -> str:
     """One line: which tool wants to do what, to what."""
     if isinstance(event, Question):
-        return f"The agent asks: {first_line(event.question)}"
+        return f"{event.asker or 'The agent'} asks: {first_line(event.question)}"
     if event.category == "plan":
         return "Run this plan? (agent mode: each change still asks as your settings say)"
     verb = VERBS.get(event.category, "run")
@@ -340,7 +340,7 @@ def ask_question_input(
     except EOFError:
         reply = ""
     if not reply:
-        request.deny("the user declined to answer")
+        request.deny(DECLINED)
     elif reply.isdigit() and 1 <= int(reply) <= len(request.options):
         request.reply(request.options[int(reply) - 1])
     else:
@@ -360,7 +360,7 @@ def question_box(event: Question) -> Any:
 
     def done(answer: str | None) -> None:
         if answer is None:
-            event.deny("the user declined to answer")
+            event.deny(DECLINED)
         else:
             event.reply(answer)
         shown = "declined" if answer is None else f"answered: {answer}"

@@ -10,6 +10,8 @@ takes S seconds to start. `BEHAVIOURS_MARKER=PATH`: it writes its arguments and 
 PATH as it starts (proof that it ran, and with what); `BEHAVIOURS_CLASH=1`: two more tools whose
 names become the same tool name (`dot.name`, `dot_name`); `BEHAVIOURS_RESOURCE_DESCRIPTION`: its
 resource's description; `BEHAVIOURS_STDERR_MB=N`: it writes N MB to stderr before it serves.
+`BEHAVIOURS_ELICIT=1`: two tools that ask the user through elicitation and return what came back,
+`pick_city` (one enum field) and `sign_up` (a name, an age and a yes/no).
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ import contextlib
 import json
 import os
 import sys
+from typing import Annotated
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp_types import CallToolResult, ImageContent, TextContent
+from pydantic import BaseModel, Field
 
 PNG_3X2 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEUlEQVR4nGP4z8DAwMDAxAAAHHkDAXwzH30AAAAASUVORK5CYII="
@@ -117,6 +122,8 @@ def build() -> MCPServer:
     if os.environ.get("BEHAVIOURS_CLASH"):
         server.add_tool(lambda: "dotted", name="dot.name", description="The dotted one.")
         server.add_tool(lambda: "underscored", name="dot_name", description="The other one.")
+    if os.environ.get("BEHAVIOURS_ELICIT"):
+        _add_eliciting(server)
     for number in range(int(os.environ.get("BEHAVIOURS_MANY", "0"))):
         server.add_tool(
             lambda number=number: f"extra {number}",
@@ -124,6 +131,44 @@ def build() -> MCPServer:
             description=f"Extra tool number {number}.",
         )
     return server
+
+
+class City(BaseModel):
+    city: str = Field(json_schema_extra={"enum": ["Paris", "Oslo", "Lima"]})
+
+
+class SignUp(BaseModel):
+    name: str
+    age: int
+    newsletter: bool = False
+
+
+def ask_city() -> Elicit[City]:
+    return Elicit("Which city should the trip go to?", City)
+
+
+def ask_sign_up() -> Elicit[SignUp]:
+    return Elicit("Sign up for the service", SignUp)
+
+
+def _add_eliciting(server: MCPServer) -> None:
+    """Tools whose result is what the user answered (or that they did not). They ask through
+    `Resolve`, which takes either protocol era's path (a request mid-call, or an input-required
+    result the client answers and retries)."""
+
+    def pick_city(city: Annotated[ElicitationResult[City], Resolve(ask_city)]) -> str:
+        """Ask the user which city, and say what came back."""
+        return f"accept: {city.data.city}" if city.action == "accept" else city.action
+
+    def sign_up(answer: Annotated[ElicitationResult[SignUp], Resolve(ask_sign_up)]) -> str:
+        """Ask for a name, an age and whether to send the newsletter."""
+        if answer.action != "accept":
+            return answer.action
+        data = answer.data
+        return f"accept: {data.name}, {data.age}, newsletter={data.newsletter}"
+
+    server.add_tool(pick_city, name="pick_city")
+    server.add_tool(sign_up, name="sign_up")
 
 
 async def _announce(ctx: Context) -> None:

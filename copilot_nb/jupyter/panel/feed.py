@@ -73,8 +73,9 @@ def event_ops(event: TurnEvent) -> list[Op]:
             kind, preview = arguments_preview(arguments)
             shown = f"↳ {name}" if parent else name  # a subagent's call, under its parent
             return [["tool", call_id, shown, summary, kind, preview]]
-        case Question(call_id=call_id, question=text, options=options):
-            return [["ask", call_id, "question", text, list(options)]]
+        case Question(call_id=call_id, question=text, options=options, asker=asker):
+            shown = f"{asker} asks: {text}" if asker else text  # a server, not the model
+            return [["ask", call_id, "question", shown, list(options)]]
         case ApprovalNeeded(call_id=call_id, category="plan", arguments=arguments):
             plan = str(arguments.get("plan", "")) if isinstance(arguments, dict) else ""
             card = ["tool", call_id, "plan", "run this plan?", "code", clip(plan, CLIP)]

@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...text import clip
 from .config import ServerConfig
+from .elicitation import Answer
 from .stderr import StderrTail
 
 START_TIMEOUT = 30.0
@@ -47,10 +48,17 @@ class ServerConnection:
     """A configured server and, while it runs, its client, tools, prompts and resources."""
 
     def __init__(
-        self, config: ServerConfig, *, on_change: Callable[[ServerConnection], None]
+        self,
+        config: ServerConfig,
+        *,
+        on_change: Callable[[ServerConnection], None],
+        on_elicit: Callable[[str, Any], Awaitable[Answer]] | None = None,
     ) -> None:
         self.config = config
         self.on_change = on_change
+        self.on_elicit = on_elicit
+        """Asks the user what the server asks (`elicitation/create`): given the server's name
+        and the request's params. None: the client does not offer elicitation."""
         self.state = "stopped"
         """stopped, starting, running, crashed or failed."""
         self.error = ""
@@ -168,6 +176,7 @@ class ServerConnection:
                             await self._transport(stack),
                             message_handler=self._on_message,
                             client_info=_client_info(),
+                            elicitation_callback=self._elicit if self.on_elicit else None,
                         )
                     )
                     await self._list(client)
@@ -243,6 +252,14 @@ class ServerConnection:
             self._noticed.set()
         if changed and (self._refreshing is None or self._refreshing.done()):
             self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        """The server asks the user something in the middle of a call (see `elicitation.py`)."""
+        from mcp_types import ElicitResult
+
+        assert self.on_elicit is not None
+        answer = await self.on_elicit(self.config.name, params)
+        return ElicitResult(action=answer.action, content=answer.content)  # type: ignore[arg-type]
 
     async def _refresh(self) -> None:
         client = self._client

@@ -27,6 +27,7 @@ from ...text import clip, first_line
 from ..registry import Tool, ToolOutput
 from .config import McpConfig, config_files, load_config
 from .connection import START_TIMEOUT, ServerConnection, ServerUnavailable
+from .elicitation import Answer, Asker, elicit
 from .launch import LaunchGate
 from .results import describe_contents, tool_output
 from .trust import PINS_FILE, ServerPins, ServerTrust, server_digest
@@ -77,6 +78,9 @@ class McpServers:
         """Seconds a server may take to start before it is given up (until restarted)."""
         self._reported: dict[str, str] = {}
         """The start failure last shown for each server (each is shown once)."""
+        self.asker: Asker | None = None
+        """Who puts a server's questions (elicitation) to the user: the running agent, set by
+        the session for the length of a turn; None between turns, when they are cancelled."""
 
     # --- configuration ------------------------------------------------------------------------
 
@@ -96,8 +100,14 @@ class McpServers:
                 _in_background(connection.stop(), connection.close)
         for name, server in self.config.servers.items():
             if name not in self.connections and not server.disabled and name not in held:
-                self.connections[name] = ServerConnection(server, on_change=self._changed)
+                self.connections[name] = ServerConnection(
+                    server, on_change=self._changed, on_elicit=self._elicit
+                )
         return self.config
+
+    async def _elicit(self, server: str, params: Any) -> Answer:
+        """A server's question, put to the user by whoever runs the turn now."""
+        return await elicit(self.asker, server, params)
 
     def reload(self) -> McpConfig:
         """Read the config again even if no file changed (an approval or its forgetting)."""
