@@ -22,6 +22,8 @@ const EMPTY = [
 
 // --- the view ----------------------------------------------------------------------------
 
+const MODES = [["ask", "Ask"], ["plan", "Plan"], ["agent", "Agent"]];
+
 function buildView(model, root) {
   root.classList.add("cnb-root");
   root.setAttribute("data-lm-suppress-shortcuts", "true");
@@ -54,11 +56,15 @@ function buildView(model, root) {
   const status = el("div", "cnb-status");
   v.picker = el("select", "cnb-model");
   v.picker.title = "Model for the next request";
+  v.mode = el("select", "cnb-mode");
+  v.mode.title = "Mode for the next request: Ask reads and answers, Plan proposes a plan for you to approve, Agent does the work";
+  v.mode.setAttribute("aria-label", "Mode");
+  v.mode.append(...MODES.map(([value, label]) => Object.assign(el("option", "", label), { value })));
   v.meter = el("span", "cnb-meter");
   v.bar = el("span", "cnb-bar");
   v.fill = el("span", "cnb-fill");
   v.bar.append(v.fill);
-  status.append(v.picker, v.meter, v.bar);
+  status.append(v.picker, v.mode, v.meter, v.bar);
   footer.append(row, status);
   v.footer = footer;
   root.append(header, v.log, footer);
@@ -350,6 +356,10 @@ function wireInput(model, root, v, completion) {
     model.set("model", v.picker.value);
     model.save_changes();
   };
+  v.mode.onchange = () => {
+    model.set("mode", v.mode.value);
+    model.save_changes();
+  };
 }
 
 function watchModel(model, root, v, transcript, view, completion) {
@@ -377,13 +387,18 @@ function watchModel(model, root, v, transcript, view, completion) {
       v.bar.title = `context: ${ctx.toLocaleString()} of ${budget.toLocaleString()} tokens`;
     }
   };
+  const mode = () => {
+    v.mode.value = model.get("mode");
+  };
   models();
+  mode();
   busy();
   usage();
   return {
     "msg:custom": (msg) => (msg.complete !== undefined ? completion.receive(msg) : transcript.receive(msg, view)),
     "change:models": models,
     "change:model": models,
+    "change:mode": mode,
     "change:busy": busy,
     "change:title": () => (v.title.textContent = model.get("title")),
     "change:tokens_in": usage,

@@ -26,6 +26,7 @@ import traitlets
 from IPython.core.error import UsageError
 
 from ...agent.approvals import ApprovalPolicy
+from ...agent.mode_names import MODES, TurnMode
 from ...agent.session import CopilotSession, TurnEvent
 from ...errors import CopilotError
 from ...events import ApprovalNeeded, Failed, Question, UsageReported
@@ -51,6 +52,8 @@ class ChatWidget(anywidget.AnyWidget):
     title = traitlets.Unicode("Copilot").tag(sync=True)
     models = traitlets.List(traitlets.Unicode()).tag(sync=True)
     model = traitlets.Unicode("").tag(sync=True)
+    mode = traitlets.Unicode("agent").tag(sync=True)
+    """The mode of the next turn sent from the panel (ask, plan or agent)."""
     busy = traitlets.Bool(False).tag(sync=True)
     tokens_in = traitlets.Int(0).tag(sync=True)
     tokens_out = traitlets.Int(0).tag(sync=True)
@@ -73,6 +76,7 @@ class ChatPanel:
         *,
         models: list[str] | None = None,
         model: str | None = None,
+        mode: TurnMode | None = None,
         approvals: ApprovalPolicy | None = None,
         budget: int = 0,
         max_rounds: int | None = None,
@@ -81,7 +85,9 @@ class ChatPanel:
     ) -> None:
         spec = model or session.current_model_spec()
         choices = list(dict.fromkeys([spec, *(models or []), "offline"]))
-        self.widget = ChatWidget(title=title, models=choices, model=spec, budget=budget)
+        self.widget = ChatWidget(
+            title=title, models=choices, model=spec, mode=mode or session.mode, budget=budget
+        )
         self.outbox = Outbox(self.widget.send, interval=interval, call_later=_call_later)
         self._show_saved(session)
         self.session = session
@@ -197,6 +203,7 @@ class ChatPanel:
             model=self.widget.model,
             approvals=self.approvals,
             max_rounds=self.max_rounds,
+            mode=self.mode,
         )
         status = "done"
         async with aclosing(turn) as events:
@@ -246,6 +253,12 @@ class ChatPanel:
             return
         request.reply(text)
         self.outbox.put(["asked", call_id, True])
+
+    @property
+    def mode(self) -> TurnMode:
+        """The picker's mode (a view can set any text: anything else is the default, agent)."""
+        chosen = self.widget.mode
+        return next((m for m in MODES if m == chosen), "agent")
 
     def _reset(self) -> None:
         self.session.reset()
@@ -328,7 +341,7 @@ def chat(session: CopilotSession | None = None, **options: Any) -> ChatPanel:
     """Open the chat panel: in JupyterLab's right sidebar when `sidecar` is installed, else inline.
 
     In a kernel it continues the conversation of the `%%copilot` cells (their session). Options
-    go to `ChatPanel` (`models`, `model`, `approvals`, `budget`, `max_rounds`, `title`);
+    go to `ChatPanel` (`models`, `model`, `mode`, `approvals`, `budget`, `max_rounds`, `title`);
     `sidebar=False` shows it inline even where `sidecar` is installed.
     """
     sidebar = options.pop("sidebar", True)

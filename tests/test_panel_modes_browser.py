@@ -1,0 +1,78 @@
+"""The chat panel's mode picker, question box and plan card in a real JupyterLab (headless
+Chromium): the model asks through `ask_user` and the user's click is the next request's tool
+result; a plan turn's card, approved in the panel, goes on in agent mode. A question's text is
+shown as text, never as HTML."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from copilot_nb.testing import call, reply
+from tests.browser_lab import LONG, ask, open_notebook, shot
+
+pytestmark = pytest.mark.browser
+
+SNEAKY = 'Which colour? <img src=x onerror="window.__xss=1">'
+
+
+def offered(request: Any) -> set[str]:
+    return {tool["function"]["name"] for tool in request.body.get("tools", [])}
+
+
+def test_a_question_an_approved_plan_and_the_mode_picker(page, lab, replies):
+    seen: dict[str, Any] = {}
+
+    def after_answer(request: Any) -> Any:
+        seen["answer"] = list(request.tool_results.values())[-1]
+        return reply("Blue it is.")
+
+    def plan(request: Any) -> Any:
+        seen["plan tools"] = offered(request)
+        return reply("1. Write notes.txt\n2. Say so")
+
+    def carry_out(request: Any) -> Any:
+        seen["agent tools"] = offered(request)
+        seen["agent request"] = request.body["messages"][-1]["content"]
+        return reply("Carried out the plan.")
+
+    replies.queue.extend(
+        [
+            reply("", call("ask_user", question=SNEAKY, options=["red", "blue"])),
+            after_answer,
+            plan,
+            carry_out,
+        ]
+    )
+    open_notebook(page, lab, "modes.ipynb", "import copilot_nb\ncopilot_nb.chat(sidebar=False)")
+    panel = page.locator(".jp-Notebook .jp-OutputArea .cnb-root")
+    panel.wait_for(timeout=LONG)
+    picker = panel.locator("select.cnb-mode")
+    assert picker.input_value() == "agent", "the session's mode"
+    assert picker.locator("option").all_inner_texts() == ["Ask", "Plan", "Agent"]
+
+    ask(panel, "Paint the fence")
+    question = panel.locator(".cnb-approve-q")
+    question.wait_for()
+    assert question.inner_text() == SNEAKY
+    assert panel.locator("img").count() == 0, "the question is text, no element made of it"
+    shot(panel, "panel-modes-1-question.png")
+    panel.locator(".cnb-option-btn", has_text="blue").click()
+    panel.get_by_text("Blue it is.").wait_for()
+    assert seen["answer"] == "The user answered: blue"
+
+    picker.select_option("plan")
+    ask(panel, "Write some notes")
+    approve = panel.locator(".cnb-approve-btn")
+    approve.wait_for()
+    assert "write_file" not in seen["plan tools"], "plan mode offers reading tools only"
+    assert "1. Write notes.txt" in panel.locator(".cnb-tool").last.inner_text()
+    shot(panel, "panel-modes-2-plan.png")
+    approve.click()
+    panel.get_by_text("Carried out the plan.").wait_for()
+    assert "write_file" in seen["agent tools"], "the approved plan runs in agent mode"
+    assert "1. Write notes.txt" in str(seen["agent request"])
+    assert picker.input_value() == "plan", "the picker keeps its choice"
+    assert page.evaluate("window.__xss") is None
+    assert not replies.queue
