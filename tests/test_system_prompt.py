@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from copilot_nb.agent.ask_user import ask_user_tool
-from copilot_nb.agent.families import CLAUDE, CODEX, GENERIC, GPT, SMALL, family_for
+from copilot_nb.agent.families import CLAUDE, CODEX, GENERIC, GPT, SMALL, family_for, family_of
 from copilot_nb.agent.modes import MODES
 from copilot_nb.agent.session import CopilotSession
 from copilot_nb.agent.system_prompt import notebook_prompt
@@ -68,3 +68,40 @@ def test_a_family_adds_its_words_and_a_mode_adds_its_own() -> None:
     assert claude.startswith(plain) and CLAUDE.instructions in claude
     assert "Mode: plan" in notebook_prompt("<workspace>", mode="plan")
     assert "Mode:" not in plain
+
+
+@pytest.mark.parametrize(
+    ("name", "listed", "family"),
+    [
+        ("oswe-vscode-prime", "gpt-5-mini", GPT),
+        ("opaque-preview", "claude-sonnet-4.5", CLAUDE),
+        ("gpt-4o", "gpt-5-codex", CODEX),
+        ("claude-sonnet-4", "a-family-we-do-not-know", CLAUDE),
+        ("scripted", "", GENERIC),
+    ],
+)
+def test_the_family_a_provider_lists_comes_before_the_name(name: str, listed: str, family) -> None:
+    assert family_for(name, listed) is family
+    model = SimpleNamespace(name=name, info=SimpleNamespace(family=listed) if listed else None)
+    assert family_of(model) is family
+
+
+def test_a_copilot_model_whose_list_names_its_family_gets_that_familys_words(
+    tmp_path, monkeypatch
+) -> None:
+    from copilot_nb.agent.prompt_assembly import prepare
+    from copilot_nb.models.copilot.catalog import parse_models
+    from copilot_nb.testing import ScriptedModel
+
+    monkeypatch.chdir(tmp_path)
+    model = ScriptedModel(name="oswe-vscode-prime")
+    session = CopilotSession(SimpleNamespace(user_ns={}), resolve=lambda spec: model)
+    agent = session.agent_for(model)
+    prepare(agent)
+    assert CLAUDE.instructions not in agent.system_prompt, "by name: the generic family"
+
+    listing = {"data": [{"id": "oswe-vscode-prime", "capabilities": {"family": "claude-opus-4"}}]}
+    (model.info,) = parse_models(listing)  # as CopilotChat keeps its entry once listed
+    prepare(agent)
+    assert CLAUDE.instructions in agent.system_prompt
+    assert session.tools_for(agent.workspace, agent=agent).threshold == CLAUDE.defer_threshold

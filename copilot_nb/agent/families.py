@@ -5,12 +5,15 @@ those taught: Claude with exact-string edits and parallel reads, the GPT-5 line 
 progress and no asking for confirmation, small local models with fewer tools at once. The
 table is keyed by name prefix (`models/capabilities.by_model_name`, the longest prefix winning,
 any router prefix such as `openai/` ignored); `%copilot context` shows what the current model
-gets.
+gets. A provider that names each model's family (Copilot's model list: `capabilities.family`)
+is believed first, so a model whose name says nothing (an alias, a preview's code name) still
+gets its line's habits; the name decides until that list has been read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..models.capabilities import by_model_name
 from ..tools.wrappers import DEFER_THRESHOLD
@@ -77,9 +80,29 @@ FAMILIES: dict[str, Family] = {
 """Name prefixes to families; a name with `codex` anywhere in it is of the codex line."""
 
 
-def family_for(model_name: str) -> Family:
-    """The family of a model by its name (`claude-sonnet-4`, `openai/gpt-5.1-codex`), else the
-    generic one."""
-    if "codex" in model_name.rsplit("/", 1)[-1].lower():
-        return CODEX
-    return by_model_name(model_name, FAMILIES, GENERIC)
+def family_for(model_name: str, listed: str = "") -> Family:
+    """The family of a model by the family its provider lists (`listed`, e.g. Copilot's
+    `gpt-5-mini`) when that is one we know, else by its name (`claude-sonnet-4`,
+    `openai/gpt-5.1-codex`), else the generic one."""
+    for name in (listed, model_name):
+        if not name:
+            continue
+        if "codex" in name.rsplit("/", 1)[-1].lower():
+            return CODEX
+        found = by_model_name(name, FAMILIES, GENERIC)
+        if found is not GENERIC:
+            return found
+    return GENERIC
+
+
+def listed_family(model: Any) -> str:
+    """The family the provider's model list gave this model (a `CopilotChat` once its list was
+    read), or ''; never asks the provider."""
+    info = getattr(model, "info", None)
+    family = getattr(info, "family", "")
+    return family if isinstance(family, str) else ""
+
+
+def family_of(model: Any) -> Family:
+    """The family of a model object: what its provider lists, else its name."""
+    return family_for(str(getattr(model, "name", "")), listed_family(model))

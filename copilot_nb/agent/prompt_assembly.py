@@ -17,7 +17,7 @@ from ..tools.context import LiveNotebooks, ToolContext
 from ..tools.context_block import context_block
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
-from .families import family_for
+from .families import family_for, listed_family
 from .instructions import Instructions, instruction_files, with_instructions
 from .loop import Agent
 from .mode_names import TurnMode
@@ -37,12 +37,18 @@ class Prompt:
 
 
 def system_prompt(
-    workspace: Workspace, shell: Any = None, *, mode: TurnMode = "agent", model: str = ""
+    workspace: Workspace,
+    shell: Any = None,
+    *,
+    mode: TurnMode = "agent",
+    model: str = "",
+    listed: str = "",
 ) -> tuple[str, list[Instructions]]:
     """Our system prompt for this mode and model family, with the instruction files that apply
     to the notebook worked on."""
     files = instruction_files(workspace, working_dir=working_dir(workspace, shell))
-    ours = notebook_prompt(str(workspace.root), mode=mode, family=family_for(model))
+    family = family_for(model, listed)  # `listed`: the provider's own family for the model
+    ours = notebook_prompt(str(workspace.root), mode=mode, family=family)
     return with_instructions(ours, files), files
 
 
@@ -80,7 +86,13 @@ def prepare(
     agent: Agent, shell: Any = None, live: LiveNotebooks | None = None, mode: TurnMode = "agent"
 ) -> None:
     """Point an agent at this turn's prompt: instruction files now, the block at its start."""
-    text, _ = system_prompt(agent.workspace, shell, mode=mode, model=agent.model.name)
+    text, _ = system_prompt(
+        agent.workspace,
+        shell,
+        mode=mode,
+        model=agent.model.name,
+        listed=listed_family(agent.model),
+    )
     if text != agent.system_prompt:
         agent.set_system_prompt(text)
     ctx = block_context(agent.workspace, shell, live)
@@ -98,13 +110,14 @@ async def preview(
     *,
     mode: TurnMode = "agent",
     model: str = "",
+    listed: str = "",
 ) -> Prompt:
     """What the next request would carry besides the history (`%copilot context`)."""
-    text, files = system_prompt(workspace, shell, mode=mode, model=model)
+    text, files = system_prompt(workspace, shell, mode=mode, model=model, listed=listed)
     return Prompt(
         system=text,
         files=files,
         block=await context_block(block_context(workspace, shell, live)),
-        family=family_for(model).name,
+        family=family_for(model, listed).name,
         mode=mode,
     )

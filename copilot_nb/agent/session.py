@@ -42,7 +42,7 @@ from .approver import UNANSWERED, UNATTENDED, Approver
 from .ask_user import ask_user_tool
 from .cassette_approvals import CassetteApprover
 from .conversations.keeper import Keeper
-from .families import family_for
+from .families import family_for, family_of
 from .loop import BUSY, Agent
 from .model_strings import default_model_spec, resolve_model
 from .modes import TurnMode, run_in_mode, tools_for_mode
@@ -370,7 +370,8 @@ class CopilotSession:
         for item in self.mcp.tools(taken={*(t.name for t in core), *(t.name for t in extra)}):
             (core if item.name in core else extra).add(item, override=item.override)
         # shared: what tool_search finds outlives the turn
-        threshold = family_for(self.model_name()).defer_threshold
+        model = agent.model if agent is not None else self.agent.model if self.agent else None
+        threshold = (family_of(model) if model is not None else family_for("")).defer_threshold
         return DeferredToolSet(
             self._allowed(core), self._allowed(extra), threshold=threshold, enabled=self.found_tools
         )

@@ -7,9 +7,10 @@ sent to the model as they are, so they are shown as they are.
 
 from __future__ import annotations
 
-from ...agent.families import family_for
+from ...agent.families import family_for, listed_family
 from ...agent.prompt_assembly import preview
 from ...agent.session import CopilotSession
+from ...errors import CopilotError
 from ..safe_html import Rendered, escape
 
 
@@ -19,8 +20,14 @@ async def context(session: CopilotSession) -> None:
     spec = session.current_model_spec()
     model = spec.partition(":")[2] or spec
     mode = session.mode
-    prompt = await preview(session.workspace(), session.shell, session.live, mode=mode, model=model)
-    family = family_for(model)
+    try:  # the family Copilot's model list gives, once it was read (never asked for here)
+        listed = listed_family(session.model(spec))
+    except CopilotError:
+        listed = ""
+    prompt = await preview(
+        session.workspace(), session.shell, session.live, mode=mode, model=model, listed=listed
+    )
+    family = family_for(model, listed)
     files = ", ".join(f.shown + (" (cut)" if f.clipped else "") for f in prompt.files)
     head = f"instruction files, in order: {files}" if files else "no instruction files"
     block = prompt.block or "(nothing to say: no notebook, variables, files or git here)"
