@@ -8,26 +8,42 @@ any router prefix such as `openai/` ignored); `%copilot context` shows what the 
 gets. A provider that names each model's family (Copilot's model list: `capabilities.family`)
 is believed first, so a model whose name says nothing (an alias, a preview's code name) still
 gets its line's habits; the name decides until that list has been read.
+
+A family may also get tools of its own, offered besides everyone's: the codex line gets
+`apply_patch`, the patch format it was trained on (`tools/files/patch_tool.py`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..models.capabilities import by_model_name
+from ..tools.files.patch_tool import patch_tools
+from ..tools.registry import Tool
 from ..tools.wrappers import DEFER_THRESHOLD
+from ..workspace.workspace import Workspace
+
+FamilyTools = Callable[[Workspace], Iterable[Tool]]
+"""Tools bound to a turn's workspace, like the session's toolset factories."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Family:
-    """What one family of models gets: its own instructions and tool-search threshold."""
+    """What one family of models gets: its own instructions, tool-search threshold and tools."""
 
     name: str
     instructions: str = ""
     """Added after the common instructions; '' for none."""
     defer_threshold: int = DEFER_THRESHOLD
     """Past this many tools, the extra ones wait for `tool_search`."""
+    tools: tuple[FamilyTools, ...] = ()
+    """Offered to this family only, besides every family's tools."""
+
+    def own_tools(self, workspace: Workspace) -> list[Tool]:
+        """This family's own tools, bound to `workspace`."""
+        return [item for factory in self.tools for item in factory(workspace)]
 
 
 GENERIC = Family(name="generic")
@@ -50,9 +66,11 @@ between steps. Before a group of tool calls, say in one short line what you are 
 CODEX = Family(
     name="codex",
     instructions="""\
-For this model: make each edit with edit_file / edit_cell (one exact old_str, copied from what \
-you read, per call); there is no apply_patch or shell here. Keep progress notes to one line.
+For this model: edit files with apply_patch (context lines copied from what you read); \
+notebook cells only with edit_cell / insert_cell. There is no shell here. Keep progress notes \
+to one line.
 """,
+    tools=(patch_tools,),
 )
 SMALL = Family(
     name="small",

@@ -342,15 +342,17 @@ class CopilotSession:
     # --- tools ------------------------------------------------------------------------------
 
     def tools_for(self, workspace: Workspace, agent: Agent | None = None) -> DeferredToolSet:
-        """Built-ins, then the user's tools and the MCP servers' (deferred when many), all through
-        the name filters.
+        """Built-ins (with the model family's own, e.g. the codex line's `apply_patch`), then the
+        user's tools and the MCP servers' (deferred when many), all through the name filters.
 
         The filters apply before the deferral, so `tool_search` never finds an excluded tool and
         only allowed tools count towards the deferral threshold. An MCP tool whose name is taken
         (by a built-in or a tool of the user's) is left out, and `%copilot mcp` says so, unless
         its server's config lists it under `override`."""
+        model = agent.model if agent is not None else self.agent.model if self.agent else None
+        family = family_of(model) if model is not None else family_for("")
         core = ToolSet()
-        for factory in self.toolset_factories:
+        for factory in [*self.toolset_factories, family.own_tools]:
             for item in factory(workspace):
                 core.add(item)
         if agent is not None:  # subagents and questions run under this agent's run
@@ -369,11 +371,11 @@ class CopilotSession:
                 extra.add(item)
         for item in self.mcp.tools(taken={*(t.name for t in core), *(t.name for t in extra)}):
             (core if item.name in core else extra).add(item, override=item.override)
-        # shared: what tool_search finds outlives the turn
-        model = agent.model if agent is not None else self.agent.model if self.agent else None
-        threshold = (family_of(model) if model is not None else family_for("")).defer_threshold
-        return DeferredToolSet(
-            self._allowed(core), self._allowed(extra), threshold=threshold, enabled=self.found_tools
+        return DeferredToolSet(  # shared: what tool_search finds outlives the turn
+            self._allowed(core),
+            self._allowed(extra),
+            threshold=family.defer_threshold,
+            enabled=self.found_tools,
         )
 
     def stop_servers(self) -> None:

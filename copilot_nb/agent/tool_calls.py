@@ -9,6 +9,7 @@ from dataclasses import replace
 from ..messages import AssistantMessage, ToolCall
 from ..text import first_line
 from ..tools.arguments import arguments_problem
+from ..tools.files.patch import is_patch, patch_paths
 
 
 def kept_reply(message: AssistantMessage) -> AssistantMessage:
@@ -48,6 +49,10 @@ def summarize_call(call: ToolCall) -> str:
     """The few words that identify what a call works on, e.g. the path it reads."""
     if not isinstance(call.arguments, dict):
         return "(arguments are not valid JSON)"
+    patch = call.arguments.get("input")
+    if is_patch(patch):  # apply_patch: the files it changes
+        paths = patch_paths(patch)
+        return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     for key in _SUMMARY_KEYS:
         value = call.arguments.get(key)
         if isinstance(value, str) and value:

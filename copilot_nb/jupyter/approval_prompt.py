@@ -31,6 +31,7 @@ else:  # pragma: no cover
 
 from ..events import DECLINED, ApprovalNeeded, Question
 from ..text import first_line
+from ..tools.files.patch import is_patch, patch_paths
 from ..workspace.later_effects import later_effect
 from .safe_html import escape
 
@@ -86,9 +87,11 @@ def warning(event: ApprovalNeeded) -> str:
     if event.category != "edit":
         return ""
     keys = _PATH_KEYS if "destination" in args else _PATH_KEYS[:2]  # a cell's `source` is code
+    paths = [args.get(key) for key in keys]
+    if is_patch(args.get("input")):  # apply_patch: every file the patch names
+        paths += patch_paths(args["input"])
     notes = []
-    for key in keys:
-        value = args.get(key)
+    for value in paths:
         if isinstance(value, str) and value.strip():
             shown = posixpath.normpath(value.strip().replace("\\", "/"))
             effect = later_effect(shown)
@@ -108,6 +111,8 @@ def arguments_preview(arguments: Any) -> tuple[str, str]:
             lines = [f"-{line}" for line in old.splitlines()]
             lines += [f"+{line}" for line in new.splitlines()]
             return "diff", "\n".join(lines)
+        if is_patch(arguments.get("input")):  # apply_patch: the whole patch, as the diff it is
+            return "diff", arguments["input"]
         for key in ("content", "source", "code", "plan", "question"):
             if isinstance(arguments.get(key), str):
                 return "code", arguments[key]

@@ -28,6 +28,7 @@ async def context(session: CopilotSession) -> None:
         session.workspace(), session.shell, session.live, mode=mode, model=model, listed=listed
     )
     family = family_for(model, listed)
+    own = ", ".join(t.name for t in family.own_tools(session.workspace())) or "none"
     files = ", ".join(f.shown + (" (cut)" if f.clipped else "") for f in prompt.files)
     head = f"instruction files, in order: {files}" if files else "no instruction files"
     block = prompt.block or "(nothing to say: no notebook, variables, files or git here)"
@@ -35,7 +36,7 @@ async def context(session: CopilotSession) -> None:
         (
             f"Model {spec}: the {family.name} family",
             f"mode: {mode}\nfamily instructions: {'yes' if family.instructions else 'none'}\n"
-            f"tool_search past {family.defer_threshold} tools",
+            f"family tools: {own}\ntool_search past {family.defer_threshold} tools",
         ),
         (f"System prompt ({len(prompt.system):,} characters; {head})", prompt.system),
         (f"Context block, before the next request ({len(prompt.block):,} characters)", block),
