@@ -332,3 +332,12 @@ def test_event_and_data_pairs_keep_their_type_and_the_last_id() -> None:
         ServerSentEvent(event="b", data="2", id="7"),
         ServerSentEvent(data="3", id="7"),
     ]
+
+
+def test_an_empty_event_line_resets_the_type_whatever_the_split() -> None:
+    """`event:` with no value sets the type back to the default, also on the one-line fast path."""
+    stream = b"event: 0\nevent: \ndata: \n\n"
+    for cut in range(len(stream) + 1):
+        pieces = [stream[:cut], stream[cut:]]
+        assert decode(pieces, strict=True) == oracle(stream)
+        assert [event.event for event in decode(pieces)] == ["message"]

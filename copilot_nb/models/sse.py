@@ -122,7 +122,7 @@ class SSEDecoder:
         """
         events: list[ServerSentEvent] = []
         lines: list[str] = []
-        for name, value, line in _TOKENS.findall(region):
+        for head_line, name, value, line in _TOKENS.findall(region):
             if line:
                 lines.append(line[:-1].decode("utf-8", "replace"))
                 continue
@@ -131,7 +131,8 @@ class SSEDecoder:
                 lines = []
             text = value.decode("utf-8", "replace")
             if self._data or self._event or self._retry is not None:
-                head = ["event: " + name.decode("utf-8", "replace")] if name else []
+                # an `event:` line with an empty value still resets the pending event's type
+                head = ["event: " + name.decode("utf-8", "replace")] if head_line else []
                 events += self._lines([*head, "data: " + text, ""])
                 continue
             event = _data_event(text, self._last_id)
@@ -192,7 +193,7 @@ class SSEDecoder:
         return event
 
 
-_TOKENS = re.compile(rb"(?:event: ?([^\n]*)\n)?data: ?([^\n]*)\n\n|([^\n]*\n)")
+_TOKENS = re.compile(rb"(event: ?([^\n]*)\n)?data: ?([^\n]*)\n\n|([^\n]*\n)")
 """A one-line `data:` event, maybe after an `event:` line (groups 1 and 2; OpenAI's Responses and
 Anthropic's framing), or else any one line (group 3)."""
 
