@@ -16,20 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from copilot_nb.testing import Script, ScriptedServer
+from copilot_nb.testing.demo_notebooks import PROVIDER_VARIABLES
 
 from .harness import Harness, Result, dumps, table
 from .task import Task
 from .tasks import all_tasks
-
-PROVIDER_VARIABLES = (
-    "COPILOT_NB_MODEL",
-    "COPILOT_NB_CASSETTE",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "COPILOT_NB_GITHUB_TOKEN",
-)
 
 
 @contextmanager
