@@ -32,6 +32,7 @@ from .patch import (
     apply_hunks,
     parse_patch,
 )
+from .textfile import editable_text
 from .tools import BOM, NOTEBOOK_WHY
 
 TOOL = "apply_patch"
@@ -98,7 +99,9 @@ def _plan(workspace: Workspace, op: FileOp) -> Planned:
         if isinstance(op, DeleteFile):
             _sandboxed(workspace.resolve_entry, path, action="delete")
             return Planned(path=path, shown=shown, before=before, after=None)
-        text = _decode(before, shown)
+        text = editable_text(
+            before, shown, refusal=f"{TOOL}: it cannot be patched; nothing was changed"
+        )
         bom, text = text[: text.startswith(BOM)], text.removeprefix(BOM)
         after = apply_hunks(text, op, shown)
         data = (bom + after).encode("utf-8")
@@ -144,21 +147,6 @@ def _sandboxed(check: Callable[..., Path], path: str, **options: Any) -> Path:
         return check(path, **options)
     except SandboxError as exc:
         raise ToolError(f"{TOOL}: {exc}; nothing was changed") from None
-
-
-def _decode(data: bytes, shown: str) -> str:
-    """The text of a file a patch may update: not binary, and valid UTF-8."""
-    if b"\x00" in data[:8192]:
-        raise ToolError(
-            f"{TOOL}: {shown} is a binary file ({len(data):,} bytes), not text; it cannot be "
-            "patched; nothing was changed"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(
-            f"{TOOL}: {shown} is not valid UTF-8 text; it cannot be patched; nothing was changed"
-        ) from None
 
 
 def _check_distinct(workspace: Workspace, plans: list[Planned]) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import ToolError
+
 CHUNK = 1 << 20
 BOM = b"\xef\xbb\xbf"
 _CONTINUATION = bytes(range(0x80, 0xC0))
@@ -82,3 +84,17 @@ def read_window(path: Path, first: int, last: int, *, max_chars: int) -> Window:
         lines.append(text[:max_chars])
         cut.append(max(0, count - max_chars) if len(text) > max_chars else 0)
     return Window(lines=lines, first=first, total=total, cut=cut, valid_utf8=valid)
+
+
+def editable_text(data: bytes, shown: str, *, refusal: str) -> str:
+    """The text of a file a tool may change: not binary, and valid UTF-8. `refusal` ends each
+    error (e.g. "edit_file: ... it cannot be edited"), so every editing tool says it its way."""
+    tool, _, cannot = refusal.partition(":")
+    if b"\x00" in data[:8192]:
+        raise ToolError(
+            f"{tool}: {shown} is a binary file ({len(data):,} bytes), not text; {cannot.strip()}"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{tool}: {shown} is not valid UTF-8 text; {cannot.strip()}") from None

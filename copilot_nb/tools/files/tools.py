@@ -22,7 +22,7 @@ from ..os_errors import os_errors
 from ..registry import ToolOutput, ToolSet, bound_tool
 from ..secret_reads import reads_secret
 from ..text_edits import clip_diff, editor_lines, match_problem, occurrences
-from .textfile import BinaryFile, Window, read_window
+from .textfile import BinaryFile, Window, editable_text, read_window
 
 BOM = "\ufeff"
 MAX_READ_LINES = 2000
@@ -155,7 +155,9 @@ def edit_file(ctx: ToolContext, path: str, old_str: str, new_str: str) -> ToolOu
         shown = workspace.relative(target)
         if _is_notebook(target) or _is_notebook(path):
             raise ToolError(f"edit_file: refusing to edit {shown} as raw text: {NOTEBOOK_WHY}")
-        text = _decode(workspace.read_bytes(path), shown)
+        text = editable_text(
+            workspace.read_bytes(path), shown, refusal="edit_file: it cannot be edited"
+        )
         bom, text = text[: text.startswith(BOM)], text.removeprefix(BOM)
         old, new = _match_newlines(text, old_str, new_str)
         starts = occurrences(text, old)
@@ -217,21 +219,6 @@ def _check_new_notebook(target: Path, shown: str, content: str) -> None:
             f"write_file: {shown} would not be a valid notebook ({reason}); write nbformat 4 "
             "JSON, or create it with the notebook tools"
         ) from exc
-
-
-def _decode(data: bytes, shown: str) -> str:
-    """The text of a file edit_file may change: not binary, and valid UTF-8."""
-    if b"\x00" in data[:8192]:
-        raise ToolError(
-            f"edit_file: {shown} is a binary file ({len(data):,} bytes), not text; "
-            "it cannot be edited"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(
-            f"edit_file: {shown} is not valid UTF-8 text; it cannot be edited"
-        ) from None
 
 
 def _numbered(shown: str, window: Window, end: int | None, note: str) -> ToolOutput:
