@@ -100,6 +100,8 @@ class FakeGitHub(LoopbackService):
         self.copilot_tokens: dict[str, float] = {}
         """Every Copilot token issued, with its expiry (`time.time()` seconds)."""
         self.exchanges = 0
+        self.proxy_url: str | None = None
+        """What the exchange names as `endpoints.proxy` (Copilot's ghost-text completions)."""
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._device_codes: dict[str, list[float]] = {}  # code -> [polls so far, interval]
@@ -212,11 +214,14 @@ class FakeGitHub(LoopbackService):
         refresh_in = self.refresh_in
         if refresh_in is None:
             refresh_in = self.token_lifetime * 5 / 6
+        endpoints = {"api": self.api_url, "telemetry": f"{self.url}/telemetry"}
+        if self.proxy_url:
+            endpoints["proxy"] = self.proxy_url
         return 200, {
             "token": token,
             "expires_at": int(now + self.token_lifetime),
             "refresh_in": int(refresh_in),
-            "endpoints": {"api": self.api_url, "telemetry": f"{self.url}/telemetry"},
+            "endpoints": endpoints,
             "chat_enabled": True,
             "sku": "copilot_for_individuals",
         }

@@ -16,6 +16,7 @@ cached.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ from .github_tokens import GitHubHosts, GitHubToken, find_github_token
 from .headers import EditorHeaders
 
 COPILOT_API_URL = "https://api.githubcopilot.com"
+COPILOT_PROXY_URL = "https://proxy.individual.githubcopilot.com"
+"""Where the editors' ghost-text completions go when the exchange names no `endpoints.proxy`."""
 REFRESH_MARGIN = 60.0
 """Seconds before `expires_at` at which a Copilot token is renewed rather than used."""
 
@@ -43,6 +46,8 @@ class CopilotToken:
     api_url: str
     expires_at: float
     refresh_at: float
+    proxy_url: str = COPILOT_PROXY_URL
+    """The completions proxy (`endpoints.proxy`, else the token's `proxy-ep=`): ghost text."""
 
     def usable(self, now: float, margin: float = REFRESH_MARGIN) -> bool:
         """Still good for a request: before `refresh_in` and more than `margin` before expiry."""
@@ -161,7 +166,17 @@ def _copilot_token(value: str, payload: dict[str, Any], *, now: float) -> Copilo
     endpoints = payload.get("endpoints")
     api = endpoints.get("api") if isinstance(endpoints, dict) else None
     api_url = str(api or COPILOT_API_URL).rstrip("/")
-    return CopilotToken(value=value, api_url=api_url, expires_at=expires_at, refresh_at=refresh_at)
+    proxy = endpoints.get("proxy") if isinstance(endpoints, dict) else None
+    if not proxy:
+        named = re.search(r"(?:^|;)proxy-ep=([^;]+)", value)
+        proxy = f"https://{named.group(1)}" if named else COPILOT_PROXY_URL
+    return CopilotToken(
+        value=value,
+        api_url=api_url,
+        expires_at=expires_at,
+        refresh_at=refresh_at,
+        proxy_url=str(proxy).rstrip("/"),
+    )
 
 
 def _exchange_error(response: httpx.Response, github: GitHubToken) -> ModelHTTPError:

@@ -1,0 +1,106 @@
+"""Fill-in-the-middle over OpenAI-style text completions, and Mistral's FIM endpoint.
+
+- `OpenAICompletions`: `POST {base}/completions` with `prompt` and `suffix`, as OpenAI's legacy
+  Completions API defines them (https://platform.openai.com/docs/api-reference/completions) and
+  as DeepSeek's FIM beta takes them at `https://api.deepseek.com/beta/completions` (its
+  "FIM Completion (Beta)" guide: `base_url=https://api.deepseek.com/beta`, `prompt`, `suffix`,
+  `max_tokens`, at most 4K tokens). Streamed chunks are `{"choices": [{"text", "index",
+  "finish_reason"}]}` ended by `data: [DONE]` (`fim.TextCompletionsDecoder`). vLLM declares
+  `suffix` but answers `400 "suffix is not currently supported"`; that answer is taken as
+  "no FIM here" and the request is made once more, and from then on, without `suffix`.
+- `MistralFill`: `POST https://api.mistral.ai/v1/fim/completions` with `model`, `prompt`,
+  `suffix`, `max_tokens`, `stop`, `stream` (Mistral's OpenAPI `FIMCompletionRequest`); its
+  stream is Chat Completions chunks (`choices[0].delta.content`), decoded by the chat decoder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ...errors import ModelHTTPError
+from ...events import ModelEvent, Notice
+from ..base import ModelRequest
+from ..fim import FillRequest, TextCompletionsDecoder
+from ..transport import StreamDecoder
+from .chat import OpenAIChat
+from .chat_stream import ChatCompletionsDecoder
+
+DEEPSEEK_BETA_URL = "https://api.deepseek.com/beta"
+MISTRAL_URL = "https://api.mistral.ai/v1"
+_EMPTY = ModelRequest(messages=())
+
+
+class OpenAICompletions(OpenAIChat):
+    """A model behind an OpenAI-compatible `/completions` that fills in the middle."""
+
+    path = "/completions"
+    takes_suffix = True
+    """False once the server refused `suffix` (vLLM): the prefix alone is continued."""
+
+    def fill(self, request: FillRequest) -> AsyncIterator[ModelEvent]:
+        """Stream the middle: `TextDelta`s, then the `ModelResponse`."""
+        return self._fill(request)
+
+    def fill_body(self, request: FillRequest) -> dict[str, Any]:
+        """The request body, as the provider documents it; options not set are left out."""
+        body: dict[str, Any] = {
+            "model": self.name,
+            "prompt": request.prompt(),
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stream": True,
+        }
+        if self.takes_suffix:
+            body["suffix"] = request.suffix
+        if request.stop:
+            body["stop"] = list(request.stop)
+        return body
+
+    def decoder(self) -> StreamDecoder:
+        return TextCompletionsDecoder()
+
+    async def _fill(self, request: FillRequest) -> AsyncIterator[ModelEvent]:
+        try:
+            async for event in self._post(
+                _EMPTY, self.path, self.fill_body(request), self.decoder()
+            ):
+                yield event
+        except ModelHTTPError as error:
+            if not (self.takes_suffix and error.status == 400 and "suffix" in str(error).lower()):
+                raise
+            self.takes_suffix = False
+            yield Notice(
+                text=f"{self.provider}: {self.name} takes no suffix; continuing the prefix"
+            )
+            async for event in self._post(
+                _EMPTY, self.path, self.fill_body(request), self.decoder()
+            ):
+                yield event
+
+
+class DeepSeekFill(OpenAICompletions):
+    """DeepSeek's FIM beta (`deepseek:deepseek-chat`); the key from `DEEPSEEK_API_KEY`."""
+
+    sign_in_hint = "Check DEEPSEEK_API_KEY."
+
+    def __init__(self, model: str, **options: Any) -> None:
+        options.setdefault("api_key", os.environ.get("DEEPSEEK_API_KEY") or "")
+        options.setdefault("base_url", os.environ.get("DEEPSEEK_BASE_URL") or DEEPSEEK_BETA_URL)
+        super().__init__(model, provider="deepseek", **options)
+
+
+class MistralFill(OpenAICompletions):
+    """Mistral's FIM endpoint (`mistral:codestral-latest`); the key from `MISTRAL_API_KEY`."""
+
+    path = "/fim/completions"
+    sign_in_hint = "Check MISTRAL_API_KEY."
+
+    def __init__(self, model: str, **options: Any) -> None:
+        options.setdefault("api_key", os.environ.get("MISTRAL_API_KEY") or "")
+        options.setdefault("base_url", os.environ.get("MISTRAL_BASE_URL") or MISTRAL_URL)
+        super().__init__(model, provider="mistral", **options)
+
+    def decoder(self) -> StreamDecoder:
+        return ChatCompletionsDecoder()
