@@ -4,6 +4,7 @@ workspace policies that protect it from the agent)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +44,20 @@ def settings_dirs(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
         if real not in found:
             found.append(real)
     return tuple(found)
+
+
+def private_dir(path: Path) -> Path:
+    """Make `path` and every missing folder above it owner-only (0700): the user's tokens,
+    approvals and conversations must not be readable by the other users of a shared server."""
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another kernel
+            folder.mkdir(mode=0o700)
+    return path
 
 
 def home_relative(path: Path | str) -> str:

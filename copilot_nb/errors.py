@@ -2,6 +2,7 @@
 
     CopilotError                  anything copilot_nb raises on purpose
     ├── ConfigError               a model string, option or setting that cannot work
+    │   └── PolicyError           the administrator's policy refuses it (names the file and rule)
     ├── ModelError                the model could not give a reply
     │   ├── ModelHTTPError        the provider answered with an HTTP error (.status, .body)
     │   │   ├── AuthError         401/403: missing, wrong or expired credentials
@@ -29,6 +30,10 @@ class CopilotError(Exception):
 
 class ConfigError(CopilotError):
     """A configuration value (model string, option, environment) that cannot work."""
+
+
+class PolicyError(ConfigError):
+    """The administrator's policy refuses a choice; the message names the policy file and rule."""
 
 
 class ModelError(CopilotError):

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..errors import ConfigError
 from ..events import APPROVED_ONCE
+from ..policy import approval_floor, floor_source, tightened
 
 if TYPE_CHECKING:
     from ..events import ApprovalNeeded
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
+EditDecision = Literal["allow", "ask", "deny", "review"]
+EDIT_DECISIONS: tuple[EditDecision, ...] = (*DECISIONS, "review")
+"""Edits may also be `review`: applied at once in a live notebook and reviewed there, cell by
+cell (`tools/review.py`); the session resolves it per turn, and unresolved it asks."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,7 +37,7 @@ class ApprovalPolicy:
 
     read: Decision = "allow"
     read_secret: Decision = "ask"
-    edit: Decision = "ask"
+    edit: EditDecision = "ask"
     execute: Decision = "ask"
     external: Decision = "ask"
     tools: Mapping[str, Decision] = field(default_factory=dict)
@@ -46,7 +51,7 @@ class ApprovalPolicy:
             ("external", self.external),
             *self.tools.items(),
         ):
-            if value not in DECISIONS:
+            if value not in DECISIONS and not (name == "edit" and value == "review"):
                 raise ConfigError(
                     f"approval for {name!r} must be one of {DECISIONS}, not {value!r}"
                 )
@@ -63,7 +68,9 @@ class ApprovalPolicy:
             return self.execute
         if category == "external":
             return self.external
-        return self.edit  # "edit" and any category we do not know: changes ask
+        # "edit" and any category we do not know: changes ask; a review the session did not
+        # resolve for a live notebook asks too
+        return "ask" if self.edit == "review" else self.edit
 
     @classmethod
     def allow_all(cls) -> ApprovalPolicy:
@@ -108,11 +115,15 @@ def decide_call(
     decision = policy.decide(name, category)
     if decision == "ask" and tool.trust is not None and tool.trust.granted():
         decision = "allow"
-    return category, decision
+    # The administrator's floor last: no setting, option or trust goes below it.
+    return category, cast(Decision, tightened(category, decision, DECISIONS))
 
 
 def policy_refusal(name: str, category: str) -> str:
-    """What the model reads when the policy denies a call outright."""
+    """What the model reads when the policy denies a call outright (naming the administrator's
+    rule when it was theirs)."""
+    if approval_floor(category) == "deny":
+        return f"{name}: denied by the administrator's policy ({floor_source(category)})"
     return f"{name}: denied by the approval policy ({category} tools are not allowed here)"
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..models.base import Model, collect
+from ..policy import check_model
 
 DEFAULT_OPENAI_MODEL = "gpt-4o"
 PROVIDERS = ("openai", "openai-responses", "ollama", "anthropic", "copilot", "offline")
@@ -37,6 +38,8 @@ def resolve_model(spec: str | None = None) -> Model:
         raise ConfigError(
             f"model {spec!r} names no model; write it as provider:model, e.g. openai:gpt-4o"
         )
+    if provider in PROVIDERS:
+        check_model(provider, name)  # the administrator's policy, before anything is built
     if provider == "openai":
         from ..models.openai.chat import OpenAIChat
 

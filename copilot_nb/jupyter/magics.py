@@ -188,7 +188,7 @@ class CopilotMagics(Magics):
             "line magic: status (default), reset, model [NAME], models [PROVIDER], login, "
             "tools [add|remove NAME], undo [--force], diff, history, context, agents, mcp, serve, "
             "record [PATH], replay [PATH] [--auto] [--trust], cassette [off], conversations, "
-            "resume ID, export [--markdown PATH] [ID], usage"
+            "resume ID, export [--markdown PATH] [ID], usage, policy"
         ),
     )
     @line_cell_magic

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from ..policy import check_serve
 from .backend import Backend
 from .read_deadline import HEADER_TIMEOUT, with_header_deadline
 from .security import BODY_TIMEOUT, Gate, new_token
@@ -66,6 +67,7 @@ class ProxyServer:
 
         from .app import proxy_app
 
+        check_serve(self.host)  # the administrator's policy: whether, and on which host
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
         gate = Gate(

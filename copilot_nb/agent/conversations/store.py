@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...config import private_dir
 from .format import check_header, encode, header, line_prefix
 
 _RECORD_START = re.compile(rb'\{"kind":"(\w+)","conversation":"([0-9A-Za-z_-]+)"')
@@ -77,7 +78,7 @@ class ConversationFile:
         data = b"".join(encode(item) for item in items)
         if not data:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)  # a folder it makes is owner-only; a notebook's exists
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             with _locked(fd):

@@ -17,6 +17,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ...agent.session import CopilotSession
+from ...errors import ConfigError
 from ...models.cassettes.cassette import (
     Cassette,
     CassetteMismatch,
@@ -77,7 +78,7 @@ def start(
     )
     try:
         cassette = Cassette(path, mode, header=header)
-    except CassetteMismatch as exc:
+    except (CassetteMismatch, ConfigError) as exc:  # ConfigError: the administrator's policy
         raise UsageError(f"%copilot {mode}: {exc}") from None
     cassette.trusted = trust
     activate(cassette)

@@ -22,6 +22,7 @@ from ...workspace.restore import Action
 from ..safe_html import Rendered, table_html
 from . import cassette as cassette_command
 from . import conversations as saved
+from . import policy as policy_command
 
 
 class Settings(Protocol):
@@ -46,8 +47,10 @@ def status(session: CopilotSession, words: list[str], settings: Settings) -> Non
         f"copilot: model {session.current_model_spec()}; workspace {os.getcwd()}; "
         f"{requests} request(s) in this conversation"
     )
+    from .policy import status_line
     from .serve import running
 
+    print(status_line())
     if (server := running(session)) is not None:
         print(f"copilot: serving at {server.url} (%copilot serve stop stops it)")
 
@@ -218,6 +221,7 @@ COMMANDS: dict[str, Callable[[CopilotSession, list[str], Settings], Any]] = {
     "resume": saved.resume,
     "export": saved.export,
     "usage": saved.usage,
+    "policy": policy_command.show,
 }
 
 

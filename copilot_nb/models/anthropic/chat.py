@@ -24,6 +24,7 @@ from ...messages import (
     as_messages,
     as_tool_spec,
 )
+from ...policy import check_model
 from ..base import ChatModel, MessagesIn, ModelRequest, ToolChoice, ToolsIn
 from ..transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, stream_reply
 from .stream import MessagesStreamDecoder
@@ -273,6 +274,7 @@ class AnthropicChat(ChatModel):
 
         async def send() -> httpx.Response:
             base_url, headers = await self.prepare_request(request)
+            check_model(self.provider, self.name, base_url)  # the administrator's policy
             client = self._http.get()
             wire = client.build_request(
                 "POST", f"{base_url}/v1/messages", content=content, headers=headers

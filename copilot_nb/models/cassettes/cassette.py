@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn, cast
 
 from ...errors import ModelError
+from ...policy import check_cassette_writing
 from .diff import mismatch_message
 from .entries import (
     FORMAT,
@@ -84,6 +85,8 @@ class Cassette:
     def __init__(self, path: str | os.PathLike[str], mode: Mode, *, header: Header | None = None):
         if mode not in MODES:
             raise ValueError(f"cassette mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if mode != "replay":
+            check_cassette_writing()  # the administrator's policy: may cassettes be written
         self.path = Path(path).absolute()
         self.mode: Mode = mode
         self._lock = threading.Lock()

@@ -18,7 +18,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from ...config import config_dir
+from ...config import config_dir, private_dir
 
 KEY_FILE = "cassette-key"
 
@@ -37,7 +37,7 @@ def signing_key(*, create: bool = False) -> bytes | None:
             return None
     except ValueError:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:  # another kernel made it first

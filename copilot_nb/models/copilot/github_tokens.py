@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...config import config_dir
+from ...config import config_dir, private_dir
 
 DEFAULT_GITHUB_URL = "https://github.com"
 DEFAULT_GITHUB_API_URL = "https://api.github.com"
@@ -105,7 +105,7 @@ def save_github_token(
 
 def write_private(path: Path, text: str) -> None:
     """Write a secret: a 0600 temp file in the same folder, fsynced, then renamed over the old one."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:

@@ -14,6 +14,7 @@ import httpx
 
 from ...errors import ModelHTTPError
 from ...events import ModelEvent, Notice
+from ...policy import check_model
 from ..base import ChatModel, ModelRequest
 from ..transport import (
     DEFAULT_TIMEOUT,
@@ -104,6 +105,7 @@ class OpenAIChat(ChatModel):
 
         async def send() -> httpx.Response:
             base_url, headers = await self.prepare_request(request)
+            check_model(self.provider, self.name, base_url)  # the administrator's policy
             client = self._http.get()
             wire = client.build_request("POST", f"{base_url}{path}", json=body, headers=headers)
             return await client.send(wire, stream=True, auth=auth)

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...config import home_relative
+from ...config import home_relative, private_dir, settings_dirs
 from ...errors import ConfigError
+from ...policy import mcp_refusal
 from ..masking import is_secret_name
 
 WORKSPACE_FILE = ".mcp.json"
@@ -146,6 +147,11 @@ def load_config(root: Path, user_dir: Path, environ: Mapping[str, str] | None = 
         )
         servers.update(found)
         problems.extend(trouble)
+    for name, server in list(servers.items()):  # the administrator's policy: never started
+        refusal = mcp_refusal(server.target if server.command else "", server.url)
+        if refusal:
+            del servers[name]
+            problems.append(ConfigProblem(source=server.source, name=name, message=refusal))
     return McpConfig(servers=servers, problems=tuple(problems))
 
 
@@ -323,15 +329,16 @@ def _read_for_update(path: Path) -> dict[str, Any]:
 def _write(path: Path, data: Mapping[str, Any]) -> None:
     """Atomically (a crash mid-write must not leave the user's config half-written), keeping
     the file's permissions: a private file that holds a token stays private."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     try:
         mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
+    except FileNotFoundError:  # new: owner-only in the user's config folder (it may hold tokens)
+        private = Path(os.path.realpath(path.parent)) in settings_dirs()
+        mode = 0o600 if private else 0o666 & ~_umask()
     os.chmod(temporary, mode)
     os.replace(temporary, path)
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ...config import private_dir
 from .config import ServerConfig
 
 PINS_FILE = "mcp-approved.json"
@@ -85,9 +86,11 @@ class ServerPins:
     def _save(self, pins: dict[str, str]) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # owner-only
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(pins, indent=1, sort_keys=True) + "\n")
         os.replace(temporary, self.path)
 
 

@@ -1,0 +1,132 @@
+"""The administrator's policy: limits a team's JupyterHub sets that users can only tighten.
+
+Each choice the policy limits is checked here, at the one place copilot_nb makes it (building a
+model and sending to it, deciding a tool call's approval, starting an MCP server, starting the
+proxy, writing a cassette or a saved conversation, offering completions), so no user setting,
+`%config`, magic option or environment variable reaches around it. `loading.py` finds and reads
+the files; `rules.py` holds one file's rules.
+"""
+
+from __future__ import annotations
+
+from ..errors import PolicyError
+from .loading import EXTRA_VARIABLE, Policy, load_policy, policy_paths
+from .rules import FILE_NAME, KEYS, tighten
+
+__all__ = [
+    "EXTRA_VARIABLE",
+    "FILE_NAME",
+    "KEYS",
+    "Policy",
+    "approval_floor",
+    "check_cassette_writing",
+    "check_model",
+    "check_serve",
+    "completions_allowed",
+    "conversations_allowed",
+    "describe",
+    "floor_source",
+    "load_policy",
+    "mcp_refusal",
+    "policy_paths",
+    "tightened",
+]
+
+
+def check_model(provider: str, model: str, base_url: str | None = None) -> None:
+    """Raise PolicyError unless data may go to this provider, model and endpoint. The offline
+    demo model sends nothing anywhere and is always allowed."""
+    if provider in ("offline", "demo"):
+        return
+    policy = load_policy()
+    refusal = policy.broken_refusal(f"model {provider}:{model}")
+    for rules in policy.rules:
+        refusal = refusal or rules.check_model(provider, model, base_url)
+    if refusal:
+        raise PolicyError(refusal)
+
+
+def approval_floor(category: str) -> str | None:
+    """The strictest floor any policy file sets for this category (deny while one is broken)."""
+    policy = load_policy()
+    if policy.broken and category != "read":
+        return "deny"
+    floors = [f for r in policy.rules if (f := r.floor(category)) is not None]
+    return max(floors, key=lambda f: ("allow", "review", "ask", "deny").index(f), default=None)
+
+
+def tightened(category: str, decision: str, supported: tuple[str, ...]) -> str:
+    """The decision a user's settings made, raised to the policy's floor for its category."""
+    return tighten(decision, approval_floor(category), supported)
+
+
+def floor_source(category: str) -> str | None:
+    """`/etc/jupyter/copilot_nb_policy.json: approval_floors.execute = "deny"`: the rule that
+    set a category's floor, for a refusal to name."""
+    policy = load_policy()
+    if policy.broken and category != "read":
+        return f"{policy.broken[0][0]} cannot be read"
+    floor = approval_floor(category)
+    for rules in policy.rules:
+        if floor is not None and rules.floor(category) == floor:
+            return f'{rules.source}: approval_floors.{category} = "{floor}"'
+    return None
+
+
+def mcp_refusal(command_line: str, url: str) -> str | None:
+    """Why an MCP server (a stdio command line, or a URL) may not start, or None."""
+    policy = load_policy()
+    refusal = policy.broken_refusal(f"MCP server {command_line or url}")
+    for rules in policy.rules:
+        refusal = refusal or rules.check_mcp(command_line, url)
+    return refusal
+
+
+def check_serve(host: str) -> None:
+    """Raise PolicyError unless the OpenAI-compatible proxy may listen on `host`."""
+    policy = load_policy()
+    refusal = policy.broken_refusal("starting the proxy")
+    for rules in policy.rules:
+        refusal = refusal or rules.check_serve(host)
+    if refusal:
+        raise PolicyError(refusal)
+
+
+def check_cassette_writing() -> None:
+    """Raise PolicyError unless cassettes may be recorded (a replay writes nothing)."""
+    refusal = _write_refusal("cassettes", "recording a cassette")
+    if refusal:
+        raise PolicyError(refusal)
+
+
+def conversations_allowed() -> str | None:
+    """None when conversations may be saved, else why not (said once, where saving stops)."""
+    return _write_refusal("conversations", "saving conversations")
+
+
+def completions_allowed() -> bool:
+    """Whether inline completions may be offered (off while a policy file cannot be read)."""
+    policy = load_policy()
+    return not policy.broken and all(r.completions is not False for r in policy.rules)
+
+
+def _write_refusal(key: str, what: str) -> str | None:
+    policy = load_policy()
+    refusal = policy.broken_refusal(what)
+    for rules in policy.rules:
+        refusal = refusal or rules.check_write(key, what)
+    return refusal
+
+
+def describe() -> list[str]:
+    """The policy in force and where it came from, as lines for `%copilot policy`."""
+    policy = load_policy()
+    lines: list[str] = []
+    for path, problem in policy.broken:
+        lines.append(f"{path}: cannot be read ({problem}); every limited choice is refused")
+    for rules in policy.rules:
+        lines.append(f"{rules.source}:")
+        lines.extend(f"  {line}" for line in rules.summary() or ["(no rules)"])
+    if not lines:
+        lines.append("no administrator's policy (looked for " + ", ".join(policy.searched) + ")")
+    return lines

@@ -1,0 +1,98 @@
+"""Where the administrator's policy files are, and reading them (again whenever one changes).
+
+The files are `copilot_nb_policy.json` in Jupyter's system config folders
+(`jupyter_core.paths.SYSTEM_CONFIG_PATH`, e.g. `/etc/jupyter`) and its environment's
+(`ENV_CONFIG_PATH`, `<sys.prefix>/etc/jupyter`): folders a JupyterHub user cannot write. Nothing
+the user sets (their own Jupyter config folder, `%config`, a magic option, `JUPYTER_CONFIG_PATH`)
+is read here. `COPILOT_NB_POLICY` may name one more file, which can only add limits: every file
+found applies, and a choice must pass each of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .rules import FILE_NAME, PolicyFormatError, Rules, parse_rules
+
+EXTRA_VARIABLE = "COPILOT_NB_POLICY"
+"""An extra policy file (a test's, or a stricter one for one server): it tightens, never loosens."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    """Every policy file in force, and the ones that could not be read (which refuse all)."""
+
+    rules: tuple[Rules, ...] = ()
+    broken: tuple[tuple[str, str], ...] = ()
+    """(file, what is wrong with it) for each file that exists but is not a readable policy."""
+    searched: tuple[str, ...] = ()
+    """Every place a policy file was looked for, for `%copilot policy`."""
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return tuple(r.source for r in self.rules) + tuple(path for path, _ in self.broken)
+
+    def broken_refusal(self, what: str) -> str | None:
+        """Fail closed: while a policy file cannot be read, every limited choice is refused."""
+        if not self.broken:
+            return None
+        path, problem = self.broken[0]
+        return (
+            f"{what} is refused: the administrator's policy {path} cannot be read ({problem}); "
+            "copilot_nb refuses what a policy may limit until the file is fixed"
+        )
+
+
+def policy_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The policy files to look for, in order: the environment's, the system's, then the extra."""
+    from jupyter_core.paths import ENV_CONFIG_PATH, SYSTEM_CONFIG_PATH
+
+    env = os.environ if environ is None else environ
+    folders: Sequence[str] = [*ENV_CONFIG_PATH, *SYSTEM_CONFIG_PATH]
+    paths = [Path(folder) / FILE_NAME for folder in folders]
+    extra = env.get(EXTRA_VARIABLE, "")
+    if extra:
+        paths.append(Path(extra).expanduser())
+    return list(dict.fromkeys(paths))
+
+
+_cache: tuple[tuple[object, ...], Policy] | None = None
+
+
+def load_policy(paths: Sequence[Path] | None = None) -> Policy:
+    """The policy of these files (by default `policy_paths()`), read again only if one changed."""
+    global _cache
+    found = policy_paths() if paths is None else list(paths)
+    stamp = tuple((str(p), _stamp(p)) for p in found)
+    if _cache is not None and _cache[0] == stamp:
+        return _cache[1]
+    rules: list[Rules] = []
+    broken: list[tuple[str, str]] = []
+    for path in found:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            broken.append((str(path), f"it cannot be read: {exc}"))
+            continue
+        try:
+            rules.append(parse_rules(text, str(path)))
+        except PolicyFormatError as exc:
+            broken.append((str(path), str(exc)))
+    policy = Policy(rules=tuple(rules), broken=tuple(broken), searched=tuple(str(p) for p in found))
+    _cache = (stamp, policy)
+    return policy
+
+
+def _stamp(path: Path) -> object:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return repr(exc)
+    return (status.st_mtime_ns, status.st_size, status.st_ino)
