@@ -28,6 +28,7 @@ from ..messages import AssistantMessage
 from ..text import shorten
 from .cassettes.cassette import active_cassette
 from .cassettes.transport import CassetteTransport
+from .network import http_client
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """Generous read timeout: a long reply from a slow local model is normal, a dead connect is not."""
@@ -72,7 +73,7 @@ class LoopBoundClient:
                 )
             return self._taped
         if self._client is None or self._client.is_closed:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
+            self._client = http_client(self._timeout)  # the environment's proxy and CA bundle
         return self._client
 
     async def aclose(self) -> None:

@@ -20,6 +20,7 @@ from ...models.copilot.catalog import CopilotModelInfo, choose_endpoint, endpoin
 from ...models.copilot.chat import CopilotChat
 from ...models.copilot.github_sign_in import DeviceCode, DeviceFlow, fetch_user
 from ...models.copilot.github_tokens import GitHubHosts, GitHubToken, save_github_token
+from ...models.network import http_client
 from ...models.openai.chat import OpenAIChat
 from ...models.transport import http_error
 from ..safe_html import escape, link_html, table_html
@@ -122,7 +123,7 @@ async def openai_model_ids(model: OpenAIChat) -> list[str]:
     """`GET {base}/models` of an OpenAI-compatible server (OpenAI, Ollama, vLLM, …)."""
     base_url, headers = await model.prepare_request()
     headers["Accept"] = "application/json"
-    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) as client:
+    async with http_client(httpx.Timeout(30.0, connect=10.0)) as client:
         response = await client.get(f"{base_url}/models", headers=headers)
     if response.status_code >= 400:
         raise http_error(response, provider=model.provider, sign_in_hint=model.sign_in_hint)

@@ -10,12 +10,12 @@ see what they would have seen live, and the cell fills in as it would.
 from __future__ import annotations
 
 import os
-import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import httpx
 
+from ..network import EnvironmentTransport
 from ..recording_scrub import withhold_results
 from .cassette import Cassette, active_cassette
 from .entries import (
@@ -30,18 +30,13 @@ from .entries import (
 
 class CassetteTransport(httpx.AsyncBaseTransport):
     """Records to or replays from the active cassette; sends on through the network (through
-    the environment's HTTPS proxy, as a plain client would) when recording."""
+    the environment's proxy and CA bundle, as a plain client would) when recording."""
 
     def __init__(self) -> None:
-        self._direct = httpx.AsyncHTTPTransport()
-        proxy = urllib.request.getproxies().get("https")
-        self._proxied = httpx.AsyncHTTPTransport(proxy=proxy) if proxy else None
+        self._network = EnvironmentTransport()
 
     def _inner(self, request: httpx.Request) -> httpx.AsyncBaseTransport:
-        host = request.url.host
-        if self._proxied is None or urllib.request.proxy_bypass(host):
-            return self._direct
-        return self._proxied
+        return self._network
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         cassette = active_cassette()
@@ -75,9 +70,7 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        await self._direct.aclose()
-        if self._proxied is not None:
-            await self._proxied.aclose()
+        await self._network.aclose()
 
 
 def replayed(recorded: RecordedResponse, request: httpx.Request) -> httpx.Response:

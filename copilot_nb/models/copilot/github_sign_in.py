@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl
 import httpx
 
 from ...errors import AuthError, ConfigError, ModelConnectionError
+from ..network import http_client
 from ..transport import USER_AGENT, error_text
 from .github_tokens import GitHubHosts, GitHubToken, save_github_token
 
@@ -176,7 +177,7 @@ async def _client(given: httpx.AsyncClient | None) -> AsyncIterator[httpx.AsyncC
     if given is not None:
         yield given
         return
-    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) as client:
+    async with http_client(httpx.Timeout(30.0, connect=10.0)) as client:
         yield client
 
 

@@ -209,11 +209,20 @@ class ServerConnection:
                 cwd=self.config.cwd,
             )
             return stdio_client(parameters, errlog=self._stderr.file)
+        import httpx2
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
+        from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
+        from ...models.network import ssl_context
+
+        # The SDK's own client, but with the environment's CA bundle (REQUESTS_CA_BUNDLE too);
+        # it reads the proxy variables itself.
         http = await stack.enter_async_context(
-            create_mcp_http_client(headers=dict(self.config.headers) or None)
+            httpx2.AsyncClient(
+                timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+                headers=dict(self.config.headers),
+                verify=ssl_context(),
+            )
         )
         http.event_hooks["response"].append(self._note_refusal)
         return streamable_http_client(self.config.url, http_client=http)
