@@ -10,6 +10,7 @@ import pytest
 
 from copilot_nb import Agent
 from copilot_nb.agent.approvals import ApprovalPolicy, decide_call, policy_refusal
+from copilot_nb.agent.conversations.store import ConversationFile
 from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.errors import PolicyError
 from copilot_nb.events import ApprovalNeeded, Done
@@ -245,6 +246,14 @@ def test_cassettes_false_refuses_recording_but_not_a_replay(policy_file, tmp_pat
         Cassette(tmp_path / "auto.copilot.jsonl", "auto")
     assert not (tmp_path / "new.copilot.jsonl").exists()
     assert Cassette(recorded, "replay").mode == "replay"
+
+
+def test_conversations_false_writes_no_conversation_file(policy_file, tmp_path):
+    policy_file({"conversations": False})
+    saved = ConversationFile(tmp_path / "nb.copilot-chat.jsonl")
+    with pytest.raises(PolicyError, match="saving conversations is not allowed"):
+        saved.append([{"type": "message", "role": "user", "content": "hi"}])
+    assert not saved.path.exists()
 
 
 def test_conversations_and_completions_switches(policy_file):

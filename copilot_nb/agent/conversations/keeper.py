@@ -14,7 +14,6 @@ from typing import Any
 
 from ...events import AgentEvent, Notice
 from ...messages import Message, SystemMessage
-from ...policy import conversations_allowed
 from ..context_window import known_window
 from ..loop import Agent
 from .format import now, record
@@ -71,8 +70,6 @@ class Keeper:
         """A resumed history, given to the next agent the session builds."""
         self.resumed: Resumed | None = None
         self._said = False
-        self.refused = ""
-        """Why the administrator's policy keeps conversations from being saved (said once)."""
 
     def file(self) -> ConversationFile:
         return self.recorder.file if self.recorder is not None else file_for(self.user_ns)
@@ -83,10 +80,6 @@ class Keeper:
         """The writer of this turn (None: not saving), hooked to the agent's new messages."""
         if not self.enabled or cassette:
             return None
-        refusal = conversations_allowed()  # the administrator's policy: may they be saved
-        if refusal:
-            self.refused = self.refused or refusal
-            return None
         if self.recorder is None:
             self.recorder = Recorder(file_for(self.user_ns))
         self.recorder.begin(prompt)
@@ -95,9 +88,6 @@ class Keeper:
 
     def notice(self) -> Notice | None:
         """Once, when saving stopped: why."""
-        if self.refused and not self._said:
-            self._said = True
-            return Notice(text=f"copilot: this conversation is not saved: {self.refused}")
         if self.recorder is not None and self.recorder.problem and not self._said:
             self._said = True
             return Notice(text=self.recorder.problem)

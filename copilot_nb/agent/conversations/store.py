@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ...config import private_dir
+from ...errors import PolicyError
+from ...policy import conversations_allowed
 from .format import check_header, encode, header, line_prefix
 
 _RECORD_START = re.compile(rb'\{"kind":"(\w+)","conversation":"([0-9A-Za-z_-]+)"')
@@ -78,6 +80,9 @@ class ConversationFile:
         data = b"".join(encode(item) for item in items)
         if not data:
             return
+        refusal = conversations_allowed()  # the administrator's policy: nothing is written
+        if refusal:
+            raise PolicyError(refusal)
         private_dir(self.path.parent)  # a folder it makes is owner-only; a notebook's exists
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
