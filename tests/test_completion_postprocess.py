@@ -39,6 +39,8 @@ def test_fences_are_taken_off(text, expected):
         ("import pandas\ntotal = df.sum()", "import pandas\ntotal = df.", "sum()"),
         ("    total = df.sum()", "    total = df.", "sum()"),
         ("df.sum()", "x = 1\ndf.", "sum()"),
+        ("sum()", "total = df.su", "m()"),  # a chat model writes the word it was in again
+        ("sum()", "total = df.s", "sum()"),
         ("x", "x", "x"),  # one typed character repeated is not taken for a repeat
         ("", "abc", ""),
     ],

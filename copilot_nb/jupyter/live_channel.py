@@ -100,6 +100,11 @@ class LiveView:
     def receive(self, msg: dict[str, Any]) -> None:
         """A comm message from the front end: a reply, or news (the notebook was renamed)."""
         data = msg.get("content", {}).get("data") or {}
+        if "request" in data:  # the front end asks: inline completions (completions.py)
+            from .completions import handle_request
+
+            handle_request(self, data)
+            return
         if data.get("event") == "path" and isinstance(data.get("path"), str):
             self.path = data["path"]
             return

@@ -93,6 +93,12 @@ class CopilotMagics(Magics):
         Unicode(), default_value=None, allow_none=True, help="If set, only these tools."
     ).tag(config=True)
     excluded_tools = List(Unicode(), help="Tools the agent may not use.").tag(config=True)
+    completion_model = Unicode(
+        "",
+        help="The model of inline completions as provider:model (a fill-in-the-middle one such "
+        "as ollama:qwen2.5-coder:1.5b, mistral:codestral-latest, copilot:copilot-codex); "
+        "empty: the kernel's model.",
+    ).tag(config=True)
     resume = Bool(
         True,
         help="At %load_ext, take up the notebook's saved conversation (name.copilot-chat.jsonl).",

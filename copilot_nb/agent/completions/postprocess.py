@@ -46,7 +46,7 @@ def strip_fences(text: str) -> str:
     return "\n".join(inner)
 
 
-def drop_prefix_repeat(text: str, prefix: str, *, least: int = 3) -> str:
+def drop_prefix_repeat(text: str, prefix: str, *, least: int = 2) -> str:
     """Take off the longest end of the prefix that the text starts by writing again: whole last
     lines, or the current line's last words (`df.` before `df.sum()`), at least `least`
     characters and starting where a word starts, so a genuine `sum` after `s` is kept."""

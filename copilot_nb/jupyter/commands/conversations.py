@@ -117,6 +117,11 @@ def export(session: CopilotSession, words: list[str], settings: Any) -> None:
 
 
 def usage(session: CopilotSession, words: list[str], settings: Any) -> None:
+    from ..completions import usage_lines
+
+    completions = usage_lines(session.shell)
+    if completions:  # counted apart: they are no turn of the conversation
+        print("copilot: completions while typing, this kernel:\n  " + "\n  ".join(completions))
     file = _file(session)
     turns = [
         r for s in _summaries(file) for r in file.records(s.conversation) if r.get("kind") == "turn"

@@ -18,6 +18,7 @@ from typing import Any
 from ...errors import StreamError
 from ...events import ModelEvent, TextDelta
 from ...messages import AssistantMessage, Usage
+from ...policy import check_model
 from ...text import shorten
 from ..base import ModelRequest
 from ..fim import FillRequest
@@ -114,6 +115,7 @@ class OllamaFill(OllamaChat):
         base = native_url(self.base_url)
 
         async def send() -> Any:
+            check_model(self.provider, self.name, base)  # the administrator's policy
             _, headers = await self.prepare_request(ModelRequest(messages=()))
             headers["Accept"] = "application/x-ndjson"
             client = self._http.get()

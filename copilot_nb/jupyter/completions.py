@@ -1,0 +1,59 @@
+"""Inline completions in the kernel: the live channel's `complete` and `cancel_complete`
+requests handed to the kernel's one `CompletionService` (`agent/completions/service.py`).
+
+Loaded at the first request, not at `%load_ext`. The model is the request's (`model`), else
+`CopilotMagics.completion_model`, else the kernel's model (`%copilot model`); completions use
+models of their own (a chat model for the fallback is built apart from the conversation's), so
+keystroke-driven traffic never enters the notebook's cassette, whose replay is strict and in
+order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..agent.completions.service import CompletionService
+
+
+def handle_request(view: Any, data: Mapping[str, Any]) -> None:
+    """A request from an open document's comm (`view`: its `LiveView`), on the loop that got it."""
+    completion_service().handle(data, view.comm.send, view)
+
+
+def completion_service(shell: Any = None) -> CompletionService:
+    """The kernel's completion service (one per shell), made on first use."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    service = getattr(shell, "_copilot_nb_completions", None)
+    if service is None:
+        service = shell._copilot_nb_completions = _make(shell)
+    return service
+
+
+def _make(shell: Any) -> CompletionService:
+    from ..agent.completions.service import CompletionService
+    from ..agent.model_strings import default_model_spec, resolve_model
+
+    def magics() -> Any:
+        return shell.magics_manager.registry.get("CopilotMagics")
+
+    def model_spec(requested: str | None) -> str:
+        settings = magics()
+        chosen = getattr(settings, "completion_model", "") if settings is not None else ""
+        kernel = getattr(settings, "model", "") if settings is not None else ""
+        return requested or chosen or kernel or default_model_spec()
+
+    def namespace() -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+        return shell.user_ns, getattr(shell, "user_ns_hidden", {}) or {}
+
+    return CompletionService(namespace=namespace, model_spec=model_spec, chat_model=resolve_model)
+
+
+def usage_lines(shell: Any) -> list[str]:
+    """What `%copilot usage` shows about completions ([] before the first one)."""
+    service = getattr(shell, "_copilot_nb_completions", None)
+    return service.usage.lines() if service is not None else []
