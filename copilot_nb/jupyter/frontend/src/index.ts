@@ -29,6 +29,8 @@ import { INotebookModel, INotebookTracker, NotebookPanel } from '@jupyterlab/not
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { check, ICellChange, JSONObject, RequestError } from './changes';
+import { CompletionChannel } from './completionChannel';
+import { inlineCompletionsPlugin } from './inlineCompletions';
 
 const TARGET = 'copilot_nb.live';
 const BEACON = 'copilot_nb.beacon';
@@ -41,6 +43,7 @@ class LiveDocument {
     private readonly context: DocumentRegistry.IContext<INotebookModel>,
     private readonly appName: string
   ) {
+    this.completions = new CompletionChannel(context, () => this.comm);
     const session = context.sessionContext;
     session.kernelChanged.connect(() => this.reset(), this);
     session.statusChanged.connect((_, status) => this.onStatus(status), this);
@@ -168,6 +171,10 @@ class LiveDocument {
 
   private onRequest(comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
     const data = msg.content.data as JSONObject;
+    if (data.reply === 'complete') {
+      this.completions.receive(data); // completions while you type (inlineCompletions.ts)
+      return;
+    }
     const id = data.id;
     let reply: JSONObject;
     try {
@@ -316,6 +323,7 @@ class LiveDocument {
   }
 
   comm: Kernel.IComm | null = null;
+  readonly completions: CompletionChannel;
   private probing = false;
   private started = false;
 }
@@ -360,4 +368,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, inlineCompletionsPlugin];
