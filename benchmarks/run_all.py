@@ -14,6 +14,7 @@ from benchmarks import (
     bench_conversations,
     bench_decode,
     bench_import,
+    bench_inline,
     bench_live,
     bench_loop,
     bench_mcp,
@@ -36,4 +37,5 @@ if __name__ == "__main__":
     bench_context.main()
     bench_cassette.main()
     bench_completions.main()
+    bench_inline.main()
     bench_conversations.main()

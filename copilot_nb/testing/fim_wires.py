@@ -185,6 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet."""
 
     def do_POST(self) -> None:
+        began = time.perf_counter()
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         owner = self.owner
@@ -236,6 +237,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+            return
+        with owner.lock:
+            owner.served.append(time.perf_counter() - began)
 
     def _json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
@@ -262,4 +266,6 @@ class FillServer(LoopbackService):
         self.delay = delay
         self.refuse_suffix = refuse_suffix
         self.calls: list[FillCall] = []
+        self.served: list[float] = []
+        """Seconds each answered request took here, from its body read to its last byte."""
         self.lock = threading.Lock()

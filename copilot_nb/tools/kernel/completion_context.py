@@ -20,9 +20,10 @@ model reads it as the top of the file it completes.
 
 from __future__ import annotations
 
+import functools
 import re
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -81,45 +82,55 @@ def build_context(
 
 
 def _cells(cells_above: Sequence[str], budget: int) -> tuple[str, int]:
-    kept: list[str] = []
-    used = left_out = 0
+    """The cells within the budget, nearest first; each is checked alone only when the lot
+    holds something secret (one pass over the text in the common case)."""
+    within: list[str] = []
+    used = 0
     for source in cells_above:
         if not isinstance(source, str) or not source.strip():
             continue
         if used + len(source) > budget:
             break
-        if redact_text(source)[1]:
-            left_out += 1
-            continue
-        kept.append(source.rstrip())
+        within.append(source.rstrip())
         used += len(source) + 2
-    return "\n\n".join(reversed(kept)), left_out
+    kept = within
+    if redact_text("\n\n".join(within))[1]:
+        kept = [source for source in within if not redact_text(source)[1]]
+    return "\n\n".join(reversed(kept)), len(within) - len(kept)
 
 
 def _kernel(
     prefix: str, suffix: str, namespace: Mapping[str, Any], hidden: Mapping[str, Any], budget: int
 ) -> str:
     lines: list[str] = []
+    left = budget
+
+    def add(line: str) -> bool:
+        nonlocal left
+        if len(line) + 1 > left:
+            return False
+        lines.append(line)
+        left -= len(line) + 1
+        return True
+
     modules = _modules(namespace)
     if modules:
-        lines.append("# Imported: " + "; ".join(modules))
-    used = _names_used(prefix, suffix, namespace, hidden)
-    if used:
-        lines.append("# Variables in the kernel:")
-        for name in used:
-            lines.extend(_describe(name, namespace[name]))
+        add("# Imported: " + "; ".join(modules))
     target = _BEFORE_DOT.search(prefix)
-    if target is not None:
+    offers = ""
+    if target is not None:  # kept room for: it is what the cursor is at
         attributes = _attributes(target.group(1), target.group(2), namespace, hidden)
         if attributes:
-            lines.append(f"# {target.group(1)}. offers: " + ", ".join(attributes))
-    text, size = [], 0
-    for line in lines:
-        if size + len(line) + 1 > budget:
-            break
-        text.append(line)
-        size += len(line) + 1
-    return "\n".join(text)
+            offers = f"# {target.group(1)}. offers: " + ", ".join(attributes)
+            left -= len(offers) + 1
+    used = _names_used(prefix, suffix, namespace, hidden)
+    if used and add("# Variables in the kernel:"):
+        for name in used:  # nearest the cursor first, until the budget is spent
+            if not all(add(line) for line in _describe(name, namespace[name])):
+                break
+    if offers:
+        lines.append(offers)
+    return "\n".join(lines)
 
 
 def _modules(namespace: Mapping[str, Any]) -> list[str]:
@@ -195,7 +206,13 @@ def _columns(frame: Any) -> str:
 
 
 def _secret_key(key: Any) -> bool:
-    return isinstance(key, str) and is_secret_name(key)
+    return isinstance(key, str) and _secret_word(key)
+
+
+@functools.lru_cache(maxsize=8192)
+def _secret_word(name: str) -> bool:
+    """`is_secret_name`, remembered: the same column and attribute names come on every key."""
+    return is_secret_name(name)
 
 
 def _signature(value: Any) -> str:
@@ -224,16 +241,36 @@ def _attributes(
             value = _static_attribute(value, step)
         except AttributeError:
             return []
-    names: Iterable[str]
     columns = getattr(value, "columns", None) if _is_frame(value) else None
     listed = [str(c) for c in islice(columns, MAX_ATTRIBUTES)] if columns is not None else []
-    try:
-        names = dir(value)
-    except Exception:
-        names = []
-    public = [n for n in names if not n.startswith("_") and n not in listed]
-    chosen = [n for n in listed + public if n.startswith(typed) and not is_secret_name(n)]
+    public = [n for n in _public_names(value) if n not in listed]
+    chosen = [n for n in listed + public if n.startswith(typed) and not _secret_word(n)]
     return chosen[:MAX_ATTRIBUTES]
+
+
+_TYPE_NAMES: dict[type, list[str]] = {}
+"""Each type's public names, listed once: `dir()` of a DataFrame takes milliseconds."""
+
+
+def _public_names(value: Any) -> list[str]:
+    """The type's public names and the instance's own, sorted (a module: its own names)."""
+    kind = type(value)
+    if isinstance(value, types.ModuleType):
+        return sorted(n for n in vars(value) if not n.startswith("_"))
+    names = _TYPE_NAMES.get(kind)
+    if names is None:
+        if len(_TYPE_NAMES) > 1000:  # classes made on the fly: do not keep them all
+            _TYPE_NAMES.clear()
+        try:
+            names = _TYPE_NAMES[kind] = [n for n in dir(kind) if not n.startswith("_")]
+        except Exception:
+            names = []
+    own = getattr(value, "__dict__", None)
+    if isinstance(own, dict):
+        extra = [n for n in own if isinstance(n, str) and not n.startswith("_") and n not in names]
+        if extra:
+            return sorted([*names, *extra])
+    return names
 
 
 def _is_frame(value: Any) -> bool:
