@@ -17,6 +17,7 @@ and the time copilot_nb adds over the model's own is kept for `make bench`.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
@@ -141,6 +142,7 @@ class CompletionService:
         self._allowed = allowed
         self._fills: dict[str, FillModel] = {}
         self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
+        self._cache_lock = threading.Lock()  # a subshell's loop and the kernel's may both ask
         self._running: dict[int, tuple[int, asyncio.Task[None]]] = {}
         self.usage = CompletionUsage()
         self.timings: deque[Timing] = deque(maxlen=1000)
@@ -209,9 +211,11 @@ class CompletionService:
             hidden=hidden,
         )
         key = (spec, ask.language, context.prefix, context.suffix, context.pieces, ask.max_chars)
-        cached = self._cache.get(key)
+        with self._cache_lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
         if cached is not None:
-            self._cache.move_to_end(key)
             usage.cached += 1
             done(cached)
             return
@@ -233,9 +237,10 @@ class CompletionService:
             done(error=_short(exc))
             return
         usage.answered += 1
-        self._cache[key] = text
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with self._cache_lock:
+            self._cache[key] = text
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
         done(text)
         self.timings.append(Timing(total=time.perf_counter() - started, model=model_time))
 
