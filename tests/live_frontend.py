@@ -54,6 +54,11 @@ class LiveFrontEnd:
         self.dirty = dirty
         self.received: list[dict[str, Any]] = []
         self.replies: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        """What the kernel said unasked (`review_file_result`)."""
+        self.metadata: dict[str, Any] = {}
+        """The notebook's own metadata as the extension keeps it: `copilot_nb.review_files`
+        and `copilot_nb.review_deleted`."""
         self.closed = threading.Event()
         self.lock = threading.Lock()
         self.ignore_next = 0
@@ -87,6 +92,41 @@ class LiveFrontEnd:
         self._connection.shell_channel.send(message)
         if not self._handled.wait(timeout):
             raise TimeoutError(f"the kernel did not handle the comm_open within {timeout}s")
+
+    def send_event(self, data: dict[str, Any]) -> None:
+        """Say something unasked, as the extension does (`{event: 'review', outcomes}`)."""
+        content = {"comm_id": self.comm_id, "data": data}
+        self._connection.shell_channel.send(self._connection.session.msg("comm_msg", content))
+
+    def review_of(self, key: str) -> list[dict[str, Any]]:
+        """A review list of the notebook's metadata (`review_files`, `review_deleted`)."""
+        with self.lock:
+            return copy.deepcopy(self.metadata.get("copilot_nb", {}).get(key, []))
+
+    def review_cell(self, cell_id: str, outcome: str, by: str = "button") -> dict[str, Any]:
+        """Keep or Undo one cell under review as the extension does (Undo restores `before`
+        exactly, or removes a cell the agent inserted), then tell the kernel; its review."""
+        with self.lock:
+            index = self._index(cell_id)
+            review = self.cells[index]["metadata"]["copilot_nb"].pop("review")
+            if outcome == "undone" and review["before"] is None:
+                del self.cells[index]
+            elif outcome == "undone":
+                self.cells[index] = _stored(review["before"])
+        told = {"turn": review["turn"], "cell_id": cell_id, "kind": review["kind"]}
+        self.send_event({"event": "review", "outcomes": [{**told, "outcome": outcome, "by": by}]})
+        return review
+
+    def undo_deleted(self, position: int = 0) -> dict[str, Any]:
+        """Undo of a deleted cell's placeholder: the cell back after `after_id` (else first)."""
+        with self.lock:
+            review = self.metadata["copilot_nb"]["review_deleted"].pop(position)
+            after = review["after_id"]
+            at = self._index(after) + 1 if after else 0
+            self.cells.insert(at, _stored(review["before"]))
+        told = {"turn": review["turn"], "cell_id": review["before"]["id"], "kind": "delete"}
+        self.send_event({"event": "review", "outcomes": [{**told, "outcome": "undone"}]})
+        return review
 
     def requests(self, op: str | None = None) -> list[dict[str, Any]]:
         return [r for r in self.received if op is None or r.get("op") == op]
@@ -126,6 +166,8 @@ class LiveFrontEnd:
                 continue
             if kind == "comm_close":
                 self.closed.set()
+            elif kind == "comm_msg" and "event" in (content.get("data") or {}):
+                self.events.append(copy.deepcopy(content["data"]))  # news, not a request
             elif kind == "comm_msg":
                 self._answer(content.get("data") or {})
 
@@ -155,6 +197,12 @@ class LiveFrontEnd:
             return self._apply(data.get("changes") or [])
         if op == "set_outputs":
             return self._set_outputs(data)
+        if op == "review_files":  # listed in the notebook's metadata, one entry per turn and path
+            listed = self.metadata.setdefault("copilot_nb", {}).setdefault("review_files", [])
+            for entry in data.get("files") or []:
+                same = (entry["turn"], entry["path"])
+                listed[:] = [e for e in listed if (e["turn"], e["path"]) != same] + [entry]
+            return {"listed": len(listed)}
         raise RequestError(f"unknown op {op!r}", "bad_request")
 
     def _index(self, cell_id: str | None) -> int:
@@ -182,6 +230,9 @@ class LiveFrontEnd:
         index = self._index(change.get("cell_id"))
         if change["kind"] == "delete":
             del self.cells[index]
+            if change.get("review"):  # the placeholder's record, in the same step
+                kept = self.metadata.setdefault("copilot_nb", {})
+                kept.setdefault("review_deleted", []).append(copy.deepcopy(change["review"]))
             return
         cell = self.cells[index]
         cell["source"] = change.get("source") or ""

@@ -148,8 +148,8 @@ def test_in_a_kernel_cells_and_the_panel_take_the_sessions_one_turn_path(serve, 
         assert cell.status == "ok" and not (tmp_path / "c.txt").exists()
         shown = kernel.execute("print(turns, session.approvals.edit, session.agent.approvals.edit)")
         assert shown.stdout.strip() == (
-            "[('write a.txt', 'CellApprover', 'allow'), ('write b.txt', 'ChatPanel', 'ask'), "
-            "('write c.txt', 'CellApprover', 'ask')] ask ask"
+            "[('write a.txt', 'CellApprover', 'allow'), ('write b.txt', 'ChatPanel', 'review'), "
+            "('write c.txt', 'CellApprover', 'review')] review review"
         )
     finally:
         kernel.close()

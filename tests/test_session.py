@@ -269,7 +269,7 @@ async def test_a_yes_cell_leaves_the_sessions_policy_for_the_next_cell(
     standing = magics.session.approvals
     await magics.run_cell("--yes", "write a.txt")
     assert (tmp_path / "a.txt").read_text() == "a.txt\n"
-    assert magics.session.approvals is standing and standing.edit == "ask"
+    assert magics.session.approvals is standing and standing.edit == "review"  # the default
     assert magics.session.agent is not None and magics.session.agent.approvals is standing
 
 

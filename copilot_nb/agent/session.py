@@ -18,7 +18,7 @@ from typing import Any, Union
 
 from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
-from ..events import AgentEvent, ApprovalNeeded, Done, Failed, ToolsUpdated
+from ..events import AgentEvent, ApprovalNeeded, Done, Failed, FileChanged, ToolsUpdated
 from ..models.base import Model
 from ..models.cassettes.cassette import (
     Cassette,
@@ -48,6 +48,7 @@ from .model_strings import default_model_spec, resolve_model
 from .modes import TurnMode, run_in_mode, tools_for_mode
 from .prompt_assembly import prepare
 from .references import attach_references
+from .review_mode import FALLBACK_NOTE, fallback_said, list_file, resolved
 from .subagents import delegate_tool
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
@@ -132,6 +133,7 @@ class CopilotSession:
         """The conversation as saved beside the notebook (`agent/conversations/`)."""
         self.turn_mode: TurnMode = "agent"
         """The mode of the run under way (a plan turn becomes an agent turn once approved)."""
+        self._review_fallback_said = False
 
     # --- models -----------------------------------------------------------------------------
 
@@ -237,6 +239,13 @@ class CopilotSession:
                 yield TurnNote(text=OFFLINE_NOTE)
             enter = self._enter_mode(agent)
             self.mcp.asker = agent  # a server's question goes out through the running call
+            standing = approvals or self.approvals
+            approvals, reviewing = resolved(standing, self.live)
+            if self.live is not None:
+                self.live.review.begin(reviewing)
+            if not self._review_fallback_said and fallback_said(standing, self.live, self.shell):
+                self._review_fallback_said = True  # once per kernel: it holds until one attaches
+                yield TurnNote(text=FALLBACK_NOTE)
             run = run_in_mode(
                 agent, prompt, mode, enter, max_rounds=max_rounds, approvals=approvals
             )
@@ -251,9 +260,13 @@ class CopilotSession:
                     yield event
                     if isinstance(event, ApprovalNeeded):
                         approver.answer(event)  # once the surface has shown the question
+                    elif isinstance(event, FileChanged) and reviewing:
+                        await list_file(self.live, self.shell, agent.workspace, event)
                     elif isinstance(event, (Done, Failed)):
                         return
         finally:
+            if self.live is not None:
+                self.live.review.end()
             self.mcp.asker = None
             if self.agent is not None:
                 self.saved.end(self.agent)

@@ -27,12 +27,14 @@ import itertools
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
 
-if TYPE_CHECKING:  # only a type: %load_ext imports this module, and stays light
+if TYPE_CHECKING:  # only types: %load_ext imports this module, and stays light
+    from ..tools.review import ReviewBook
     from ..workspace.restore import Action
 
 TARGET = "copilot_nb.live"
@@ -59,8 +61,15 @@ _ids = itertools.count(1)
 class LiveView:
     """One notebook document open in a front end, and the comm to it."""
 
-    def __init__(self, comm: Any, data: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        comm: Any,
+        data: dict[str, Any],
+        on_event: Callable[[LiveView, dict[str, Any]], None] | None = None,
+    ) -> None:
         self.comm = comm
+        self.on_event = on_event
+        """Handles what the front end says unasked (a message with an `event` key)."""
         self.path = str(data.get("path") or "")
         self.server_root = str(data.get("server_root") or "")
         self.client = str(data.get("client") or "")
@@ -98,15 +107,16 @@ class LiveView:
         raise ToolError(_refusal(self.path, data))
 
     def receive(self, msg: dict[str, Any]) -> None:
-        """A comm message from the front end: a reply, or news (the notebook was renamed)."""
+        """A comm message from the front end: a reply, or news (an `event`: `EVENTS`)."""
         data = msg.get("content", {}).get("data") or {}
         if "request" in data:  # the front end asks: inline completions (completions.py)
             from .completions import handle_request
 
             handle_request(self, data)
             return
-        if data.get("event") == "path" and isinstance(data.get("path"), str):
-            self.path = data["path"]
+        if "event" in data:
+            if self.on_event is not None:
+                self.on_event(self, data)
             return
         waiter = self._waiting.get(data.get("id"))  # type: ignore[arg-type]
         if waiter is not None:  # the comm may be handled on another thread (a subshell)
@@ -128,6 +138,17 @@ class LiveChannel:
         self._attached = asyncio.Event()
         self._last_hello = 0.0
         self._beacon: Any = None
+        self._review: ReviewBook | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def review(self) -> ReviewBook:
+        """The kernel's review ledger (`tools/review.py`), made on first use."""
+        if self._review is None:
+            from ..tools.review import ReviewBook
+
+            self._review = ReviewBook()
+        return self._review
 
     # --- the comm target ---------------------------------------------------------------------
 
@@ -137,6 +158,10 @@ class LiveChannel:
         if manager is None:
             return False
         manager.register_target(TARGET, self._open)
+        try:  # events from a subshell's thread are handled on the kernel's own loop
+            self._loop = asyncio.get_event_loop()
+        except RuntimeError:
+            self._loop = None
         if self._beacon is None:
             from comm import create_comm
 
@@ -170,13 +195,25 @@ class LiveChannel:
             _log.debug("hello not sent", exc_info=True)
 
     def _open(self, comm: Any, msg: dict[str, Any]) -> None:
-        view = LiveView(comm, msg.get("content", {}).get("data") or {})
+        view = LiveView(comm, msg.get("content", {}).get("data") or {}, self._event)
         if not view.server_root:  # Notebook 7 does not say where its server's root is
             view.server_root = _root_from_session(view.path)
         comm.on_msg(view.receive)
         comm.on_close(lambda _msg: self._forget(view))
         self.views = [v for v in self.views if not _same_document(v, view)] + [view]
         self._attached.set()
+
+    def _event(self, view: LiveView, data: dict[str, Any]) -> None:
+        """What a front end says unasked, handed to its entry in `EVENTS` on the kernel's loop."""
+        handler = EVENTS.get(str(data.get("event")))
+        if handler is None:
+            _log.debug("unknown event from the front end: %r", data.get("event"))
+            return
+        loop = self._loop
+        if loop is not None and not loop.is_closed() and _other_thread(loop):
+            loop.call_soon_threadsafe(_handle, handler, self, view, data)
+        else:
+            _handle(handler, self, view, data)
 
     def _forget(self, view: LiveView) -> None:
         view.close()
@@ -222,6 +259,9 @@ class LiveChannel:
         view = self._match(path)
         if view is None or view.closed:
             return "not restored", "it is not open in a front end attached to this kernel"
+        changes = self.review.skip_undone(changes)
+        if not changes:
+            return "restored", "you had undone all of them in review already"
         view.comm.send({"id": next(_ids), "op": "apply", "changes": changes, "notify": True})
         return "restored", (
             f"{len(changes)} cell change(s) taken back in the notebook open in {view.app} "
@@ -247,6 +287,58 @@ class LiveChannel:
     def _front_end_expected() -> bool:
         """A Jupyter server started this kernel for a notebook, which may be open in a browser."""
         return str(os.environ.get("JPY_SESSION_NAME", "")).endswith(".ipynb")
+
+
+EventHandler = Callable[[LiveChannel, LiveView, dict[str, Any]], None]
+
+
+def _renamed(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
+    """`{event: 'path', path}`: the notebook was renamed or moved."""
+    if isinstance(data.get("path"), str):
+        view.path = data["path"]
+
+
+def _reviewed(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
+    """`{event: 'review', outcomes}`: cells the user kept or undid (queued while detached)."""
+    channel.review.record(data)
+
+
+def _file_reviewed(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
+    """`{event: 'review_file', id, turn, path, outcome}`: Keep or Undo of a listed file; the
+    answer is `{event: 'review_file_result', id, ok, why?}`."""
+    turn, path, outcome = data.get("turn"), data.get("path"), data.get("outcome")
+    if isinstance(turn, str) and isinstance(path, str) and isinstance(outcome, str):
+        ok, why = channel.review.file_outcome(turn, path, outcome)
+    else:
+        ok, why = False, "a review_file event needs turn, path and outcome"
+    answer: dict[str, Any] = {"event": "review_file_result", "id": data.get("id"), "ok": ok}
+    if why:
+        answer["why"] = why
+    view.comm.send(answer)
+
+
+EVENTS: dict[str, EventHandler] = {
+    "path": _renamed,
+    "review": _reviewed,
+    "review_file": _file_reviewed,
+}
+"""What a front end may say unasked, by its message's `event` key: one small handler each."""
+
+
+def _handle(
+    handler: EventHandler, channel: LiveChannel, view: LiveView, data: dict[str, Any]
+) -> None:
+    try:
+        handler(channel, view, data)
+    except Exception:  # a front end's message never takes the kernel down
+        _log.exception("the front end's %r event could not be handled", data.get("event"))
+
+
+def _other_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is not loop
+    except RuntimeError:
+        return True
 
 
 def _settle(waiter: asyncio.Future[dict[str, Any]], data: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default, observe
 
-from ..agent.approvals import DECISIONS, ApprovalPolicy
+from ..agent.approvals import DECISIONS, EDIT_DECISIONS, ApprovalPolicy
 from ..agent.mode_names import MODES
 from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
@@ -78,7 +78,12 @@ class CopilotMagics(Magics):
     approve_read_secret = Enum(
         DECISIONS, "ask", help="Reading secrets: .env, keys, credentials, masked variables."
     ).tag(config=True)
-    approve_edit = Enum(DECISIONS, "ask", help="Changing files and cells.").tag(config=True)
+    approve_edit = Enum(
+        EDIT_DECISIONS,
+        "review",
+        help="Changing files and cells. review: in a notebook open in JupyterLab or Notebook 7, "
+        "changes apply at once and wait there for Keep or Undo; elsewhere they ask.",
+    ).tag(config=True)
     approve_execute = Enum(DECISIONS, "ask", help="Running code in the kernel.").tag(config=True)
     approve_external = Enum(
         DECISIONS,

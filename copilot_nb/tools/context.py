@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from ..errors import ConfigError
 from ..workspace.workspace import Workspace
+from .review import ReviewBook
 
 
 def no_notebook() -> str | None:
@@ -57,6 +58,15 @@ class LiveNotebooks(Protocol):
 
     def fallback_note(self) -> str:
         """Why no open notebook answered, and how to get live editing ("" when expected)."""
+        ...
+
+    def attached(self) -> bool:
+        """Whether a notebook front end is attached (where review mode can review)."""
+        ...
+
+    @property
+    def review(self) -> ReviewBook:
+        """The review ledger: the turn under review, the user's Keep and Undo (`review.py`)."""
         ...
 
 

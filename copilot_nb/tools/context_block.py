@@ -27,7 +27,14 @@ from .notebook.store import open_notebook
 
 BUDGET = 3000
 """Characters of the whole block (about 750 tokens)."""
-SHARES = {"notebook": 0.4, "variables": 0.25, "error": 0.1, "files": 0.15, "git": 0.1}
+SHARES = {
+    "notebook": 0.35,
+    "review": 0.1,
+    "variables": 0.25,
+    "error": 0.1,
+    "files": 0.1,
+    "git": 0.1,
+}
 GIT_TIMEOUT = 1.0
 LIVE_WAIT = 1.0
 OWN_RECORDS = (".copilot.jsonl", ".copilot-chat.jsonl")
@@ -41,6 +48,7 @@ async def context_block(ctx: ToolContext, *, budget: int = BUDGET) -> str:
     """The block, or '' when there is nothing to say."""
     parts = [
         await _notebook(ctx, int(budget * SHARES["notebook"])),
+        _review(ctx, int(budget * SHARES["review"])),
         _variables(ctx, int(budget * SHARES["variables"])),
         _last_error(ctx, int(budget * SHARES["error"])),
         _files(ctx, int(budget * SHARES["files"])),
@@ -83,6 +91,20 @@ async def _notebook(ctx: ToolContext, share: int) -> str:
     head = f"Notebook {path} ({len(cells)} cells, {where}):"
     lines = [_cell(index, cell) for index, cell in enumerate(cells) if isinstance(cell, dict)]
     return _within(head, lines, share, "more cells; list_cells shows all")
+
+
+def _review(ctx: ToolContext, share: int) -> str:
+    """What the user did with the agent's changes in review since the model was last told:
+    kept, undone (not to be redone unasked), and undos that were refused, with why."""
+    if ctx.live is None:
+        return ""
+    outcomes = ctx.live.review.unreported()
+    if not outcomes:
+        return ""
+    words = {"undone": "undone", "kept": "kept", "refused": "undo refused"}
+    items = [f"{words[o.outcome]}: {o.describe()}" for o in outcomes if o.outcome in words]
+    head = "The user reviewed your earlier changes (do not redo an undone change unless asked):"
+    return _within(head, items, max(share, len(head) + 80), "more outcomes")
 
 
 def _cell(index: int, cell: Any) -> str:

@@ -181,6 +181,38 @@ class Checkpoints:
             self.turns.remove(turn)
             return restored
 
+    def take_back(self, turn: Turn, paths: Iterable[Path]) -> str:
+        """Put some paths of one turn back as they were before it (a file the user undid in
+        review); '' once done, else why not. Refused, changing nothing, when the turn was undone
+        or forgotten, or a path changed after the agent's write or was too big to keep. The paths
+        put back leave the turn, so `undo()` of it later restores the rest."""
+        with self._lock:
+            if turn not in self.turns:
+                return (
+                    "its checkpoint is gone: the turn was undone with %copilot undo, or is older "
+                    f"than the last {self.turns.maxlen} turns that are kept"
+                )
+            chosen = sorted(p for p in paths if p in turn.before)
+            if not chosen:
+                return "it was put back already"
+            changed = [p for p in chosen if self._changed_since(turn, p)]
+            if changed:
+                names = ", ".join(self._rel(p) for p in changed[:5])
+                return (
+                    f"{names} changed since the agent wrote it; undoing would lose that change "
+                    "(edit it back by hand, or use %copilot undo --force for the whole turn)"
+                )
+            big = [p for p in chosen if _not_kept(turn.before[p])]
+            if big:
+                return f"{self._rel(big[0])} was too big to checkpoint; its earlier content was not kept"
+            restore_turn(
+                Turn(label=turn.label, before={p: turn.before[p] for p in chosen}), self._rel
+            )
+            for path in chosen:
+                turn.kept_bytes -= len(turn.before.pop(path).data or b"")
+                turn.after.pop(path, None)
+            return ""
+
     def _changed_since(self, turn: Turn, path: Path) -> bool:
         after = turn.after.get(path)
         if after is None:
@@ -274,3 +306,8 @@ def _text(state: PathState) -> str | None:
     if state.data is None or b"\x00" in state.data[:8192]:
         return None
     return state.data.decode("utf-8", errors="replace")
+
+
+def _not_kept(state: PathState) -> bool:
+    """A file whose bytes were too big to keep, and that no move can bring back."""
+    return state.kind == "file" and state.data is None and state.moved_to is None

@@ -36,6 +36,7 @@ from ..registry import ToolOutput, ToolSet, bound_tool
 from ..secret_reads import reads_secret
 from ..text_edits import clip_diff, editor_lines, match_problem, occurrences
 from .markdown_loads import refusal, remote_loads
+from .review import deleted, marked, review_of, review_turn, tagged
 from .store import Opened, check_seen, commit, open_notebook, remember, stamp
 
 MAX_FIRST_LINE = 80
@@ -209,12 +210,13 @@ async def insert_cell(
         after = None if after_cell_id is None else find_cell(opened.loaded, after_cell_id)
         position = 0 if after is None else after[0] + 1
         cell = new_cell(cell_type, source, {c.id for c in cells})
-        cell.metadata.update(stamp(ctx, "inserted"))
+        turn = review_turn(ctx, opened)
+        cell.metadata.update(marked(stamp(ctx, "inserted"), review_of(cell, turn, "insert")))
         cells.insert(position, cell)
         change = {"kind": "insert", "after_id": after and after[1].id, "cell": dict(cell)}
         note = "" if opened.loaded.digest else f" (created {opened.path})"
         undo = {"kind": "delete", "cell_id": cell.id, "expected": source}
-        await commit(ctx, opened, [change], [undo])
+        await commit(ctx, opened, [change], [tagged(undo, turn)])
     return _changed(opened, cell, position, "inserted", None, source, note)
 
 
@@ -233,8 +235,12 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
         previous = opened.loaded.node.cells[index - 1].id if index else None
         undo = {"kind": "insert", "after_id": previous, "cell": copy.deepcopy(dict(cell))}
         del opened.loaded.node.cells[index]
-        change = {"kind": "delete", "cell_id": cell.id, "expected": before}
-        await commit(ctx, opened, [change], [undo])
+        change: dict[str, Any] = {"kind": "delete", "cell_id": cell.id, "expected": before}
+        turn = review_turn(ctx, opened)
+        review = deleted(cell, turn, previous) if opened.view is not None else None
+        if review is not None:
+            change["review"] = review
+        await commit(ctx, opened, [change], [tagged(undo, turn)])
     diff = _cell_diff(opened.path, cell.id, before, None)
     left = len(opened.loaded.node.cells)
     return ToolOutput(
@@ -266,7 +272,8 @@ async def _change_source(
                 content=f"cell {cell.id} (#{index}) already has this source; nothing changed",
                 summary=f"{opened.path} #{index} (unchanged)",
             )
-        marks = stamp(ctx, change)
+        turn = review_turn(ctx, opened)
+        marks = marked(stamp(ctx, change), review_of(cell, turn, "edit"))
         undo = {
             "kind": "set_source",
             "cell_id": cell.id,
@@ -285,7 +292,7 @@ async def _change_source(
             "metadata": marks,
             "clear_outputs": True,
         }
-        await commit(ctx, opened, [edit], [undo])
+        await commit(ctx, opened, [edit], [tagged(undo, turn)])
     return _changed(opened, cell, index, change, before, after)
 
 

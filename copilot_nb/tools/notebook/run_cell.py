@@ -27,6 +27,7 @@ from ..masking import redact_text
 from ..outputs import describe_output, output_images
 from ..registry import ToolOutput, ToolSet, bound_tool
 from .cells import find_cell
+from .review import marked, review_of, review_turn
 from .store import Opened, commit, conflict_message, open_notebook, stamp
 
 MAX_CELL_TIMEOUT = 600.0
@@ -68,7 +69,7 @@ async def run_cell(
     code = ctx.shell.transform_cell(source) if ctx.shell is not None else source
     run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
     outputs = notebook_outputs(run, ctx.shell, timeout)
-    await _put_outputs(ctx, opened, cell.id, source, outputs)
+    await _put_outputs(ctx, opened, cell, source, outputs)
     return _result(opened.path, cell.id, index, run, outputs, opened.note)
 
 
@@ -117,11 +118,13 @@ def _formatted(value: Any, shell: Any | None) -> tuple[dict[str, Any], dict[str,
 
 
 async def _put_outputs(
-    ctx: ToolContext, opened: Opened, cell_id: str, source: str, outputs: list[dict[str, Any]]
+    ctx: ToolContext, opened: Opened, ran: Any, source: str, outputs: list[dict[str, Any]]
 ) -> None:
     """Put the outputs into the cell, unless the user changed its source while it ran: the
-    open notebook checks that itself as it sets them; the file is read again to check."""
-    marks = stamp(ctx, "ran")
+    open notebook checks that itself as it sets them; the file is read again to check. In
+    review mode the cell's review says it ran (its Undo cannot take back what the run did)."""
+    cell_id = ran.id
+    marks = marked(stamp(ctx, "ran"), review_of(ran, review_turn(ctx, opened), "run", ran=True))
     if opened.view is not None:
         await opened.view.request(
             "set_outputs",

@@ -1,0 +1,83 @@
+"""Review mode for one turn: whether its edits apply at once and wait for review, or ask.
+
+`approve_edit = "review"` (the default in a kernel) reviews where a person can: in a notebook
+open in JupyterLab or Notebook 7 with copilot_nb's extension attached, the agent's changes apply
+at once, every one visible and reversible in place (`tools/review.py`). Where no live notebook is
+attached (a file on disk, VS Code, nbclient and nbval, a console) nothing could show a review, so
+the turn asks instead, and says so where a person may be watching.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ToolError
+from ..events import FileChanged
+from ..tools.context import LiveNotebooks
+from ..workspace.notebook_file import current_notebook_path
+from ..workspace.workspace import Workspace
+from .approvals import ApprovalPolicy
+
+FALLBACK_NOTE = (
+    "Review mode needs the notebook open in JupyterLab or Notebook 7 with copilot_nb's "
+    "extension; none is attached, so edits ask first in this turn."
+)
+
+_log = logging.getLogger(__name__)
+
+
+def resolved(policy: ApprovalPolicy, live: LiveNotebooks | None) -> tuple[ApprovalPolicy, bool]:
+    """The turn's policy with `review` made `allow` (a live notebook is attached: the turn
+    reviews) or `ask` (none is); and whether the turn reviews."""
+    if policy.edit != "review":
+        return policy, False
+    if live is not None and live.attached():
+        return replace(policy, edit="allow"), True
+    return replace(policy, edit="ask"), False
+
+
+def fallback_said(policy: ApprovalPolicy, live: LiveNotebooks | None, shell: Any) -> bool:
+    """Whether to tell the user that review fell back to asking: where a notebook front end
+    may be showing this turn (a Jupyter server or VS Code started the kernel), not in a console
+    or a headless run, where nothing could review anyway."""
+    if policy.edit != "review" or (live is not None and live.attached()):
+        return False
+    namespace = getattr(shell, "user_ns", None) or {}
+    return bool((live is not None and live.fallback_note()) or namespace.get("__vsc_ipynb_file__"))
+
+
+async def list_file(
+    live: LiveNotebooks | None, shell: Any, workspace: Workspace, change: FileChanged
+) -> None:
+    """A file the reviewing turn changed, listed in the notebook's review (`review_files`);
+    the file is written and checkpointed already, so a front end that cannot list it loses
+    nothing (`%copilot undo` still takes it back)."""
+    if live is None:
+        return
+    entry = live.review.list_file(
+        path=change.path,
+        diff=change.diff,
+        checkpoints=workspace.checkpoints,
+        root=workspace.root,
+    )
+    if entry is None:
+        return
+    notebook = live.current_path()
+    if notebook is None:
+        named = current_notebook_path(getattr(shell, "user_ns", None) or {})
+        notebook = _absolute(Path(named)) if named else None
+    view = await live.find(notebook) if notebook is not None else None
+    if view is None:
+        return
+    try:
+        await view.request("review_files", files=[entry.wire()])
+    except ToolError:
+        _log.debug("the open notebook did not list %s for review", change.path, exc_info=True)
+
+
+def _absolute(path: Path) -> Path:
+    """A notebook path the kernel's session gave, relative to its working folder."""
+    return path if path.is_absolute() else Path.cwd() / path
