@@ -153,3 +153,17 @@ async def test_a_bad_request_and_a_dead_server_say_so(frame, monkeypatch):
     assert "connection" in final["error"] and final["text"] == ""
     assert service.usage.of("ollama:m").failed == 1
     await service.aclose()
+
+
+async def test_an_ollama_model_without_insert_completes_through_its_chat_api(frame, monkeypatch):
+    with FillServer(["sum()"], refuse_insert=True) as server:
+        monkeypatch.setenv("OLLAMA_BASE_URL", f"{server.base_url}/v1")
+        service = service_for("ollama:llama3", frame)
+        doc = Document()
+        service.handle(ask(1, "df."), doc.send, doc)
+        assert (await doc.wait_final(1))["text"] == "sum()"
+        service.handle(ask(2, "x = df."), doc.send, doc)
+        assert (await doc.wait_final(2))["text"] == "sum()"
+        paths = [c.path for c in server.calls if c.path != "/api/show"]
+        assert paths == ["/api/generate", "/v1/chat/completions", "/v1/chat/completions"]
+        await service.aclose()

@@ -208,6 +208,11 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
             return
+        if owner.refuse_insert and path == "/api/generate":
+            self._json(
+                400, {"error": f"registry.ollama.ai/library/{model}:latest does not support insert"}
+            )
+            return
         events: Iterable[bytes]
         kind = "text/event-stream"
         if path in ("/v1/completions", "/beta/completions"):
@@ -261,10 +266,13 @@ class FillServer(LoopbackService):
         *,
         delay: float = 0.0,
         refuse_suffix: bool = False,
+        refuse_insert: bool = False,
     ) -> None:
         self.pieces = list(pieces)
         self.delay = delay
         self.refuse_suffix = refuse_suffix
+        self.refuse_insert = refuse_insert
+        """Answer `/api/generate` as Ollama does for a model without a FIM template."""
         self.calls: list[FillCall] = []
         self.served: list[float] = []
         """Seconds each answered request took here, from its body read to its last byte."""
