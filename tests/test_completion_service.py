@@ -167,3 +167,12 @@ async def test_an_ollama_model_without_insert_completes_through_its_chat_api(fra
         paths = [c.path for c in server.calls if c.path != "/api/show"]
         assert paths == ["/api/generate", "/v1/chat/completions", "/v1/chat/completions"]
         await service.aclose()
+
+
+def test_an_error_shown_in_the_status_bar_masks_a_key_the_provider_echoed():
+    from copilot_nb.agent.completions.service import _short
+    from copilot_nb.errors import ModelHTTPError
+
+    key = "sk-proj-" + "Zx9" * 16
+    shown = _short(ModelHTTPError(f"openai answered HTTP 401: Incorrect API key {key}", status=401))
+    assert key not in shown and "HTTP 401" in shown

@@ -31,6 +31,7 @@ from ...models.fim import FillModel, FillRequest
 from ...policy import completions_allowed
 from ...text import shorten
 from ...tools.kernel.completion_context import build_context
+from ...tools.masking import redact_value
 from .models import resolve_fill
 from .postprocess import postprocess
 
@@ -310,8 +311,9 @@ def _cancel(task: asyncio.Task[None]) -> None:
 
 
 def _short(exc: BaseException) -> str:
-    """A short human message for the status bar."""
-    first = str(exc).strip().split("\n", 1)[0]
+    """A short human message for the status bar, with anything secret-looking masked (a
+    provider may echo a key back in its error)."""
+    first = redact_value(str(exc).strip().split("\n", 1)[0])[0]
     return shorten(first, 200) if first else type(exc).__name__
 
 
