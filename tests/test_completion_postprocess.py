@@ -103,6 +103,22 @@ def test_a_repeat_of_the_suffix_is_taken_off(text, suffix, expected):
 
 
 @pytest.mark.parametrize(
+    ("prefix", "text", "suffix", "expected"),
+    [
+        ("print(", "foo(bar)", ")", "foo(bar)"),  # its ) closes foo(: the suffix's closes print(
+        ("print(df.", "sum())", ")", "sum()"),
+        ("df['", "price'])", "'])", "price"),
+        ("x = [1, 2", ", 3]", "]", ", 3"),
+        ("f(a, ", "g(b), c)", ")", "g(b), c"),
+    ],
+)
+def test_a_closing_bracket_is_taken_off_only_when_it_is_one_too_many(
+    prefix, text, suffix, expected
+):
+    assert drop_suffix_repeat(text, suffix, prefix) == expected
+
+
+@pytest.mark.parametrize(
     ("text", "limit", "expected"),
     [("abc", 5, "abc"), ("ab\ncd\nef", 7, "ab\ncd"), ("abcdef", 3, "abc")],
 )

@@ -28,7 +28,7 @@ def postprocess(text: str, prefix: str, suffix: str, *, max_chars: int = 2000) -
     text = drop_prefix_repeat(text, prefix)
     text = keep_indentation(text, prefix)
     text = stop_at_block_end(text, prefix, suffix)
-    text = drop_suffix_repeat(text, suffix)
+    text = drop_suffix_repeat(text, suffix, prefix)
     text = cap(text, max_chars)
     return text if text.strip() else ""
 
@@ -109,9 +109,11 @@ def stop_at_block_end(text: str, prefix: str, suffix: str) -> str:
     return "\n".join(kept)
 
 
-def drop_suffix_repeat(text: str, suffix: str) -> str:
+def drop_suffix_repeat(text: str, suffix: str, prefix: str = "") -> str:
     """Take off a last line that the suffix begins with, and a tail of the text that the
-    suffix's first line starts with (a closing bracket already there)."""
+    suffix's first line starts with (a closing bracket already there). A closing bracket is
+    taken off only when the text closes what the line opened: `print(` + `foo(bar)` keeps its
+    `)`, which closes `foo(`, while `print(df.` + `sum())` gives one up to the suffix's."""
     if not text or not suffix:
         return text
     upcoming = next((line.strip() for line in suffix.split("\n") if line.strip()), "")
@@ -122,10 +124,24 @@ def drop_suffix_repeat(text: str, suffix: str) -> str:
                 text = "\n".join(lines[:index]).rstrip(" \t")
                 break
     head = suffix.split("\n", 1)[0]
+    current = prefix.rsplit("\n", 1)[-1]
     for size in range(min(len(head), len(text)), 0, -1):
-        if text.endswith(head[:size]) and head[:size].strip():
-            return text[:-size]
+        tail = head[:size]
+        if not text.endswith(tail) or not tail.strip():
+            continue
+        if any(c in _CLOSING for c in tail) and _balance(current + text) > 0:
+            continue
+        return text[:-size]
     return text
+
+
+_OPENING, _CLOSING = "([{", ")]}"
+
+
+def _balance(code: str) -> int:
+    """Brackets opened and not closed (negative: closed more than opened), strings ignored
+    roughly (a bracket inside quotes on the line is rare at the cursor)."""
+    return sum(code.count(c) for c in _OPENING) - sum(code.count(c) for c in _CLOSING)
 
 
 def cap(text: str, max_chars: int) -> str:
