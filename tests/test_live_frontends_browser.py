@@ -91,7 +91,12 @@ def test_the_chat_panel_edits_the_open_notebook_too(page, lab, replies):
             reply("Added a heading."),
         ]
     )
-    open_notebook(page, lab, "panel.ipynb", "import copilot_nb\npanel = copilot_nb.chat()")
+    open_notebook(
+        page,
+        lab,
+        "panel.ipynb",
+        "import copilot_nb\npanel = copilot_nb.chat(approvals=copilot_nb.ApprovalPolicy())",
+    )
     panel = page.locator(".jupyterlab-sidecar .cnb-root")
     panel.wait_for(timeout=LONG)
     ask(panel, "Add a heading after the first cell")

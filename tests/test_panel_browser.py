@@ -36,7 +36,12 @@ def test_chat_in_the_sidebar_streams_approves_an_edit_and_stops(page, lab, repli
             reply("Still here."),
         ]
     )
-    open_notebook(page, lab, "chat.ipynb", "import copilot_nb\npanel = copilot_nb.chat()")
+    open_notebook(
+        page,
+        lab,
+        "chat.ipynb",
+        "import copilot_nb\npanel = copilot_nb.chat(approvals=copilot_nb.ApprovalPolicy())",
+    )
     panel = page.locator(".jupyterlab-sidecar .cnb-root")
     panel.wait_for(timeout=LONG)
     cells_before = page.locator(".jp-Notebook .jp-Cell").count()
