@@ -1,0 +1,210 @@
+"""Completions while you type, in a real JupyterLab in headless Chromium with the real kernel:
+a notebook that defined `df`, typing `df.` shows ghost text naming one of its columns (the model
+knows it only from the kernel's prompt), Tab takes it, Escape dismisses it, typing on cancels
+the request in flight; a kernel busy in a cell still completes (its comm runs on a subshell);
+without subshells the status bar says completions wait for the kernel.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import nbformat
+import pytest
+
+from copilot_nb.testing import ScriptedServer, fail
+from tests.browser_lab import ARTIFACTS, LONG, Replies, shot
+from tests.completion_page import (
+    ATTACHED,
+    GHOSTS_SEEN,
+    SETUP,
+    CompletionModel,
+    Router,
+    cell,
+    ghosts_seen,
+    source_of,
+    type_in,
+)
+from tests.lab_server import run_first_cell, running_lab, show_notebook, write_notebook
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def completions() -> CompletionModel:
+    return CompletionModel()
+
+
+@pytest.fixture(scope="module")
+def lab(
+    tmp_path_factory: pytest.TempPathFactory,
+    shared_replies: Replies,
+    completions: CompletionModel,
+) -> Iterator[dict[str, Any]]:
+    """JupyterLab whose kernels' model completes from the prompt and scripts the rest."""
+    from tests.lab_server import CHROMIUM
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"needs Debian's Chromium at {CHROMIUM}")
+    server = ScriptedServer(responder=Router(completions, shared_replies)).start()
+    env = {
+        "COPILOT_NB_MODEL": "openai:scripted",
+        "OPENAI_BASE_URL": server.url,
+        "OPENAI_API_KEY": "k",
+    }
+    try:
+        with running_lab(tmp_path_factory.mktemp("lab"), env=env) as lab:
+            yield lab
+    finally:
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh_model(completions: CompletionModel) -> Iterator[None]:
+    completions.delays.clear()
+    completions.failure = None
+    yield
+    completions.delays.clear()
+    completions.failure = None
+
+
+def open_with_df(page: Any, lab: dict[str, Any], name: str, *more: str) -> None:
+    """A notebook that defined `df`, attached to the front end (its second cell, collapsed,
+    waits for that); cell 2 is empty for typing, the `more` cells follow."""
+    waiting = nbformat.v4.new_code_cell(ATTACHED)
+    waiting.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+    cells = [waiting, *(nbformat.v4.new_code_cell(text) for text in ("", *more))]
+    write_notebook(lab["root"] / name, SETUP, cells=cells)
+    show_notebook(page, lab, name)
+    run_first_cell(page)
+    page.keyboard.press("Shift+Enter")  # the second cell
+    page.wait_for_function(
+        "() => JSON.stringify(window.jupyterapp.shell.currentWidget.content.model.cells.get(1)"
+        ".sharedModel.outputs).includes('attached: True')",
+        timeout=LONG,
+    )
+    page.evaluate(GHOSTS_SEEN)
+
+
+def ghost(page: Any) -> Any:
+    return cell(page, 2).locator(".jp-GhostText")
+
+
+def test_ghost_text_names_a_column_of_df_and_tab_takes_it(page, lab, completions):
+    open_with_df(page, lab, "tab.ipynb")
+    type_in(page, 2, "df.")
+    ghost(page).wait_for(timeout=15_000)
+    assert ghost(page).inner_text() == "revenue_eur.mean()"
+    assert completions.asked("df.") == 1
+    shot(page, "completions-1-ghost.png")
+    shot_docs(page)
+    page.keyboard.press("Tab")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2)"
+        ".sharedModel.getSource() === 'df.revenue_eur.mean()'"
+    )
+    assert ghost(page).count() == 0
+    # the answer is typed in: asked again right after it, the front end knows there is no more
+    time.sleep(0.6)
+    assert source_of(page, 2) == "df.revenue_eur.mean()"
+    assert ghost(page).count() == 0
+
+
+def test_escape_dismisses_and_the_same_place_again_comes_from_the_cache(page, lab, completions):
+    open_with_df(page, lab, "escape.ipynb")
+    type_in(page, 2, "df.")
+    ghost(page).wait_for(timeout=15_000)
+    page.keyboard.press("Escape")
+    ghost(page).wait_for(state="detached", timeout=5_000)
+    assert source_of(page, 2) == "df."
+    asked = completions.asked("df.")
+    # back in the cell, a letter and Backspace: the same place again, answered at once
+    type_in(page, 2, "x")
+    page.keyboard.press("Backspace")
+    ghost(page).wait_for(timeout=5_000)
+    assert ghost(page).inner_text() == "revenue_eur.mean()"
+    assert source_of(page, 2) == "df."
+    assert completions.asked("df.") == asked
+
+
+def test_typing_on_cancels_the_request_in_flight(page, lab, completions):
+    open_with_df(page, lab, "typing.ipynb")
+    completions.delays["df.rev"] = 3.0  # the model is slow here; the user is not
+    type_in(page, 2, "df.rev")
+    deadline = time.monotonic() + 10
+    while completions.asked("df.rev") == 0:
+        assert time.monotonic() < deadline, "the kernel never asked the model"
+        time.sleep(0.05)
+    page.keyboard.type("en", delay=30)
+    ghost(page).wait_for(timeout=15_000)
+    assert ghost(page).inner_text() == "ue_eur.mean()"
+    time.sleep(3.5)  # the slow answer would have come by now
+    assert "enue_eur.mean()" not in ghosts_seen(page)
+    assert ghost(page).inner_text() == "ue_eur.mean()"
+    assert source_of(page, 2) == "df.reven"
+
+
+def test_typing_along_the_ghost_text_keeps_it_without_asking_again(page, lab, completions):
+    open_with_df(page, lab, "along.ipynb")
+    type_in(page, 2, "df.")
+    ghost(page).wait_for(timeout=15_000)
+    asked = len(completions.prompts)
+    page.keyboard.type("reve", delay=60)
+    page.wait_for_timeout(500)
+    assert ghost(page).inner_text() == "nue_eur.mean()"
+    assert len(completions.prompts) == asked
+
+
+def test_a_kernel_busy_in_a_cell_still_completes(page, lab, completions):
+    open_with_df(page, lab, "busy.ipynb", "import time\ntime.sleep(30)")
+    cell(page, 3).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='busy']")
+    cell(page, 3).locator(".jp-InputPrompt").filter(has_text="[*]:").wait_for()
+    type_in(page, 2, "df.")
+    ghost(page).wait_for(timeout=15_000)
+    assert ghost(page).inner_text() == "revenue_eur.mean()"
+    assert cell(page, 3).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
+    shot(page, "completions-2-busy-kernel.png")
+    page.keyboard.press("Escape")
+    page.keyboard.press("i")
+    page.keyboard.press("i")  # interrupt the sleep
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
+
+
+def test_a_model_error_shows_in_the_status_bar_not_as_ghost_text(page, lab, completions):
+    completions.failure = fail(401, "Incorrect API key provided")
+    open_with_df(page, lab, "error.ipynb")
+    type_in(page, 2, "df.")
+    status = page.locator(".cnb-CompletionStatus[data-kind='error']")
+    status.wait_for(timeout=15_000)
+    assert status.inner_text().startswith("copilot: ")
+    assert "401" in status.inner_text() or "API key" in status.inner_text()
+    assert ghost(page).count() == 0
+    shot(page, "completions-3-error.png")
+    completions.failure = None
+    page.keyboard.type("r", delay=30)
+    ghost(page).wait_for(timeout=15_000)
+    assert ghost(page).inner_text() == "evenue_eur.mean()"
+    page.locator(".cnb-CompletionStatus[data-kind='idle']").wait_for(state="attached")
+
+
+def shot_docs(page: Any) -> None:
+    """The README's picture (docs/images/completions.png is this one): the cells, the ghost text."""
+    hide = "h => { document.querySelectorAll('.jp-Notebook .jp-Cell')[1].style.display = h; }"
+    page.evaluate(hide, "none")  # the cell that waited for the attachment: not the story
+    box = cell(page, 0).bounding_box()
+    last = cell(page, 2).bounding_box()
+    assert box and last
+    page.screenshot(
+        path=str(ARTIFACTS / "completions-docs.png"),
+        clip={
+            "x": box["x"],
+            "y": box["y"],
+            "width": min(box["width"], 760),
+            "height": last["y"] + last["height"] - box["y"] + 8,
+        },
+    )
+    page.evaluate(hide, "")
