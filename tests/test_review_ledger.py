@@ -1,0 +1,138 @@
+"""The review ledger on its own: a file the user undoes in review comes back from the turn's
+checkpoint (both ends of a move), or is refused with why and nothing changes; the front end's
+outcomes are read as data; each outcome is told to the model once. The kernel stories are in
+test_live_review.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from copilot_nb.tools.review import REVIEW_TURN_KEY, ReviewBook
+from copilot_nb.workspace.workspace import Workspace
+
+
+def reviewing(ws: Workspace) -> ReviewBook:
+    book = ReviewBook()
+    ws.begin_turn("tidy up")
+    book.begin(True)
+    return book
+
+
+def listed(book: ReviewBook, ws: Workspace, path: str, diff: str) -> None:
+    entry = book.list_file(path=path, diff=diff, checkpoints=ws.checkpoints, root=ws.root)
+    assert entry is not None
+
+
+def test_a_move_undone_in_review_puts_both_ends_back_and_leaves_the_rest_for_undo(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("a\n")
+    (tmp_path / "b.txt").write_text("b\n")
+    ws = Workspace(tmp_path)
+    book = reviewing(ws)
+    ws.move("a.txt", "archive/a.txt")
+    listed(book, ws, "archive/a.txt", "rename from a.txt\nrename to archive/a.txt\n")
+    ws.write_bytes("b.txt", b"B\n")
+    listed(book, ws, "b.txt", "--- a/b.txt\n+++ b/b.txt\n")
+    assert book.files[(book.turn, "archive/a.txt")].kind == "move"
+
+    assert book.file_outcome(book.turn, "archive/a.txt", "undo") == (True, "")
+    assert (tmp_path / "a.txt").read_text() == "a\n"
+    assert not (tmp_path / "archive").exists(), "the folder the move made went with it"
+    assert (tmp_path / "b.txt").read_text() == "B\n", "only what was undone"
+
+    restored = ws.undo()  # %copilot undo of the turn: the rest of it
+    assert [item.path for item in restored] == ["b.txt"]
+    assert (tmp_path / "b.txt").read_text() == "b\n"
+
+
+def test_an_undo_is_refused_with_why_when_the_file_changed_or_the_turn_was_undone(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.txt").write_text("old\n")
+    ws = Workspace(tmp_path)
+    book = reviewing(ws)
+    ws.write_bytes("notes.txt", b"agent\n")
+    ws.write_bytes("new.txt", b"new\n")
+    listed(book, ws, "notes.txt", "--- a/notes.txt\n+++ b/notes.txt\n")
+    listed(book, ws, "new.txt", "--- /dev/null\n+++ b/new.txt\n")
+    assert book.files[(book.turn, "new.txt")].kind == "create"
+    turn = book.turn
+
+    (tmp_path / "notes.txt").write_text("agent\nmine\n")
+    done, why = book.file_outcome(turn, "notes.txt", "undo")
+    assert not done and "notes.txt changed since the agent wrote it" in why
+    assert (tmp_path / "notes.txt").read_text() == "agent\nmine\n", "the user's line stays"
+
+    ws.undo(force=True)
+    done, why = book.file_outcome(turn, "new.txt", "undo")
+    assert not done and "the turn was undone with %copilot undo" in why
+    assert not (tmp_path / "new.txt").exists()
+    refused = [o for o in book.unreported() if o.outcome == "refused"]
+    assert [o.target for o in refused] == ["notes.txt", "new.txt"]
+
+
+def test_a_file_too_big_to_keep_cannot_be_undone_in_review(tmp_path: Path) -> None:
+    (tmp_path / "big.bin").write_bytes(b"x" * 64)
+    ws = Workspace(tmp_path)
+    ws.checkpoints.max_file_bytes = 16
+    book = reviewing(ws)
+    ws.write_bytes("big.bin", b"y" * 64)
+    listed(book, ws, "big.bin", "Binary files differ\n")
+    done, why = book.file_outcome(book.turn, "big.bin", "undo")
+    assert not done and "too big to checkpoint" in why
+    assert (tmp_path / "big.bin").read_bytes() == b"y" * 64
+
+
+def test_keep_settles_a_file_and_a_second_answer_says_it_is_not_waiting(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    book = reviewing(ws)
+    ws.write_bytes("kept.txt", b"k\n")
+    listed(book, ws, "kept.txt", "--- /dev/null\n+++ b/kept.txt\n")
+    assert book.file_outcome(book.turn, "kept.txt", "keep") == (True, "")
+    done, why = book.file_outcome(book.turn, "kept.txt", "undo")
+    assert not done and "not waiting for review" in why
+    assert (tmp_path / "kept.txt").exists()
+    assert book.file_outcome(book.turn, "kept.txt", "later")[0] is False
+
+
+def test_outcomes_are_data_and_each_is_told_to_the_model_once() -> None:
+    book = ReviewBook()
+    good = {"turn": "t1", "cell_id": "c1", "kind": "edit", "outcome": "undone", "by": "button"}
+    junk = [
+        "text",
+        {"turn": "t1", "cell_id": "c2", "outcome": "deleted"},
+        {"turn": 3, "cell_id": "c3", "outcome": "kept"},
+        {"turn": "t1", "cell_id": "", "outcome": "kept"},
+        {"turn": "t1", "cell_id": "c4", "outcome": "refused", "why": 7},
+    ]
+    assert book.record({"event": "review", "outcomes": [good, *junk]}) == 2
+    assert book.record({"event": "review", "outcomes": "not a list"}) == 0
+
+    book.begin(False)
+    told = book.unreported()
+    assert [(o.target, o.outcome, o.why) for o in told] == [
+        ("c1", "undone", ""),
+        ("c4", "refused", ""),
+    ]
+    book.end()
+    book.begin(False)
+    assert book.unreported() == [], "told once"
+    book.end()
+
+
+def test_undo_changes_leave_out_cells_undone_in_review_and_never_send_the_turn_key() -> None:
+    book = ReviewBook()
+    book.record({"outcomes": [{"turn": "t1", "cell_id": "a", "outcome": "undone"}]})
+    book.record({"outcomes": [{"turn": "t1", "cell_id": "b", "outcome": "kept"}]})
+    changes = [
+        {"kind": "set_source", "cell_id": "a", REVIEW_TURN_KEY: "t1"},
+        {"kind": "set_source", "cell_id": "b", REVIEW_TURN_KEY: "t1"},
+        {"kind": "insert", "cell": {"id": "a"}, REVIEW_TURN_KEY: "t2"},
+        {"kind": "delete", "cell_id": "c"},
+    ]
+    assert book.skip_undone(changes) == [
+        {"kind": "set_source", "cell_id": "b"},
+        {"kind": "insert", "cell": {"id": "a"}},
+        {"kind": "delete", "cell_id": "c"},
+    ]
