@@ -17,6 +17,8 @@ export interface ICellChange {
   cell?: JSONObject;
   metadata?: JSONObject;
   clear_outputs?: boolean;
+  /** Review mode, on a `delete`: `{turn, before, after_id}` for the deleted cell's placeholder. */
+  review?: JSONObject;
 }
 
 /** A request the front end refuses, with the code the kernel words its message by. */

@@ -29,6 +29,8 @@ import { INotebookModel, INotebookTracker, NotebookPanel } from '@jupyterlab/not
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { check, ICellChange, JSONObject, RequestError } from './changes';
+import { ReviewDocument } from './review';
+import { ReviewView } from './reviewView';
 import { CompletionChannel } from './completionChannel';
 import { inlineCompletionsPlugin } from './inlineCompletions';
 
@@ -43,6 +45,7 @@ class LiveDocument {
     private readonly context: DocumentRegistry.IContext<INotebookModel>,
     private readonly appName: string
   ) {
+    this.review = new ReviewDocument(context.model, data => this.sendEvent(data));
     this.completions = new CompletionChannel(context, () => this.comm);
     const session = context.sessionContext;
     session.kernelChanged.connect(() => this.reset(), this);
@@ -84,6 +87,16 @@ class LiveDocument {
   dispose(): void {
     this.comm?.close();
     this.comm = null;
+    this.review.dispose();
+  }
+
+  /** Send a front-end event (a review outcome) if a comm is attached; false to keep it queued. */
+  private sendEvent(data: JSONObject): boolean {
+    if (!this.comm) {
+      return false;
+    }
+    this.comm.send(data);
+    return true;
   }
 
   private get kernel(): Kernel.IKernelConnection | null {
@@ -123,6 +136,7 @@ class LiveDocument {
     comm.onClose = () => {
       if (this.comm === comm) {
         this.comm = null;
+        this.review.attached = false;
       }
     };
     comm.open({
@@ -132,10 +146,12 @@ class LiveDocument {
       client: kernel.clientId,
       app: this.appName
     });
+    this.review.attached = true; // what the user decided while no kernel listened goes now
   }
 
   private reset(): void {
     this.comm = null; // the old kernel's comm died with it
+    this.review.attached = false;
     this.listenForHello();
     if (this.started) {
       void this.probe();
@@ -145,6 +161,7 @@ class LiveDocument {
   private onStatus(status: string): void {
     if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
       this.comm = null;
+      this.review.attached = false;
     }
   }
 
@@ -171,6 +188,10 @@ class LiveDocument {
 
   private onRequest(comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
     const data = msg.content.data as JSONObject;
+    if (data.event === 'review_file_result') {
+      this.review.fileResult(data); // the kernel's answer to a file's Keep or Undo
+      return;
+    }
     if (data.reply === 'complete') {
       this.completions.receive(data); // completions while you type (inlineCompletions.ts)
       return;
@@ -202,6 +223,8 @@ class LiveDocument {
         return this.apply(data.changes as ICellChange[]);
       case 'set_outputs':
         return this.setOutputs(data);
+      case 'review_files':
+        return this.review.addFiles(data.files);
       default:
         throw new RequestError(`unknown op ${JSON.stringify(data.op)}`, 'bad_request');
     }
@@ -245,6 +268,12 @@ class LiveDocument {
     const shared = this.model.sharedModel;
     const dryRun = shared.cells.map(cell => ({ id: cell.getId(), source: cell.getSource() }));
     changes.forEach(change => check(dryRun, change));
+    // The agent's own changes: not the user typing in a cell under review.
+    return this.review.quietly(() => this.applyChecked(changes));
+  }
+
+  private applyChecked(changes: ICellChange[]): JSONObject {
+    const shared = this.model.sharedModel;
     // Checked, then made with no await in between (nothing the user types can land in the
     // middle). Each change goes through the undo history the user's own key takes back: cells
     // added or removed through the notebook's (Z), a cell's text through that cell's (Ctrl+Z).
@@ -268,7 +297,13 @@ class LiveDocument {
     }
     const index = this.indexOf(change.cell_id ?? '');
     if (change.kind === 'delete') {
+      const cell = shared.cells[index].toJSON() as JSONObject;
       shared.deleteCell(index);
+      if (change.review) {
+        // Review mode: the deleted cell waits for review in the notebook's metadata, written
+        // in this same transaction (a reload shows its placeholder again).
+        this.review.recordDeleted(change.review, index, cell);
+      }
       return;
     }
     const cell = shared.cells[index] as any;
@@ -323,6 +358,7 @@ class LiveDocument {
   }
 
   comm: Kernel.IComm | null = null;
+  readonly review: ReviewDocument;
   readonly completions: CompletionChannel;
   private probing = false;
   private started = false;
@@ -357,11 +393,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
     const track = (panel: NotebookPanel) => {
       const context = panel.context;
-      if (documents.has(context)) {
-        return; // another view of a document already attached
+      if (!documents.has(context)) {
+        documents.set(context, new LiveDocument(context, app.name));
+        context.disposed.connect(() => documents.delete(context));
       }
-      documents.set(context, new LiveDocument(context, app.name));
-      context.disposed.connect(() => documents.delete(context));
+      // every view shows the document's review (another view shares the document's channel)
+      new ReviewView(panel, documents.get(context)!.review);
     };
     tracker.forEach(track);
     tracker.widgetAdded.connect((_, panel) => track(panel));

@@ -1,0 +1,562 @@
+/**
+ * The agent's changes waiting for review in one open notebook document, and Keep / Undo.
+ *
+ * Everything here is derived from the notebook's own metadata, so a reload or reopening shows
+ * the same review: a changed or inserted cell carries `metadata.copilot_nb.review` (`before`
+ * is the cell as it was before the agent first touched it), a deleted cell is an entry of the
+ * notebook's `copilot_nb.review_deleted`, a changed file one of `copilot_nb.review_files`.
+ * Keep drops the record; Undo restores `before` exactly, through the shared model's
+ * transactions, so the notebook's own undo history (Ctrl+Z in a cell, Z for cells) has it.
+ * Nothing waits for the kernel, so both work while it restarts; what the user decided goes to
+ * the kernel as `{event: 'review', outcomes}`, queued until a comm is attached.
+ *
+ * A user who types in a cell under review has kept it: their keystroke is never touched, the
+ * record is dropped after it, and the cell says so for a moment. The per-keystroke cost is one
+ * map lookup, so a notebook with hundreds of cells under review types as fast as one without.
+ */
+import { INotebookModel } from '@jupyterlab/notebook';
+
+import { JSONObject } from './changes';
+
+/** The review record of one changed, inserted or run cell (`metadata.copilot_nb.review`). */
+export interface ICellReview {
+  turn: string;
+  kind: 'edit' | 'insert' | 'run';
+  before: JSONObject | null;
+  ran: boolean;
+}
+
+/** A cell the agent deleted, waiting for review (`copilot_nb.review_deleted` of the notebook). */
+export interface IDeletedReview {
+  turn: string;
+  before: JSONObject;
+  after_id: string | null;
+  index?: number;
+}
+
+/** A file the agent changed, waiting for review (`copilot_nb.review_files` of the notebook). */
+export interface IFileReview {
+  turn: string;
+  path: string;
+  diff: string;
+  kind: string;
+}
+
+export type By = 'button' | 'typing' | 'all';
+
+/** What the user decided about one change, as the kernel's review ledger records it. */
+export interface IOutcome {
+  turn: string;
+  cell_id: string;
+  kind: string;
+  outcome: 'kept' | 'undone' | 'refused';
+  why?: string;
+  by: By;
+}
+
+/** Which cells to draw again: these ids, or everything (`null`: cells or notebook records). */
+export type Listener = (ids: Set<string> | null) => void;
+
+const KEY = 'copilot_nb';
+
+/** The review record in a cell's `copilot_nb` metadata, if it is well formed. */
+export function reviewOf(meta: unknown): ICellReview | null {
+  const review = (meta as JSONObject | undefined)?.review;
+  if (!review || typeof review !== 'object' || !['edit', 'insert', 'run'].includes(review.kind)) {
+    return null;
+  }
+  const before = review.before && typeof review.before === 'object' ? review.before : null;
+  if (review.kind !== 'insert' && !before) {
+    return null;
+  }
+  return { turn: String(review.turn ?? ''), kind: review.kind, before, ran: !!review.ran };
+}
+
+/** A cell's source as one string (nbformat allows a list of lines). */
+export function sourceOf(cell: JSONObject | null | undefined): string {
+  const source = cell?.source ?? '';
+  return Array.isArray(source) ? source.join('') : String(source);
+}
+
+/** One open notebook document's review: state, Keep and Undo, and the outcomes for the kernel. */
+export class ReviewDocument {
+  constructor(
+    private readonly model: INotebookModel,
+    private readonly send: (data: JSONObject) => boolean
+  ) {
+    const shared = this.shared;
+    shared.changed.connect(this.onNotebookChanged, this);
+    shared.metadataChanged.connect(this.onNotebookMetadata, this);
+    this.rescan();
+    this.readNotebook();
+  }
+
+  /** Cells under review by id (the record as parsed, replaced when its metadata changes). */
+  readonly cells = new Map<string, ICellReview>();
+  /** A short note a cell's bar shows for a while (kept by typing, an Undo refused). */
+  readonly notes = new Map<string, string>();
+  deleted: IDeletedReview[] = [];
+  files: IFileReview[] = [];
+  /** Notes on files, by `turn path` (an Undo the kernel refused, one under way). */
+  readonly fileNotes = new Map<string, string>();
+
+  listen(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Run `f` (a kernel's apply, our own Keep or Undo) without reading it as the user's typing. */
+  quietly<T>(f: () => T): T {
+    this.quiet++;
+    try {
+      return f();
+    } finally {
+      this.quiet--;
+    }
+  }
+
+  /**
+   * One Keep or Undo as its own step of the undo history: the notebook's and the cell's undo
+   * managers stop merging (they merge what happens within half a second) before and after.
+   */
+  private step(f: () => void, cell?: any): void {
+    const managers = [this.shared.undoManager, cell?.undoManager].filter(Boolean);
+    managers.forEach(manager => manager.stopCapturing());
+    try {
+      this.quietly(f);
+    } finally {
+      managers.forEach(manager => manager.stopCapturing());
+    }
+  }
+
+  /** Ids of the cells under review, in the notebook's order. */
+  orderedIds(): string[] {
+    return this.shared.cells
+      .map((cell: any) => cell.getId() as string)
+      .filter((id: string) => this.cells.has(id));
+  }
+
+  /** How many changes wait: cells (changed, inserted or deleted) and files. */
+  counts(): { cells: number; files: number } {
+    return { cells: this.cells.size + this.deleted.length, files: this.files.length };
+  }
+
+  keep(id: string, by: By = 'button'): void {
+    const review = this.cells.get(id);
+    const cell = this.sharedCell(id);
+    if (!review || !cell) {
+      return;
+    }
+    const drop = () => cell.transact(() => dropRecord(cell));
+    // Kept by typing joins the keystroke's history step (Ctrl+Z takes both back).
+    if (by === 'typing') {
+      this.quietly(drop);
+    } else {
+      this.step(drop, cell);
+    }
+    this.report({ turn: review.turn, cell_id: id, kind: review.kind, outcome: 'kept', by });
+  }
+
+  undo(id: string, by: By = 'button'): void {
+    const review = this.cells.get(id);
+    const index = this.indexOf(id);
+    if (!review || index < 0) {
+      return;
+    }
+    const outcome = { turn: review.turn, cell_id: id, kind: review.kind, by };
+    try {
+      this.step(() => this.restore(index, review), this.shared.cells[index]);
+    } catch (error) {
+      const why = `could not restore the cell: ${String((error as Error).message ?? error)}`;
+      this.notes.set(id, `Not undone: ${why}`);
+      this.emit(new Set([id]));
+      this.report({ ...outcome, outcome: 'refused', why });
+      return;
+    }
+    this.report({ ...outcome, outcome: 'undone' });
+  }
+
+  keepDeleted(entry: IDeletedReview, by: By = 'button'): void {
+    this.step(() => this.shared.transact(() => this.writeDeleted(this.without(entry))));
+    const id = String(entry.before.id ?? '');
+    this.report({ turn: entry.turn, cell_id: id, kind: 'delete', outcome: 'kept', by });
+  }
+
+  undoDeleted(entry: IDeletedReview, by: By = 'button'): void {
+    const id = String(entry.before.id ?? '');
+    this.step(() =>
+      this.shared.transact(() => {
+        if (this.indexOf(id) < 0) {
+          this.shared.insertCell(this.placeOf(entry), entry.before as any);
+        }
+        this.writeDeleted(this.without(entry));
+      })
+    );
+    this.report({ turn: entry.turn, cell_id: id, kind: 'delete', outcome: 'undone', by });
+  }
+
+  keepAll(): void {
+    this.orderedIds().forEach(id => this.keep(id, 'all'));
+    [...this.deleted].forEach(entry => this.keepDeleted(entry, 'all'));
+    [...this.files].forEach(file => this.decideFile(file, 'keep'));
+  }
+
+  /** Edits first (in place), then inserted cells, then deleted ones back (a chain in order). */
+  undoAll(): void {
+    const ids = this.orderedIds();
+    ids.filter(id => this.cells.get(id)?.kind !== 'insert').forEach(id => this.undo(id, 'all'));
+    ids.filter(id => this.cells.get(id)?.kind === 'insert').forEach(id => this.undo(id, 'all'));
+    let pending = [...this.deleted];
+    while (pending.length) {
+      const ready = pending.filter(e => !e.after_id || this.indexOf(e.after_id) >= 0);
+      const next = ready.length ? ready[0] : pending[0];
+      this.undoDeleted(next, 'all');
+      pending = pending.filter(e => e !== next);
+    }
+    [...this.files].forEach(file => this.decideFile(file, 'undo'));
+  }
+
+  /** Keep a file's change (dropped at once) or ask the kernel to restore it from its checkpoint. */
+  decideFile(file: IFileReview, outcome: 'keep' | 'undo'): void {
+    const id = this.nextFileRequest++;
+    this.fileRequests.set(id, file);
+    this.queue.push({ event: 'review_file', id, turn: file.turn, path: file.path, outcome });
+    this.flush();
+    if (outcome === 'keep') {
+      this.dropFile(file);
+    } else {
+      this.fileNotes.set(fileKey(file), this.attached ? 'Undoing…' : 'Undo waits for the kernel…');
+      this.emit(null);
+    }
+  }
+
+  /** The kernel's answer to a file's Undo: the entry goes, or the note says why not. */
+  fileResult(data: JSONObject): void {
+    const file = this.fileRequests.get(data.id);
+    this.fileRequests.delete(data.id);
+    if (!file) {
+      return;
+    }
+    if (data.ok) {
+      this.fileNotes.delete(fileKey(file));
+      this.dropFile(file);
+    } else {
+      this.fileNotes.set(fileKey(file), `Not undone: ${String(data.why ?? 'refused')}`);
+      this.emit(null);
+    }
+  }
+
+  /** The kernel's `review_files` request: list these files for review (same turn and path once). */
+  addFiles(files: JSONObject[]): JSONObject {
+    const given = (files ?? []).filter(f => f && typeof f.path === 'string').map(f => ({
+      turn: String(f.turn ?? ''),
+      path: f.path as string,
+      diff: String(f.diff ?? ''),
+      kind: String(f.kind ?? 'edit')
+    }));
+    const keys = new Set(given.map(fileKey));
+    const kept = this.files.filter(f => !keys.has(fileKey(f)));
+    this.writeNotebook('review_files', [...kept, ...given]);
+    return { files: kept.length + given.length };
+  }
+
+  /** Part of a kernel's `delete` change: the deleted cell's record, in the same transaction. */
+  recordDeleted(review: JSONObject, index: number, cell: JSONObject): void {
+    const entry: IDeletedReview = {
+      turn: String(review.turn ?? ''),
+      before: (review.before as JSONObject) ?? cell,
+      after_id: (review.after_id as string) ?? null,
+      index
+    };
+    this.writeDeleted([...this.deleted, entry]);
+  }
+
+  /** The comm is attached (again): send what waited. */
+  set attached(value: boolean) {
+    this.isAttached = value;
+    if (value) {
+      this.flush();
+    }
+  }
+
+  get attached(): boolean {
+    return this.isAttached;
+  }
+
+  dispose(): void {
+    this.shared.changed.disconnect(this.onNotebookChanged, this);
+    this.shared.metadataChanged.disconnect(this.onNotebookMetadata, this);
+    this.listeners.clear();
+  }
+
+  // --- reading the model ----------------------------------------------------------------------
+
+  private get shared(): any {
+    return this.model.sharedModel;
+  }
+
+  private sharedCell(id: string): any {
+    const index = this.indexOf(id);
+    return index < 0 ? null : this.shared.cells[index];
+  }
+
+  private indexOf(id: string): number {
+    return this.shared.cells.findIndex((cell: any) => cell.getId() === id);
+  }
+
+  /** Follow a cells' order change: watch new cells, notice reviewed cells that went away. */
+  private onNotebookChanged(_: unknown, change: JSONObject): void {
+    if (change.cellsChange) {
+      this.rescan();
+      this.emit(null);
+    }
+  }
+
+  private rescan(): void {
+    const present = new Set<string>();
+    for (const cell of this.shared.cells) {
+      const id = cell.getId();
+      present.add(id);
+      if (!this.watched.has(cell)) {
+        this.watched.add(cell);
+        cell.changed.connect(this.onCellChanged, this);
+        cell.metadataChanged.connect(this.onCellMetadata, this);
+        this.readCell(cell);
+      }
+    }
+    for (const [id, review] of this.cells) {
+      if (!present.has(id)) {
+        this.cells.delete(id);
+        // A cell moved is removed and inserted again; only one still gone was taken away.
+        if (!this.quiet) {
+          setTimeout(() => this.gone(id, review), 0);
+        }
+      }
+    }
+  }
+
+  /** A reviewed cell the user removed (or Z took back): an insert is undone, an edit kept. */
+  private gone(id: string, review: ICellReview): void {
+    if (this.indexOf(id) >= 0) {
+      return;
+    }
+    const outcome = review.kind === 'insert' ? 'undone' : 'kept';
+    this.report({ turn: review.turn, cell_id: id, kind: review.kind, outcome, by: 'typing' });
+  }
+
+  private readCell(cell: any): boolean {
+    const id = cell.getId();
+    const review = reviewOf(cell.getMetadata(KEY));
+    const had = this.cells.get(id);
+    if (review) {
+      this.cells.set(id, review);
+    } else {
+      this.cells.delete(id);
+    }
+    return !!had !== !!review || (!!had && !!review);
+  }
+
+  private onCellMetadata(cell: any, change: JSONObject): void {
+    if (change.key !== KEY) {
+      return;
+    }
+    const id = cell.getId();
+    const had = this.cells.get(id);
+    this.readCell(cell);
+    const now = this.cells.get(id);
+    if (had && !now && !this.quiet) {
+      // The user's history took the record away (Ctrl+Z of the agent's edit), or they did.
+      const undone = had.before && cell.getSource() === sourceOf(had.before);
+      const outcome = undone ? 'undone' : 'kept';
+      this.report({ turn: had.turn, cell_id: id, kind: had.kind, outcome, by: 'typing' });
+    }
+    this.emit(new Set([id]));
+  }
+
+  /** The user typed in a cell under review: it is kept (after the keystroke, never instead). */
+  private onCellChanged(cell: any, change: JSONObject): void {
+    if (!change.sourceChange) {
+      return;
+    }
+    const id = cell.getId();
+    if (!this.cells.has(id)) {
+      return;
+    }
+    if (this.quiet || change.metadataChange?.has(KEY)) {
+      // The agent changed it again, or the history (Ctrl+Z) brought a change back with its
+      // record: not typing; its diff is drawn again.
+      this.emit(new Set([id]));
+      return;
+    }
+    queueMicrotask(() => {
+      if (this.cells.has(id)) {
+        this.keep(id, 'typing');
+        this.notes.set(id, 'Kept: you edited this cell.');
+        this.emit(new Set([id]));
+        setTimeout(() => {
+          this.notes.delete(id);
+          this.emit(new Set([id]));
+        }, 6000);
+      }
+    });
+  }
+
+  private onNotebookMetadata(_: unknown, change: JSONObject): void {
+    if (change.key === KEY) {
+      this.readNotebook();
+      this.emit(null);
+    }
+  }
+
+  private readNotebook(): void {
+    const meta: JSONObject = this.shared.getMetadata(KEY) ?? {};
+    const deleted = Array.isArray(meta.review_deleted) ? meta.review_deleted : [];
+    this.deleted = deleted.filter((e: any) => e && e.before && typeof e.before === 'object');
+    const files = Array.isArray(meta.review_files) ? meta.review_files : [];
+    this.files = files.filter((f: any) => f && typeof f.path === 'string');
+  }
+
+  // --- changing the model ---------------------------------------------------------------------
+
+  /** Put the cell back as `before` said, or take an inserted cell away. */
+  private restore(index: number, review: ICellReview): void {
+    const shared = this.shared;
+    const cell = shared.cells[index];
+    const before = review.before;
+    if (review.kind === 'insert' || !before) {
+      shared.transact(() => shared.deleteCell(index));
+      return;
+    }
+    if ((before.cell_type ?? cell.cell_type) !== cell.cell_type) {
+      // Another type of cell: only a new cell with the same id can be it.
+      shared.transact(() => {
+        shared.deleteCell(index);
+        shared.insertCell(index, { ...before, id: cell.getId() });
+      });
+      return;
+    }
+    cell.transact(() => {
+      cell.setSource(sourceOf(before));
+      const metadata: JSONObject = before.metadata ?? {};
+      for (const key of Object.keys(cell.getMetadata())) {
+        if (!(key in metadata)) {
+          cell.deleteMetadata(key);
+        }
+      }
+      cell.setMetadata(metadata);
+      if (cell.cell_type === 'code') {
+        cell.setOutputs(before.outputs ?? []);
+        cell.execution_count = before.execution_count ?? null;
+      }
+    });
+  }
+
+  /** Where a deleted cell goes back: after its neighbour, else that neighbour's place, else its own. */
+  private placeOf(entry: IDeletedReview, seen = new Set<IDeletedReview>()): number {
+    if (!entry.after_id) {
+      return 0;
+    }
+    const above = this.indexOf(entry.after_id);
+    if (above >= 0) {
+      return above + 1;
+    }
+    const chained = this.deleted.find(e => e.before.id === entry.after_id);
+    if (chained && !seen.has(chained)) {
+      seen.add(entry);
+      return this.placeOf(chained, seen);
+    }
+    return Math.min(entry.index ?? 0, this.shared.cells.length);
+  }
+
+  private without(entry: IDeletedReview): IDeletedReview[] {
+    const id = entry.before.id;
+    return this.deleted.filter(e => e !== entry && !(e.turn === entry.turn && e.before.id === id));
+  }
+
+  private writeDeleted(entries: IDeletedReview[]): void {
+    this.writeNotebook('review_deleted', entries);
+  }
+
+  private dropFile(file: IFileReview): void {
+    const key = fileKey(file);
+    this.fileNotes.delete(key);
+    this.quietly(() =>
+      this.shared.transact(() =>
+        this.writeNotebook(
+          'review_files',
+          this.files.filter(f => fileKey(f) !== key)
+        )
+      )
+    );
+  }
+
+  /** Set (or drop, when empty) one list of the notebook's `copilot_nb` metadata. */
+  private writeNotebook(name: string, value: unknown[]): void {
+    const meta: JSONObject = { ...(this.shared.getMetadata(KEY) ?? {}) };
+    if (value.length) {
+      meta[name] = value;
+    } else {
+      delete meta[name];
+    }
+    if (Object.keys(meta).length) {
+      this.shared.setMetadata(KEY, meta);
+    } else {
+      this.shared.deleteMetadata(KEY);
+    }
+  }
+
+  // --- telling the kernel and the views -------------------------------------------------------
+
+  private report(outcome: IOutcome): void {
+    if (!outcome.why) {
+      delete outcome.why;
+    }
+    this.outcomes.push(outcome);
+    queueMicrotask(() => {
+      if (this.outcomes.length) {
+        this.queue.push({ event: 'review', outcomes: this.outcomes.splice(0) });
+        this.flush();
+      }
+    });
+  }
+
+  private flush(): void {
+    while (this.isAttached && this.queue.length) {
+      if (!this.send(this.queue[0])) {
+        return;
+      }
+      this.queue.shift();
+    }
+  }
+
+  private emit(ids: Set<string> | null): void {
+    this.listeners.forEach(listener => listener(ids));
+  }
+
+  private readonly listeners = new Set<Listener>();
+  private readonly watched = new WeakSet<object>();
+  private readonly outcomes: IOutcome[] = [];
+  private readonly queue: JSONObject[] = [];
+  private readonly fileRequests = new Map<number, IFileReview>();
+  private nextFileRequest = 1;
+  private isAttached = false;
+  private quiet = 0;
+}
+
+/** A cell's metadata without its review record (the stamp stays). */
+function dropRecord(cell: any): void {
+  const meta: JSONObject | undefined = cell.getMetadata(KEY);
+  if (!meta || !('review' in meta)) {
+    return;
+  }
+  const { review: _review, ...rest } = meta;
+  if (Object.keys(rest).length) {
+    cell.setMetadata(KEY, rest);
+  } else {
+    cell.deleteMetadata(KEY);
+  }
+}
+
+function fileKey(file: IFileReview): string {
+  return `${file.turn} ${file.path}`;
+}

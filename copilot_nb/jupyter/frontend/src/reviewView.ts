@@ -1,0 +1,319 @@
+/**
+ * What one notebook view shows of the review: in each changed cell its diff and a Keep / Undo
+ * bar, "new" on an inserted cell, a placeholder with Undo where a cell was deleted, and above
+ * the notebook one bar "copilot changed 3 cells and 1 file: Keep all · Undo all · ‹ previous ·
+ * next ›" with the files and their diffs.
+ *
+ * Everything shown is data: sources, diffs and paths go in as text nodes, never as markup. The
+ * view draws again only what changed, once per animation frame, so typing (which changes no
+ * review record) costs it nothing.
+ */
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { Widget } from '@lumino/widgets';
+
+import { diffLines, lines, Shown, withContext } from './lineDiff';
+import { ICellReview, IDeletedReview, IFileReview, ReviewDocument, sourceOf } from './review';
+
+const CELL_CLASS = 'cnb-review';
+const DELETED_CLASS = 'cnb-review-deleted';
+
+/** One element with a class and, optionally, text (always as a text node). */
+function el(tag: string, className: string, text?: string): HTMLElement {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+function button(label: string, className: string, action: () => void): HTMLButtonElement {
+  const node = el('button', `cnb-review-btn ${className}`, label) as HTMLButtonElement;
+  node.type = 'button';
+  node.addEventListener('click', event => {
+    event.stopPropagation();
+    action();
+  });
+  return node;
+}
+
+/** A diff as lines marked removed / added / unchanged, with long unchanged runs folded. */
+export function diffNode(shown: Shown[]): HTMLElement {
+  const block = el('div', 'cnb-review-diff');
+  for (const line of shown) {
+    if (line.kind === 'fold') {
+      block.appendChild(el('div', 'cnb-diff-fold', `⋯ ${line.count} unchanged lines`));
+      continue;
+    }
+    const mark = line.kind === 'removed' ? '-' : line.kind === 'added' ? '+' : ' ';
+    block.appendChild(el('div', `cnb-diff-line cnb-diff-${line.kind}`, `${mark} ${line.text}`));
+  }
+  return block;
+}
+
+/** A unified diff's text (a file's) as lines coloured by their first character. */
+export function unifiedNode(diff: string): HTMLElement {
+  const block = el('div', 'cnb-review-diff');
+  for (const line of lines(diff)) {
+    const kind = line.startsWith('@@')
+      ? 'fold'
+      : line.startsWith('+') && !line.startsWith('+++')
+        ? 'added'
+        : line.startsWith('-') && !line.startsWith('---')
+          ? 'removed'
+          : 'same';
+    const className = kind === 'fold' ? 'cnb-diff-fold' : `cnb-diff-line cnb-diff-${kind}`;
+    block.appendChild(el('div', className, line));
+  }
+  return block;
+}
+
+/** The review as one notebook view shows it. */
+export class ReviewView {
+  constructor(
+    private readonly panel: NotebookPanel,
+    private readonly review: ReviewDocument
+  ) {
+    this.bar = new Widget();
+    this.bar.addClass('cnb-review-notebook');
+    this.bar.hide();
+    panel.contentHeader.addWidget(this.bar);
+    this.unlisten = review.listen(ids => this.schedule(ids));
+    panel.disposed.connect(() => this.dispose());
+    this.schedule(null);
+  }
+
+  dispose(): void {
+    this.unlisten();
+    if (this.frame) {
+      cancelAnimationFrame(this.frame);
+    }
+    this.bar.dispose();
+  }
+
+  /** Draw again at the next frame: these cells, or everything. */
+  private schedule(ids: Set<string> | null): void {
+    if (ids === null) {
+      this.all = true;
+    } else {
+      ids.forEach(id => this.dirty.add(id));
+    }
+    if (!this.frame) {
+      this.frame = requestAnimationFrame(() => this.render());
+    }
+  }
+
+  private render(): void {
+    this.frame = 0;
+    const all = this.all;
+    const dirty = this.dirty;
+    this.all = false;
+    this.dirty = new Set();
+    for (const cell of this.panel.content.widgets) {
+      const id = cell.model.id;
+      if (all || dirty.has(id)) {
+        this.renderCell(cell.node, id, cell.model.sharedModel.getSource());
+      }
+    }
+    if (all) {
+      this.renderDeleted();
+      this.renderBar();
+    }
+  }
+
+  /** A cell's part: drawn again only if its record or note changed since last time. */
+  private renderCell(node: HTMLElement, id: string, source: string): void {
+    const review = this.review.cells.get(id);
+    const note = this.review.notes.get(id);
+    const drawn = this.drawn.get(node);
+    if (drawn && drawn.review === review && drawn.note === note && drawn.source === source) {
+      return;
+    }
+    node.querySelector(`:scope > .${CELL_CLASS}`)?.remove();
+    node.classList.toggle('cnb-under-review', !!review);
+    this.drawn.set(node, { review, note, source });
+    if (!review && !note) {
+      return;
+    }
+    const part = el('div', CELL_CLASS);
+    const bar = el('div', 'cnb-review-bar');
+    part.appendChild(bar);
+    if (review) {
+      const label = { edit: 'copilot changed this cell', insert: 'new', run: 'copilot ran this cell' };
+      bar.appendChild(el('span', `cnb-review-label cnb-review-${review.kind}`, label[review.kind]));
+      if (review.ran && review.kind !== 'run') {
+        bar.appendChild(el('span', 'cnb-review-label', 'and ran it'));
+      }
+      if (review.ran || review.kind === 'run') {
+        const warn = 'Undo does not roll back the kernel\u2019s state';
+        bar.appendChild(el('span', 'cnb-review-ran', warn));
+      }
+    }
+    if (note) {
+      bar.appendChild(el('span', 'cnb-review-note', note));
+    }
+    if (review) {
+      bar.appendChild(el('span', 'cnb-review-spacer'));
+      bar.appendChild(button('Keep', 'cnb-review-keep', () => this.review.keep(id)));
+      bar.appendChild(button('Undo', 'cnb-review-undo', () => this.review.undo(id)));
+      part.appendChild(this.cellDiff(review, source));
+    }
+    node.insertBefore(part, node.firstChild);
+  }
+
+  private cellDiff(review: ICellReview, source: string): HTMLElement {
+    if (review.kind === 'insert' || !review.before) {
+      return el('div', 'cnb-review-empty');
+    }
+    const before = sourceOf(review.before);
+    const diff = diffLines(before, source);
+    if (!diff.some(line => line.kind !== 'same')) {
+      const outputs = review.kind === 'run' ? 'outputs are new' : 'source unchanged';
+      return el('div', 'cnb-review-diff cnb-review-same', outputs);
+    }
+    return diffNode(withContext(diff));
+  }
+
+  /** Placeholders where cells were deleted: under the cell above (or atop the first). */
+  private renderDeleted(): void {
+    this.panel.content.node.querySelectorAll(`.${DELETED_CLASS}`).forEach(n => n.remove());
+    this.orphans = [];
+    const widgets = this.panel.content.widgets;
+    const byId = new Map(widgets.map(cell => [cell.model.id, cell.node]));
+    for (const entry of this.review.deleted) {
+      const placeholder = this.placeholder(entry);
+      const anchor = this.anchorOf(entry, byId);
+      if (anchor === 'top' && widgets.length) {
+        widgets[0].node.insertBefore(placeholder, widgets[0].node.firstChild);
+      } else if (anchor && anchor !== 'top') {
+        anchor.appendChild(placeholder);
+      } else {
+        this.orphans.push(placeholder); // an empty notebook: shown in the notebook's bar
+      }
+    }
+  }
+
+  private anchorOf(
+    entry: IDeletedReview,
+    byId: Map<string, HTMLElement>,
+    depth = 0
+  ): HTMLElement | 'top' | null {
+    if (!entry.after_id) {
+      return 'top';
+    }
+    const node = byId.get(entry.after_id);
+    if (node) {
+      return node;
+    }
+    const chained = this.review.deleted.find(e => e.before.id === entry.after_id);
+    return chained && depth < 100 ? this.anchorOf(chained, byId, depth + 1) : 'top';
+  }
+
+  private placeholder(entry: IDeletedReview): HTMLElement {
+    const part = el('div', DELETED_CLASS);
+    const bar = el('div', 'cnb-review-bar');
+    bar.appendChild(el('span', 'cnb-review-label cnb-review-delete', 'copilot deleted a cell here'));
+    bar.appendChild(el('span', 'cnb-review-spacer'));
+    bar.appendChild(button('Keep', 'cnb-review-keep', () => this.review.keepDeleted(entry)));
+    bar.appendChild(button('Undo', 'cnb-review-undo', () => this.review.undoDeleted(entry)));
+    part.appendChild(bar);
+    const removed = lines(sourceOf(entry.before)).map(text => ({ kind: 'removed' as const, text }));
+    part.appendChild(diffNode(removed.length > 8 ? [...removed.slice(0, 6), { kind: 'fold', count: removed.length - 6 }] : removed));
+    return part;
+  }
+
+  /** The notebook's bar: the count, Keep all, Undo all, previous / next, the files. */
+  private renderBar(): void {
+    const { cells, files } = this.review.counts();
+    const node = this.bar.node;
+    node.replaceChildren();
+    if (!cells && !files) {
+      this.bar.hide();
+      return;
+    }
+    this.bar.show();
+    const row = el('div', 'cnb-review-bar');
+    const parts = [];
+    if (cells) {
+      parts.push(`${cells} cell${cells === 1 ? '' : 's'}`);
+    }
+    if (files) {
+      parts.push(`${files} file${files === 1 ? '' : 's'}`);
+    }
+    row.appendChild(el('span', 'cnb-review-summary', `copilot changed ${parts.join(' and ')}:`));
+    row.appendChild(button('Keep all', 'cnb-review-keep-all', () => this.review.keepAll()));
+    row.appendChild(button('Undo all', 'cnb-review-undo-all', () => this.review.undoAll()));
+    row.appendChild(button('\u2039 previous', 'cnb-review-prev', () => this.go(-1)));
+    row.appendChild(button('next \u203a', 'cnb-review-next', () => this.go(1)));
+    node.appendChild(row);
+    this.orphans.forEach(placeholder => node.appendChild(placeholder));
+    for (const file of this.review.files) {
+      node.appendChild(this.fileNode(file));
+    }
+    this.fitBar();
+  }
+
+  /**
+   * The notebook's header lays its widgets out by their CSS minimum height: give the bar its
+   * content's (at most 40% of the window, it scrolls beyond) and ask the header to fit again.
+   */
+  private fitBar(): void {
+    const node = this.bar.node;
+    node.style.minHeight = '';
+    const height = Math.min(node.scrollHeight + 1, Math.round(window.innerHeight * 0.4));
+    node.style.minHeight = `${height}px`;
+    this.panel.contentHeader.fit();
+  }
+
+  private fileNode(file: IFileReview): HTMLElement {
+    const details = el('details', 'cnb-review-file') as HTMLDetailsElement;
+    const summary = el('summary', 'cnb-review-bar');
+    summary.appendChild(el('span', `cnb-review-label cnb-review-file-${file.kind}`, file.kind));
+    summary.appendChild(el('span', 'cnb-review-path', file.path));
+    const note = this.review.fileNotes.get(`${file.turn} ${file.path}`);
+    if (note) {
+      summary.appendChild(el('span', 'cnb-review-note', note));
+    }
+    summary.appendChild(el('span', 'cnb-review-spacer'));
+    summary.appendChild(button('Keep', 'cnb-review-keep', () => this.review.decideFile(file, 'keep')));
+    summary.appendChild(button('Undo', 'cnb-review-undo', () => this.review.decideFile(file, 'undo')));
+    details.appendChild(summary);
+    details.addEventListener('toggle', () => this.fitBar());
+    details.appendChild(unifiedNode(file.diff));
+    return details;
+  }
+
+  /** Select and show the previous or next cell with something to review (wrapping round). */
+  private go(step: 1 | -1): void {
+    const notebook = this.panel.content;
+    const ids = this.panel.content.widgets.map(cell => cell.model.id);
+    const deletedAnchors = new Set(this.review.deleted.map(e => e.after_id));
+    const stops = ids
+      .map((id, index) => (this.review.cells.has(id) || deletedAnchors.has(id) ? index : -1))
+      .filter(index => index >= 0);
+    if (deletedAnchors.has(null) && ids.length && !stops.includes(0)) {
+      stops.unshift(0);
+    }
+    if (!stops.length) {
+      return;
+    }
+    const at = notebook.activeCellIndex;
+    const next =
+      step > 0
+        ? (stops.find(index => index > at) ?? stops[0])
+        : ([...stops].reverse().find(index => index < at) ?? stops[stops.length - 1]);
+    notebook.activeCellIndex = next;
+    void notebook.scrollToItem(next, 'center');
+  }
+
+  private readonly bar: Widget;
+  private readonly unlisten: () => void;
+  private readonly drawn = new WeakMap<
+    HTMLElement,
+    { review?: ICellReview; note?: string; source: string }
+  >();
+  private orphans: HTMLElement[] = [];
+  private dirty = new Set<string>();
+  private all = false;
+  private frame = 0;
+}
