@@ -131,6 +131,7 @@ def test_what_the_user_kept_and_undid_reaches_the_next_turn_and_undo_agrees(
     )
     kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front = front_end(kernel, "told.ipynb", cells)
+    assert "edits review: applied at once" in kernel.execute("%copilot").stdout
     ask(kernel)
     assert front.sources() == ["a = 2", "b = 2", "c = 1", "d = 2"]
     c = front.cell(2)["id"]
@@ -245,6 +246,7 @@ def test_without_a_live_notebook_review_asks_instead_and_says_so_once(
     second = "".join(ask(kernel, "again").final_displays().values())
     assert "Review mode needs" not in second, "said once"
     assert not (tmp_path / "b.txt").exists()
+    assert "copilot: edits review, which asks here" in kernel.execute("%copilot").stdout
     server.assert_complete()
 
 

@@ -49,6 +49,18 @@ def fallback_said(policy: ApprovalPolicy, live: LiveNotebooks | None, shell: Any
     return bool((live is not None and live.fallback_note()) or namespace.get("__vsc_ipynb_file__"))
 
 
+def edits_line(policy: ApprovalPolicy, live: LiveNotebooks | None) -> str:
+    """What `%copilot` says about edits: `review` here and now, or why it asks instead."""
+    if policy.edit != "review":
+        return f"copilot: edits {policy.edit}"
+    if live is not None and live.attached():
+        return "copilot: edits review: applied at once in the open notebook, Keep or Undo there"
+    return (
+        "copilot: edits review, which asks here: no notebook open in JupyterLab or Notebook 7 "
+        "is attached"
+    )
+
+
 async def list_file(
     live: LiveNotebooks | None, shell: Any, workspace: Workspace, change: FileChanged
 ) -> None:

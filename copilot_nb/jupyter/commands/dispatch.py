@@ -47,9 +47,11 @@ def status(session: CopilotSession, words: list[str], settings: Settings) -> Non
         f"copilot: model {session.current_model_spec()}; workspace {os.getcwd()}; "
         f"{requests} request(s) in this conversation"
     )
+    from ...agent.review_mode import edits_line
     from .policy import status_line
     from .serve import running
 
+    print(edits_line(session.approvals, session.live))
     print(status_line())
     if (server := running(session)) is not None:
         print(f"copilot: serving at {server.url} (%copilot serve stop stops it)")
