@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from copilot_nb.agent.approvals import ApprovalPolicy, decide_call
+from copilot_nb.agent.review_mode import edit_setting, resolved
 from copilot_nb.tools.review import REVIEW_TURN_KEY, ReviewBook
 from copilot_nb.workspace.workspace import Workspace
+from tests import policy_files
 
 
 def reviewing(ws: Workspace) -> ReviewBook:
@@ -136,3 +139,26 @@ def test_undo_changes_leave_out_cells_undone_in_review_and_never_send_the_turn_k
         {"kind": "insert", "cell": {"id": "a"}},
         {"kind": "delete", "cell_id": "c"},
     ]
+
+
+policy_file = policy_files.policy_file
+
+
+class _EditTool:
+    trust = None
+
+    def category_for(self, arguments: object) -> str:
+        return "edit"
+
+
+def test_an_administrators_review_floor_is_met_by_a_reviewing_turn_and_asks_elsewhere(
+    policy_file,
+) -> None:
+    policy_file({"approval_floors": {"edit": "review"}})
+    allowed = ApprovalPolicy(edit="allow")
+    assert edit_setting(allowed) == "review", "allow reviews under the floor"
+    assert edit_setting(ApprovalPolicy(edit="ask")) == "ask", "stricter stays"
+    assert resolved(allowed, None) == (ApprovalPolicy(edit="ask"), False), "no live notebook"
+    reviewing = ApprovalPolicy(edit="allow", reviewing=True)
+    assert decide_call(reviewing, "edit_cell", _EditTool(), {}) == ("edit", "allow")  # type: ignore[arg-type]
+    assert decide_call(allowed, "edit_cell", _EditTool(), {}) == ("edit", "ask")  # type: ignore[arg-type]

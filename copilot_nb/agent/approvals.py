@@ -41,6 +41,9 @@ class ApprovalPolicy:
     execute: Decision = "ask"
     external: Decision = "ask"
     tools: Mapping[str, Decision] = field(default_factory=dict)
+    reviewing: bool = False
+    """This turn's edits apply in a live notebook and wait there for review (set per turn by
+    `review_mode.resolved`), which meets an administrator's `review` floor."""
 
     def __post_init__(self) -> None:
         for name, value in (
@@ -116,7 +119,9 @@ def decide_call(
     if decision == "ask" and tool.trust is not None and tool.trust.granted():
         decision = "allow"
     # The administrator's floor last: no setting, option or trust goes below it.
-    return category, cast(Decision, tightened(category, decision, DECISIONS))
+    supported = EDIT_DECISIONS if policy.reviewing and decision == "allow" else DECISIONS
+    floored = tightened(category, decision, supported)
+    return category, cast(Decision, "allow" if floored == "review" else floored)
 
 
 def policy_refusal(name: str, category: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ToolError
 from ..events import FileChanged
+from ..policy import approval_floor
 from ..tools.context import LiveNotebooks
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
@@ -31,19 +32,28 @@ _log = logging.getLogger(__name__)
 
 def resolved(policy: ApprovalPolicy, live: LiveNotebooks | None) -> tuple[ApprovalPolicy, bool]:
     """The turn's policy with `review` made `allow` (a live notebook is attached: the turn
-    reviews) or `ask` (none is); and whether the turn reviews."""
-    if policy.edit != "review":
+    reviews) or `ask` (none is); and whether the turn reviews. An administrator's `review`
+    floor makes `allow` review."""
+    if edit_setting(policy) != "review":
         return policy, False
     if live is not None and live.attached():
-        return replace(policy, edit="allow"), True
+        return replace(policy, edit="allow", reviewing=True), True
     return replace(policy, edit="ask"), False
+
+
+def edit_setting(policy: ApprovalPolicy) -> str:
+    """The edit setting with the administrator's floor: `allow` under a `review` floor reviews
+    (stricter floors apply per call, in `decide_call`)."""
+    if policy.edit == "allow" and approval_floor("edit") == "review":
+        return "review"
+    return policy.edit
 
 
 def fallback_said(policy: ApprovalPolicy, live: LiveNotebooks | None, shell: Any) -> bool:
     """Whether to tell the user that review fell back to asking: where a notebook front end
     may be showing this turn (a Jupyter server or VS Code started the kernel), not in a console
     or a headless run, where nothing could review anyway."""
-    if policy.edit != "review" or (live is not None and live.attached()):
+    if edit_setting(policy) != "review" or (live is not None and live.attached()):
         return False
     namespace = getattr(shell, "user_ns", None) or {}
     return bool((live is not None and live.fallback_note()) or namespace.get("__vsc_ipynb_file__"))
@@ -51,7 +61,7 @@ def fallback_said(policy: ApprovalPolicy, live: LiveNotebooks | None, shell: Any
 
 def edits_line(policy: ApprovalPolicy, live: LiveNotebooks | None) -> str:
     """What `%copilot` says about edits: `review` here and now, or why it asks instead."""
-    if policy.edit != "review":
+    if edit_setting(policy) != "review":
         return f"copilot: edits {policy.edit}"
     if live is not None and live.attached():
         return "copilot: edits review: applied at once in the open notebook, Keep or Undo there"
