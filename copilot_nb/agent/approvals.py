@@ -119,7 +119,8 @@ def decide_call(
     if decision == "ask" and tool.trust is not None and tool.trust.granted():
         decision = "allow"
     # The administrator's floor last: no setting, option or trust goes below it.
-    supported = EDIT_DECISIONS if policy.reviewing and decision == "allow" else DECISIONS
+    reviewed = policy.reviewing and category == "edit" and decision == "allow"
+    supported = EDIT_DECISIONS if reviewed else DECISIONS
     floored = tightened(category, decision, supported)
     return category, cast(Decision, "allow" if floored == "review" else floored)
 
