@@ -9,6 +9,7 @@ from pathlib import Path
 
 from copilot_nb.agent.approvals import ApprovalPolicy, decide_call
 from copilot_nb.agent.review_mode import edit_setting, resolved
+from copilot_nb.tools import file_tools
 from copilot_nb.tools.review import REVIEW_TURN_KEY, ReviewBook
 from copilot_nb.workspace.workspace import Workspace
 from tests import policy_files
@@ -162,3 +163,22 @@ def test_an_administrators_review_floor_is_met_by_a_reviewing_turn_and_asks_else
     reviewing = ApprovalPolicy(edit="allow", reviewing=True)
     assert decide_call(reviewing, "edit_cell", _EditTool(), {}) == ("edit", "allow")  # type: ignore[arg-type]
     assert decide_call(allowed, "edit_cell", _EditTool(), {}) == ("edit", "ask")  # type: ignore[arg-type]
+
+
+def test_in_review_a_file_that_acts_later_still_asks_first(tmp_path: Path) -> None:
+    """Applied before review, a Makefile or a CI workflow could run before the user looks."""
+    tools = file_tools(Workspace(tmp_path))
+    write, edit = tools.get("write_file"), tools.get("edit_file")
+    reviewing = ApprovalPolicy(edit="allow", reviewing=True)
+    for path in ("Makefile", ".github/workflows/ci.yml", "docs/AGENTS.md"):
+        assert decide_call(reviewing, "write_file", write, {"path": path, "content": "x"}) == (
+            "edit",
+            "ask",
+        ), path
+    plain = {"path": "notes.txt", "old_str": "a", "new_str": "b"}
+    assert decide_call(reviewing, "edit_file", edit, plain) == ("edit", "allow")
+    ordinary = ApprovalPolicy(edit="allow")
+    assert decide_call(ordinary, "write_file", write, {"path": "Makefile", "content": "x"}) == (
+        "edit",
+        "allow",
+    ), "allow is the user's own choice, as before"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ..errors import ConfigError
 from ..events import APPROVED_ONCE
 from ..policy import approval_floor, floor_source, tightened
+from .edit_targets import acts_later
 
 if TYPE_CHECKING:
     from ..events import ApprovalNeeded
@@ -120,6 +121,8 @@ def decide_call(
         decision = "allow"
     # The administrator's floor last: no setting, option or trust goes below it.
     reviewed = policy.reviewing and category == "edit" and decision == "allow"
+    if reviewed and acts_later(arguments):  # applied before review, it could act unreviewed
+        reviewed, decision = False, "ask"
     supported = EDIT_DECISIONS if reviewed else DECISIONS
     floored = tightened(category, decision, supported)
     return category, cast(Decision, "allow" if floored == "review" else floored)
