@@ -7,6 +7,7 @@ without subshells the status bar says completions wait for the kernel.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from copilot_nb.testing import ScriptedServer, fail
+from copilot_nb.testing import ScriptedServer, fail, reply
 from tests.browser_lab import ARTIFACTS, LONG, Replies, shot
 from tests.completion_page import (
     ATTACHED,
@@ -208,3 +209,55 @@ def shot_docs(page: Any) -> None:
         },
     )
     page.evaluate(hide, "")
+
+
+@pytest.fixture
+def no_subshells(lab: dict[str, Any]) -> Iterator[None]:
+    """JupyterLab sends comm messages on the kernel's main shell (as before 4.4, or with a
+    kernel without subshells): read from the page's settings at its next load."""
+    folder = lab["home"] / "settings" / "@jupyterlab" / "apputils-extension"
+    folder.mkdir(parents=True, exist_ok=True)
+    setting = folder / "kernels-settings.jupyterlab-settings"
+    setting.write_text(json.dumps({"commsOverSubshells": "disabled"}))
+    yield
+    setting.unlink()
+
+
+def test_without_subshells_a_blocking_cell_makes_completions_wait(
+    page, lab, completions, no_subshells
+):
+    open_with_df(page, lab, "wait.ipynb", "import time\ntime.sleep(6)")
+    cell(page, 3).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+Enter")
+    cell(page, 3).locator(".jp-InputPrompt").filter(has_text="[*]:").wait_for()
+    type_in(page, 2, "df.")
+    waiting = page.locator(".cnb-CompletionStatus[data-kind='waiting']")
+    waiting.wait_for(timeout=5_000)
+    assert waiting.inner_text() == "copilot: completions wait for the kernel"
+    shot(page, "completions-4-waiting.png")
+    page.keyboard.type("r", delay=30)  # held in the page: one request waits in the kernel
+    ghost(page).wait_for(timeout=20_000)
+    assert ghost(page).inner_text() == "evenue_eur.mean()"
+    assert cell(page, 3).locator(".jp-InputPrompt").inner_text().strip() == "[3]:"
+    page.locator(".cnb-CompletionStatus[data-kind='idle']").wait_for(state="attached")
+    assert "revenue_eur.mean()" not in ghosts_seen(page)  # the answer for `df.` never shows
+
+
+def test_without_subshells_a_copilot_turn_and_completions_do_not_wait_for_each_other(
+    page, lab, replies, completions, no_subshells
+):
+    def slow_turn(request: Any) -> Any:
+        time.sleep(5)
+        return reply("The turn is done.")
+
+    replies.queue.append(slow_turn)
+    open_with_df(page, lab, "turn.ipynb", "%%copilot\nsummarise df")
+    cell(page, 3).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+Enter")
+    cell(page, 3).locator(".jp-InputPrompt").filter(has_text="[*]:").wait_for()
+    type_in(page, 2, "df.")
+    ghost(page).wait_for(timeout=4_000)  # before the turn's model answers
+    assert ghost(page).inner_text() == "revenue_eur.mean()"
+    assert cell(page, 3).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
+    page.get_by_text("The turn is done.").wait_for(timeout=LONG)
+    assert not replies.queue

@@ -71,6 +71,9 @@ interface IPlace {
 export class KernelCompletionProvider implements IInlineCompletionProvider {
   readonly name = 'copilot_nb';
   readonly identifier = 'copilot-nb:kernel';
+  /** The inline completer's own settings for this provider: an answer may wait for a cell to
+   * end (the completer's 5 s default would drop it); the debounce is ours (`debounceMs`). */
+  readonly schema = { default: { timeout: 30_000, debouncerDelay: 0 } };
 
   settings: ICompletionSettings = { ...DEFAULTS };
 
