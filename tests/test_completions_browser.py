@@ -12,11 +12,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
 
 from copilot_nb.testing import ScriptedServer, fail, reply
-from tests.browser_lab import ARTIFACTS, LONG, Replies, shot
+from tests.browser_lab import ARTIFACTS, LONG, TOKEN, Replies, shot
 from tests.completion_page import (
     ATTACHED,
     GHOSTS_SEEN,
@@ -261,3 +262,42 @@ def test_without_subshells_a_copilot_turn_and_completions_do_not_wait_for_each_o
     assert cell(page, 3).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
     page.get_by_text("The turn is done.").wait_for(timeout=LONG)
     assert not replies.queue
+
+
+def test_notebook_7_shows_the_ghost_text_too(page, lab, completions, known_page_errors):
+    from tests.test_live_frontends_browser import NOTEBOOK_7_OWN
+
+    known_page_errors.append(NOTEBOOK_7_OWN)
+    name = "nb7-completions.ipynb"
+    write_notebook(lab["root"] / name, SETUP, ATTACHED, "")
+    page.goto(f"{lab['base']}/notebooks/{name}?token={TOKEN}", timeout=LONG)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget")
+    run_first_cell(page)
+    page.keyboard.press("Shift+Enter")
+    page.get_by_text("attached: True").wait_for(timeout=LONG)
+    page.evaluate(GHOSTS_SEEN)
+    type_in(page, 2, "df.u")
+    ghost(page).wait_for(timeout=15_000)
+    assert ghost(page).inner_text() == "nits_sold.mean()"
+    shot(page, "completions-5-notebook7.png")
+    page.keyboard.press("Tab")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2)"
+        ".sharedModel.getSource() === 'df.units_sold.mean()'"
+    )
+
+
+def test_turned_off_in_the_settings_nothing_is_asked(page, lab, completions):
+    url = f"{lab['base']}/lab/api/settings/copilot-nb:inline-completions?token={TOKEN}"
+    raw = json.dumps({"enabled": False})
+    assert httpx.put(url, json={"raw": raw}, timeout=10).status_code == 204
+    try:
+        open_with_df(page, lab, "off.ipynb")
+        asked = len(completions.prompts)
+        type_in(page, 2, "df.")
+        page.wait_for_timeout(1500)
+        assert ghost(page).count() == 0
+        assert len(completions.prompts) == asked
+    finally:
+        assert httpx.put(url, json={"raw": "{}"}, timeout=10).status_code == 204
