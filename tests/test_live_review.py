@@ -268,3 +268,26 @@ def test_with_yes_a_change_is_approved_without_review(
     assert front.sources() == ["v = 2"]
     assert "review" not in front.cell(0)["metadata"]["copilot_nb"]
     server.assert_complete()
+
+
+def test_a_review_cell_reviews_where_the_setting_asks(
+    serve, kernel_for, front_end, tmp_path: Path
+) -> None:
+    notebook = tmp_path / "cell.ipynb"
+    cells = saved_notebook(notebook, [nbformat.v4.new_code_cell("w = 1")])
+    server = serve(
+        [
+            reply("", call("edit_cell", id="e", cell_id=cells[0]["id"], old_str="1", new_str="2")),
+            reply("Done."),
+        ]
+    )
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
+    front = front_end(kernel, "cell.ipynb", cells)
+    assert kernel.execute('%config CopilotMagics.approve_edit = "ask"').status == "ok"
+    both = kernel.execute("%%copilot --yes --review\nbump it")
+    assert both.status == "error" and "contradict each other" in both.reply["content"]["evalue"]
+    assert kernel.execute("%%copilot --review\nbump it").status == "ok"
+    assert front.sources() == ["w = 2"]
+    assert front.cell(0)["metadata"]["copilot_nb"]["review"]["before"]["source"] == "w = 1"
+    assert "copilot: edits ask" in kernel.execute("%copilot").stdout, "the setting stays"
+    server.assert_complete()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -193,6 +194,11 @@ class CopilotMagics(Magics):
     @argument("--yes", "-y", action="store_true", help="approve every change in this cell")
     @argument("--read-only", action="store_true", help="refuse every change in this cell")
     @argument(
+        "--review",
+        action="store_true",
+        help="apply this cell's edits at once in the open notebook and review them there",
+    )
+    @argument(
         "command",
         nargs="*",
         help=(
@@ -204,8 +210,8 @@ class CopilotMagics(Magics):
     )
     @line_cell_magic
     def copilot(self, line: str = "", cell: str | None = None) -> None:
-        """Ask the agent: `%%copilot [--model M] [--mode ask|plan|agent] [--new] [--yes|--read-only]`
-        then the request.
+        """Ask the agent: `%%copilot [--model M] [--mode ask|plan|agent] [--new]
+        [--yes|--read-only|--review]` then the request.
 
         As a line magic: `%copilot` shows the model and workspace; `reset` forgets the
         conversation; `model NAME` sets the default model; `models [PROVIDER]` lists a provider's
@@ -266,8 +272,10 @@ class CopilotMagics(Magics):
                 f"%%copilot takes options only on its first line, not {' '.join(args.command)!r}; "
                 "write the request in the cell body"
             )
-        if args.yes and args.read_only:
-            raise UsageError("%%copilot: --yes and --read-only contradict each other; pick one")
+        if sum((args.yes, args.read_only, args.review)) > 1:
+            raise UsageError(
+                "%%copilot: --yes, --read-only and --review contradict each other; pick one"
+            )
         prompt = cell.strip()
         if not prompt:
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
@@ -277,6 +285,8 @@ class CopilotMagics(Magics):
         policy = self.session.approvals
         if args.yes or args.read_only:  # this cell only: the session keeps its own
             policy = policy.approve_changes() if args.yes else policy.read_only()
+        elif args.review:
+            policy = replace(policy, edit="review")
         try:
             turn = self.session.turn(
                 prompt,
@@ -311,7 +321,7 @@ def parse_options(line: str) -> Any:
     except UsageError as exc:
         message = str(exc)
         if "unrecognized arguments" in message:
-            known = "--model, --mode, --new, --max-rounds, --yes, --read-only"
+            known = "--model, --mode, --new, --max-rounds, --yes, --read-only, --review"
             raise UsageError(
                 f"%%copilot: {message}; the options are {known} (written in full: options "
                 "are never abbreviated)"
