@@ -8,6 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 FRONTEND := copilot_nb/jupyter/frontend
 FRONTEND_SOURCES := $(addprefix $(FRONTEND)/,package.json tsconfig.json install.json) \
 	$(wildcard $(FRONTEND)/src/*.ts) $(wildcard $(FRONTEND)/schema/*.json)
+HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
 
 .PHONY: demo test lint typecheck unit bench eval venv clean
 
@@ -35,9 +36,14 @@ typecheck: $(STAMP)
 
 # One pytest run: the unit, kernel and HTTP tests, and every demo notebook through nbval in strict
 # mode (outputs compared; the sanitize file covers only the scratch folder's path).
-unit: $(STAMP)
+unit: $(STAMP) $(HUB_PROXY)
 	$(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
 		tests notebooks
+
+# configurable-http-proxy for the JupyterHub test (tests/test_jupyterhub.py), from npm into build/
+# (the test installs it the same way when it is missing).
+$(HUB_PROXY):
+	npm install --prefix build/hub-proxy --no-audit --no-fund --loglevel=error configurable-http-proxy@4
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
