@@ -21,6 +21,7 @@ from benchmarks import (
     bench_panel,
     bench_proxy,
     bench_render,
+    bench_review,
     bench_search,
 )
 
@@ -33,6 +34,7 @@ if __name__ == "__main__":
     bench_panel.main()
     bench_render.main()
     bench_live.main()
+    bench_review.main()
     bench_proxy.main()
     bench_context.main()
     bench_cassette.main()
