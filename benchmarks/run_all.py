@@ -19,6 +19,7 @@ from benchmarks import (
     bench_loop,
     bench_mcp,
     bench_panel,
+    bench_policy,
     bench_proxy,
     bench_render,
     bench_review,
@@ -41,3 +42,4 @@ if __name__ == "__main__":
     bench_completions.main()
     bench_inline.main()
     bench_conversations.main()
+    bench_policy.main()

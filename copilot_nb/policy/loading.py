@@ -48,27 +48,43 @@ class Policy:
 
 def policy_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
     """The policy files to look for, in order: the environment's, the system's, then the extra."""
-    from jupyter_core.paths import ENV_CONFIG_PATH, SYSTEM_CONFIG_PATH
-
     env = os.environ if environ is None else environ
-    folders: Sequence[str] = [*ENV_CONFIG_PATH, *SYSTEM_CONFIG_PATH]
-    paths = [Path(folder) / FILE_NAME for folder in folders]
-    extra = env.get(EXTRA_VARIABLE, "")
-    if extra:
-        paths.append(Path(extra).expanduser())
-    return list(dict.fromkeys(paths))
+    return [Path(place) for place in _places(env.get(EXTRA_VARIABLE, ""))]
+
+
+_places_cache: dict[tuple[object, ...], tuple[str, ...]] = {}
+
+
+def _places(extra: str) -> tuple[str, ...]:
+    """The policy files' paths as text, remembered per search path (a check runs often)."""
+    import jupyter_core.paths as jupyter_paths
+
+    folders = (*jupyter_paths.ENV_CONFIG_PATH, *jupyter_paths.SYSTEM_CONFIG_PATH)
+    key = (folders, extra)
+    places = _places_cache.get(key)
+    if places is None:
+        found = [os.path.join(folder, FILE_NAME) for folder in folders]
+        if extra:
+            found.append(os.path.expanduser(extra))
+        places = _places_cache[key] = tuple(dict.fromkeys(found))
+    return places
 
 
 _cache: tuple[tuple[object, ...], Policy] | None = None
 
 
 def load_policy(paths: Sequence[Path] | None = None) -> Policy:
-    """The policy of these files (by default `policy_paths()`), read again only if one changed."""
+    """The policy of these files (by default `policy_paths()`), read again only if one changed:
+    one file-status look at each place per check."""
     global _cache
-    found = policy_paths() if paths is None else list(paths)
-    stamp = tuple((str(p), _stamp(p)) for p in found)
-    if _cache is not None and _cache[0] == stamp:
+    if paths is None:
+        places = _places(os.environ.get(EXTRA_VARIABLE, ""))
+    else:
+        places = tuple(str(p) for p in paths)
+    stamp = tuple(_stamp(place) for place in places)
+    if _cache is not None and _cache[0] == (places, stamp):
         return _cache[1]
+    found = [Path(place) for place in places]
     rules: list[Rules] = []
     broken: list[tuple[str, str]] = []
     for path in found:
@@ -83,14 +99,14 @@ def load_policy(paths: Sequence[Path] | None = None) -> Policy:
             rules.append(parse_rules(text, str(path)))
         except PolicyFormatError as exc:
             broken.append((str(path), str(exc)))
-    policy = Policy(rules=tuple(rules), broken=tuple(broken), searched=tuple(str(p) for p in found))
-    _cache = (stamp, policy)
+    policy = Policy(rules=tuple(rules), broken=tuple(broken), searched=places)
+    _cache = ((places, stamp), policy)
     return policy
 
 
-def _stamp(path: Path) -> object:
+def _stamp(path: str) -> object:
     try:
-        status = path.stat()
+        status = os.stat(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
