@@ -1,7 +1,11 @@
 """Decoding speed: a ~1 MB stream through raw httpx (the floor), the official SDKs, and ours.
 
-All clients read the same bytes from one loopback server in one run; the table gives each
-median time and its ratio to the raw-bytes floor of the same protocol.
+All clients read the same bytes from one loopback server in one run. Every run of every client
+opens a fresh `httpx.AsyncClient` made the same way (ours get it as `http_client=`), so the floor
+and ours pay the same for the client and differ only in what they do with the bytes. The runs are
+interleaved (floor, then each contender, REPEATS times), so a busy machine slows all alike; the
+table gives each median time and the median of its ratios to the floor run beside it. Ours runs
+with each JSON parser this installation has (`fast_json`: orjson, then the standard library).
 """
 
 from __future__ import annotations
@@ -21,18 +25,26 @@ from benchmarks.streams import (
     request_json,
     responses_body,
 )
+from copilot_nb.models import fast_json
 from copilot_nb.models.anthropic.chat import AnthropicChat
 from copilot_nb.models.base import collect
 from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.models.openai.responses import OpenAIResponses
 
-REPEATS = 7
+REPEATS = 9
+TARGET = 1.5
+"""Ours at most this many times the floor (median), on every wire."""
 HI = [{"role": "user", "content": "go"}]
+
+
+def new_client() -> httpx.AsyncClient:
+    """The one way every run gets its client (see the module docstring)."""
+    return httpx.AsyncClient(timeout=60)
 
 
 async def raw_bytes(url: str) -> None:
     async with (
-        httpx.AsyncClient(timeout=60) as client,
+        new_client() as client,
         client.stream("POST", url, content=request_json()) as response,
     ):
         async for _ in response.aiter_bytes():
@@ -73,37 +85,67 @@ async def anthropic_sdk(base: str) -> None:
 
 
 async def ours_openai(base: str) -> None:
-    model = OpenAIChat("bench", base_url=f"{base}/v1", api_key="bench")
-    message = await collect(model.stream(HI))
+    async with new_client() as client:
+        model = OpenAIChat("bench", base_url=f"{base}/v1", api_key="bench", http_client=client)
+        message = await collect(model.stream(HI))
     assert len(message.tool_calls) == 3
-    await model.aclose()
 
 
 async def ours_responses(base: str) -> None:
-    model = OpenAIResponses("bench", base_url=f"{base}/v1", api_key="bench")
-    message = await collect(model.stream(HI))
+    async with new_client() as client:
+        model = OpenAIResponses("bench", base_url=f"{base}/v1", api_key="bench", http_client=client)
+        message = await collect(model.stream(HI))
     assert len(message.tool_calls) == 3
-    await model.aclose()
 
 
 async def ours_anthropic(base: str) -> None:
-    model = AnthropicChat("bench", base_url=base, api_key="bench")
-    message = await collect(model.stream(HI))
+    async with new_client() as client:
+        model = AnthropicChat("bench", base_url=base, api_key="bench", http_client=client)
+        message = await collect(model.stream(HI))
     assert len(message.tool_calls) == 3
-    await model.aclose()
 
 
-async def median_seconds(run: Callable[[], Awaitable[None]]) -> float:
-    await run()  # warm up: imports, connection set-up
-    times = []
+Run = Callable[[], Awaitable[None]]
+
+
+def with_parser(
+    parser: str, run: Callable[[str], Awaitable[None]]
+) -> Callable[[str], Awaitable[None]]:
+    """`run` with `fast_json` switched to `parser` while it runs."""
+
+    async def switched(base: str) -> None:
+        previous = fast_json.use(parser)
+        try:
+            await run(base)
+        finally:
+            fast_json.use(previous)
+
+    return switched
+
+
+async def interleaved(runs: list[Run]) -> tuple[list[float], list[float]]:
+    """Each run's median seconds, and the median of its ratios to the first run (the floor) of
+    the same round."""
+    for run in runs:
+        await run()  # warm up: imports, connection set-up
+    times: list[list[float]] = [[] for _ in runs]
     for _ in range(REPEATS):
-        started = time.perf_counter()
-        await run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for index, run in enumerate(runs):
+            started = time.perf_counter()
+            await run()
+            times[index].append(time.perf_counter() - started)
+    medians = [statistics.median(column) for column in times]
+    ratios = [
+        statistics.median(t / f for t, f in zip(column, times[0], strict=True)) for column in times
+    ]
+    return medians, ratios
 
 
-async def measure() -> list[tuple[str, str, float, float]]:
+Row = tuple[str, str, float, float, str]
+"""protocol, client, seconds, ratio to the floor, target ("" where none)."""
+
+
+async def measure(*, sdks: bool = True) -> list[Row]:
     turn = big_turn()
     bodies = {
         "/v1/chat/completions": openai_body(turn),
@@ -111,48 +153,59 @@ async def measure() -> list[tuple[str, str, float, float]]:
         "/v1/responses": responses_body(turn),
     }
     server = BodyServer(bodies)
-    rows: list[tuple[str, str, float, float]] = []
+    rows: list[Row] = []
     try:
-        for protocol, path, contenders in (
+        for protocol, path, sdk, ours in (
             (
                 "openai",
                 "/v1/chat/completions",
-                (("openai SDK stream helper", openai_sdk), ("copilot_nb OpenAIChat", ours_openai)),
+                ("openai SDK stream helper", openai_sdk),
+                ("OpenAIChat", ours_openai),
             ),
             (
                 "responses",
                 "/v1/responses",
-                (
-                    ("openai SDK responses.stream", responses_sdk),
-                    ("copilot_nb OpenAIResponses", ours_responses),
-                ),
+                ("openai SDK responses.stream", responses_sdk),
+                ("OpenAIResponses", ours_responses),
             ),
             (
                 "anthropic",
                 "/v1/messages",
-                (
-                    ("anthropic SDK stream helper", anthropic_sdk),
-                    ("copilot_nb AnthropicChat", ours_anthropic),
-                ),
+                ("anthropic SDK stream helper", anthropic_sdk),
+                ("AnthropicChat", ours_anthropic),
             ),
         ):
             size = len(bodies[path]) / 1e6
-            floor = await median_seconds(lambda p=path: raw_bytes(server.url + p))
-            rows.append((protocol, f"raw httpx bytes ({size:.2f} MB)", floor, 1.0))
-            for name, run in contenders:
-                seconds = await median_seconds(lambda r=run: r(server.url))
-                rows.append((protocol, name, seconds, seconds / floor))
+            names = [f"raw httpx bytes ({size:.2f} MB)"]
+            runs: list[Run] = [lambda p=path: raw_bytes(server.url + p)]
+            targets = [""]
+            for parser in fast_json.available():
+                names.append(f"copilot_nb {ours[0]} ({parser})")
+                switched = with_parser(parser, ours[1])
+                runs.append(lambda r=switched: r(server.url))
+                targets.append(f"<= {TARGET}" if parser == fast_json.available()[0] else "")
+            if sdks:
+                names.append(sdk[0])
+                runs.append(lambda r=sdk[1]: r(server.url))
+                targets.append("")
+            medians, ratios = await interleaved(runs)
+            rows += [
+                (protocol, name, seconds, ratio, target)
+                for name, seconds, ratio, target in zip(
+                    names, medians, ratios, targets, strict=True
+                )
+            ]
     finally:
         server.close()
     return rows
 
 
-def main() -> list[tuple[str, str, float, float]]:
+def main() -> list[Row]:
     rows = asyncio.run(measure())
-    print(f"\nStream decoding (median of {REPEATS}, one loopback server)")
-    print(f"{'protocol':<10} {'client':<34} {'ms':>8} {'x floor':>8}")
-    for protocol, name, seconds, ratio in rows:
-        print(f"{protocol:<10} {name:<34} {seconds * 1000:>8.1f} {ratio:>8.2f}")
+    print(f"\nStream decoding (median of {REPEATS} interleaved runs, one loopback server)")
+    print(f"{'protocol':<10} {'client':<36} {'ms':>8} {'x floor':>8} {'target':>7}")
+    for protocol, name, seconds, ratio, target in rows:
+        print(f"{protocol:<10} {name:<36} {seconds * 1000:>8.1f} {ratio:>8.2f} {target:>7}")
     return rows
 
 

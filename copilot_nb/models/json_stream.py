@@ -1,6 +1,12 @@
 """What the Chat Completions and Responses decoders share: SSE bytes in, JSON objects out, and
 one discipline for errors (deltas decoded before an error are returned first; the error is
-raised by the next `feed()` or `close()`, and input after it is ignored)."""
+raised by the next `feed()` or `close()`, and input after it is ignored).
+
+Decoding has two paths with one outcome. The hot one: a one-line event whose data parses at
+once as a JSON object (`fast_json`) goes straight to the subclass's `_on_object`. Every other
+event (`[DONE]`, an `error` event, data that is not a JSON object, ...) goes through the
+subclass's `_events`, the general path, which parses with the standard library and says what
+was wrong."""
 
 from __future__ import annotations
 
@@ -9,11 +15,21 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from ..errors import StreamError
-from ..events import ModelEvent
+from ..events import ModelEvent, TextDelta
 from ..text import shorten
-from .sse import ServerSentEvent, SSEDecoder
+from . import fast_json
+from .sse import RawEvent, ServerSentEvent, SSEDecoder
 
 _loads = json.loads
+_new = object.__new__
+
+
+def text_delta(text: str) -> TextDelta:
+    """`TextDelta(text=text)` at half the cost: a frozen dataclass's `__init__` sets its field
+    through `object.__setattr__`, which is most of the price of the one event every delta is."""
+    event = _new(TextDelta)
+    event.__dict__["text"] = text
+    return event
 
 
 class JSONStreamDecoder:
@@ -36,7 +52,7 @@ class JSONStreamDecoder:
         self._raise_pending()
         if self.done or self._stopped:
             return []
-        return self._guarded(self._sse.feed(data))
+        return self._guarded(self._sse.feed_raw(data))
 
     def flush(self) -> list[ModelEvent]:
         """End of body: decode an event the server did not finish with a blank line."""
@@ -47,13 +63,41 @@ class JSONStreamDecoder:
         return self._guarded(self._sse.flush())
 
     def _events(self, sse_events: Iterable[ServerSentEvent], out: list[ModelEvent]) -> None:
+        """The general path: decode events, stopping at the stream's end or an error."""
         raise NotImplementedError
 
-    def _guarded(self, sse_events: Iterable[ServerSentEvent]) -> list[ModelEvent]:
+    _on_object: Any = None
+    """The hot path, if the subclass has one: `_on_object(value, out)` decodes one event whose
+    data is the JSON object `value`, as `_events` would have."""
+
+    def _decode(self, items: Iterable[RawEvent], out: list[ModelEvent]) -> None:
+        """Each item by the hot path when it can take it, else by the general path, in order."""
+        on_object = self._on_object
+        loads = fast_json.loads
+        event_of = self._sse.event_of
+        for item in items:
+            if type(item) is tuple:
+                name, data = item
+                if on_object is not None and data[:1] == b"{" and name != b"error":
+                    try:
+                        value = loads(data)
+                    except fast_json.DECLINED:
+                        value = None
+                    if type(value) is dict:
+                        on_object(value, out)
+                        if self.done:
+                            return
+                        continue
+                item = event_of(item)
+            self._events((item,), out)  # type: ignore[arg-type]
+            if self.done:
+                return
+
+    def _guarded(self, items: Iterable[RawEvent]) -> list[ModelEvent]:
         """Decode events; an error after some deltas waits for the next call, so they are kept."""
         out: list[ModelEvent] = []
         try:
-            self._events(sse_events, out)
+            self._decode(items, out)
         except StreamError as exc:
             if not out:
                 raise
@@ -62,9 +106,15 @@ class JSONStreamDecoder:
 
     def _json_object(self, data: str) -> dict[str, Any]:
         """One event's data as a JSON object, or the stream fails saying what came instead."""
+        try:  # the fast parser first: an event split across reads can be the stream's largest
+            value = fast_json.loads(data.encode("utf-8", "surrogatepass"))
+        except fast_json.DECLINED:
+            value = None
+        if type(value) is dict:
+            return value
         try:
             value = _loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # a value nested too deep is not JSON to us
             self._fail(
                 StreamError(
                     f"the stream sent data that is not JSON: {shorten(data, 120)!r}; expected "

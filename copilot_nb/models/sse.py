@@ -37,6 +37,10 @@ class ServerSentEvent:
     retry: int | None = None
 
 
+RawEvent = ServerSentEvent | tuple[bytes, bytes]
+"""What `SSEDecoder.feed_raw` gives: an event, or the `(name, data)` bytes of a one-line one."""
+
+
 class SSEDecoder:
     """Turns a byte stream, fed in pieces of any size, into `ServerSentEvent`s."""
 
@@ -52,6 +56,19 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Decode one network read; returns the events it completed (often none, often several)."""
+        return [
+            item if type(item) is ServerSentEvent else self._event_of(item)  # type: ignore[arg-type]
+            for item in self.feed_raw(chunk)
+        ]
+
+    def feed_raw(self, chunk: bytes) -> list[RawEvent]:
+        """`feed`, for a consumer that parses the data itself (the model stream decoders).
+
+        The commonest event, one `data:` line (maybe after an `event:` line) while no id was
+        ever set, comes as a `(name, data)` pair of undecoded bytes (`name` empty for a
+        "message"), so its data is not decoded twice; every other event is a `ServerSentEvent`.
+        `event_of()` turns a pair into the `ServerSentEvent` that `feed` gives.
+        """
         if (  # the commonest read: exactly one one-line `data:` event, nothing pending
             chunk.endswith(b"\n\n")
             and chunk.startswith(b"data:")
@@ -60,6 +77,8 @@ class SSEDecoder:
             and self._idle
         ):
             value = chunk[6:-2] if chunk[5] == 32 else chunk[5:-2]
+            if self._last_id is None:
+                return [(b"", value)]
             return [_data_event(value.decode("utf-8", "replace"), self._last_id)]
         if self._bom_head is not None:
             head = self._bom_head + chunk
@@ -91,6 +110,18 @@ class SSEDecoder:
             region = region.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         return self._region(region)
 
+    def event_of(self, pair: tuple[bytes, bytes]) -> ServerSentEvent:
+        """The `ServerSentEvent` of a `(name, data)` pair from `feed_raw`."""
+        return self._event_of(pair)
+
+    @staticmethod
+    def _event_of(pair: tuple[bytes, bytes]) -> ServerSentEvent:
+        name, value = pair
+        event = _data_event(value.decode("utf-8", "replace"), None)
+        if name:
+            _set_event(event, name.decode("utf-8", "replace"))
+        return event
+
     def flush(self) -> list[ServerSentEvent]:
         """End of stream: finish a last unterminated line and dispatch a pending event."""
         tail = b"".join(self._pending)
@@ -114,13 +145,38 @@ class SSEDecoder:
             or self._retry is not None
         )
 
-    def _region(self, region: bytes) -> list[ServerSentEvent]:
+    def _region(self, region: bytes) -> list[RawEvent]:
         """Interpret whole lines (`region` ends with LF, its only line ending).
 
-        The hot path is a block of one `data:` line, maybe after an `event:` line: a regex over the
-        bytes finds them and each value is decoded once; other lines go through `_lines`.
+        The hot path is a run of whole one-line events (one `data:` line, maybe after an `event:`
+        line) from an idle start: one regex checks the run and another lists its `(name, data)`
+        pairs (see `feed_raw`). The event the last read left unfinished, before the run, and the
+        lines of the next one, after it, go through `_tokens`.
         """
-        events: list[ServerSentEvent] = []
+        if self._last_id is not None:
+            return self._tokens(region)
+        events: list[RawEvent] = []
+        start = 0
+        if self._data or self._event or self._retry is not None:
+            # the pending event ends at the first blank line: this region's first byte when the
+            # last one ended with the event's last line
+            start = 1 if region[0] == 10 else region.find(b"\n\n") + 2
+            if start == 1 and region[0] != 10:  # no blank line: the event goes on past this region
+                return self._tokens(region)
+            events = self._tokens(region[:start])
+            if self._data or self._event or self._retry is not None or self._last_id is not None:
+                return events + self._tokens(region[start:])
+        end = region.rfind(b"\n\n") + 2
+        if end > start and end > 1 and _EVENTS.fullmatch(region, start, end):
+            events += _PAIRS.findall(region, start, end)
+            start = end
+        if start < len(region):
+            events += self._tokens(region[start:] if start else region)
+        return events
+
+    def _tokens(self, region: bytes) -> list[RawEvent]:
+        """Interpret whole lines one token at a time: a one-line event or any one line."""
+        events: list[RawEvent] = []
         lines: list[str] = []
         for head_line, name, value, line in _TOKENS.findall(region):
             if line:
@@ -129,16 +185,18 @@ class SSEDecoder:
             if lines:
                 events += self._lines(lines)
                 lines = []
-            text = value.decode("utf-8", "replace")
             if self._data or self._event or self._retry is not None:
                 # an `event:` line with an empty value still resets the pending event's type
+                text = value.decode("utf-8", "replace")
                 head = ["event: " + name.decode("utf-8", "replace")] if head_line else []
                 events += self._lines([*head, "data: " + text, ""])
-                continue
-            event = _data_event(text, self._last_id)
-            if name:
-                _set_event(event, name.decode("utf-8", "replace"))
-            events.append(event)
+            elif self._last_id is None:
+                events.append((name, value))
+            else:
+                event = _data_event(value.decode("utf-8", "replace"), self._last_id)
+                if name:
+                    _set_event(event, name.decode("utf-8", "replace"))
+                events.append(event)
         if lines:
             events += self._lines(lines)
         return events
@@ -196,6 +254,11 @@ class SSEDecoder:
 _TOKENS = re.compile(rb"(event: ?([^\n]*)\n)?data: ?([^\n]*)\n\n|([^\n]*\n)")
 """A one-line `data:` event, maybe after an `event:` line (groups 1 and 2; OpenAI's Responses and
 Anthropic's framing), or else any one line (group 3)."""
+
+_PAIRS = re.compile(rb"(?:event: ?([^\n]*)\n)?data: ?([^\n]*)\n\n")
+"""The same one-line events as `(name, data)` pairs, for a region made of nothing else ..."""
+_EVENTS = re.compile(rb"(?:(?:event:[^\n]*\n)?data:[^\n]*\n\n)*")
+"""... which this matches whole."""
 
 _new = object.__new__
 _set_event, _set_data, _set_id, _set_retry = (

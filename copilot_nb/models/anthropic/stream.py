@@ -17,6 +17,8 @@ from ...errors import StreamError
 from ...events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from ...messages import AssistantMessage, ToolCall, Usage
 from ...text import shorten
+from .. import fast_json
+from ..json_stream import text_delta
 from ..sse import ServerSentEvent, SSEDecoder
 
 
@@ -81,17 +83,41 @@ class MessagesStreamDecoder:
         return out
 
     def _feed(self, data: bytes, out: list[ModelEvent]) -> None:
+        fast = fast_json.loads
         loads = json.loads
         text_blocks = self._text
-        for sse in self._sse.feed(data):
-            if not sse.data:
-                continue
-            try:
-                event = loads(sse.data)
-            except ValueError:
-                event = _parse(sse)  # raises StreamError naming the broken event
-            if type(event) is not dict:
-                event = _parse(sse)
+        for item in self._sse.feed_raw(data):
+            # One-line events come as bytes (see `SSEDecoder.feed_raw`): parsed at once when they
+            # can be; anything else is parsed by the standard library, which names what is wrong.
+            event = None
+            if type(item) is tuple:
+                name, raw = item
+                if raw[:1] == b"{":
+                    try:
+                        event = fast(raw)
+                    except fast_json.DECLINED:
+                        event = None
+                    if type(event) is not dict:
+                        event = None
+                    is_error = name == b"error"
+                if event is None:
+                    item = self._sse.event_of(item)
+            if event is None:
+                sse: ServerSentEvent = item  # type: ignore[assignment]
+                if not sse.data:
+                    continue
+                try:  # the fast parser first: an event split across reads can be a large one
+                    event = fast(sse.data.encode("utf-8", "surrogatepass"))
+                except fast_json.DECLINED:
+                    event = None
+                if type(event) is not dict:
+                    try:
+                        event = loads(sse.data)
+                    except (ValueError, RecursionError):
+                        event = _parse(sse)  # raises StreamError naming the broken event
+                if type(event) is not dict:
+                    event = _parse(sse)
+                is_error = sse.event == "error"
             # Hot path: a text delta to a known text block.
             if event.get("type") == "content_block_delta":
                 delta = event.get("delta") or {}
@@ -101,9 +127,9 @@ class MessagesStreamDecoder:
                         text = delta.get("text") or ""
                         if text:
                             parts.append(text)
-                            out.append(TextDelta(text=text))
+                            out.append(text_delta(text))
                         continue
-            elif sse.event == "error" and event.get("type") != "error":
+            elif is_error and event.get("type") != "error":
                 event = {"type": "error", "error": event}
             out.extend(self.feed_event(event))
 
@@ -246,7 +272,7 @@ def _parse(sse: ServerSentEvent) -> dict[str, Any]:
     """Parse one event's data, saying which event was broken when it is not a JSON object."""
     try:
         event = json.loads(sse.data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise StreamError(
             f"Anthropic stream sent {sse.event!r} data that is not JSON: {shorten(sse.data, 200)!r}",
             body=sse.data,

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import StreamError
-from ...events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
+from ...events import ModelEvent, ReasoningDelta, ToolCallDelta
 from ...messages import AssistantMessage, ToolCall, Usage
 from ...text import shorten
-from ..json_stream import JSONStreamDecoder
+from ..json_stream import JSONStreamDecoder, text_delta
 from ..sse import ServerSentEvent
 
 _loads = json.loads
@@ -113,13 +113,18 @@ class ChatCompletionsDecoder(JSONStreamDecoder):
 
     def feed_chunk(self, chunk: Mapping[str, Any]) -> list[ModelEvent]:
         """Accumulate one parsed chunk; returns the events for choice 0."""
+        events: list[ModelEvent] = []
+        self._on_object(chunk, events)
+        return events
+
+    def _on_object(self, chunk: Mapping[str, Any], events: list[ModelEvent]) -> None:
+        """Accumulate one parsed chunk, appending the events for choice 0 to `events`."""
         error = chunk.get("error")
         if error:
             self._fail(_provider_error(error))
         usage = chunk.get("usage")
         if usage is not None:
             self._usage = usage
-        events: list[ModelEvent] = []
         for choice in chunk.get("choices") or ():
             index = choice.get("index") or 0
             state = self._choices.get(index)
@@ -133,13 +138,12 @@ class ChatCompletionsDecoder(JSONStreamDecoder):
                         content = _text_parts(content)
                     state.text.append(content)
                     if index == 0 and content:
-                        events.append(TextDelta(text=content))
+                        events.append(text_delta(content))
                 if content is None or len(delta) > 1:  # not the hot path: a bare text delta
                     _delta_extras(state, delta, events if index == 0 else None)
             finish_reason = choice.get("finish_reason")
             if finish_reason:  # some servers send "" on every chunk, as openai-python ignores
                 state.finish_reason = finish_reason
-        return events
 
     def _events(self, sse_events: Iterable[ServerSentEvent], out: list[ModelEvent]) -> None:
         """Turn decoded SSE events into model events, stopping at `[DONE]` or an error."""
@@ -152,7 +156,7 @@ class ChatCompletionsDecoder(JSONStreamDecoder):
                 return
             if not data:
                 continue
-            out.extend(self.feed_chunk(self._json_object(data)))
+            self._on_object(self._json_object(data), out)
 
     def _message(self, state: _Choice | None) -> AssistantMessage:
         """Build a complete message from one choice's accumulated state."""
@@ -273,7 +277,7 @@ def _event_error(data: str) -> StreamError:
     """The StreamError for an `event: error` SSE event, whatever its data holds."""
     try:
         payload = _loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return StreamError(
             data or "the model stream sent an error event with no details", body=data
         )

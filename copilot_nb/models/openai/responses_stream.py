@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import StreamError
-from ...events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
+from ...events import ModelEvent, ReasoningDelta, ToolCallDelta
 from ...messages import AssistantMessage, ToolCall, Usage
 from ...text import shorten
-from ..json_stream import JSONStreamDecoder
+from ..json_stream import JSONStreamDecoder, text_delta
 from ..sse import ServerSentEvent
 
 _loads = json.loads
@@ -85,7 +85,7 @@ class ResponsesDecoder(JSONStreamDecoder):
             delta = event.get("delta")
             if delta:
                 self._slot(event).text.append(delta)
-                return [TextDelta(text=delta)]
+                return [text_delta(delta)]
             return []
         if kind == "response.function_call_arguments.delta":
             delta = event.get("delta")
@@ -125,6 +125,18 @@ class ResponsesDecoder(JSONStreamDecoder):
         if kind == "error":
             self._fail(_error_event(event))
         return []  # created, in_progress, queued, content parts, built-in tool progress, ...
+
+    def _on_object(self, event: Mapping[str, Any], out: list[ModelEvent]) -> None:
+        """`feed_event`, appending to `out`; a text delta to a known item takes no detour."""
+        if event.get("type") == "response.output_text.delta":
+            delta = event.get("delta")
+            slot = self._items.get(event.get("output_index") or 0)
+            if slot is not None:
+                if delta:
+                    slot.text.append(delta)
+                    out.append(text_delta(delta))
+                return
+        out += self.feed_event(event)
 
     def message(self) -> AssistantMessage:
         """The reply accumulated so far (the whole reply once `done`)."""
@@ -267,7 +279,7 @@ class ResponsesDecoder(JSONStreamDecoder):
             if data.startswith("[DONE]"):
                 self.done = True
                 return
-            out.extend(self.feed_event(self._json_object(data)))
+            self._on_object(self._json_object(data), out)
             if self.done:
                 return
 
