@@ -223,3 +223,37 @@ def test_every_decoder_reads_its_stream_split_at_every_byte(decoder, stream):
         assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "".join(PIECES)
         assert d.close().text == "".join(PIECES)
         assert d.done
+
+
+async def test_a_recording_cassette_keeps_fill_requests_out_of_its_order_and_a_replay_goes_live(
+    server, tmp_path, monkeypatch
+):
+    import json
+
+    from copilot_nb.agent.completions.models import resolve_fill
+    from copilot_nb.agent.model_strings import resolve_model
+    from copilot_nb.models.cassettes.cassette import Cassette, using
+
+    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("OLLAMA_BASE_URL", f"{server.base_url}/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.base_url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    tape = tmp_path / "n.copilot.jsonl"
+    fill = resolve_fill("ollama:qwen2.5-coder", resolve_model)
+    chat = resolve_fill("openai:gpt-4o", resolve_model)
+    with using(Cassette(tape, "record")):
+        _, recorded, _ = await drain(fill.fill(REQUEST))
+        await drain(chat.fill(REQUEST))
+    lines = [json.loads(line) for line in tape.read_text().splitlines()]
+    paths = [e["request"]["path"] for e in lines if "request" in e]
+    assert paths == ["/api/generate"], "the fill wire recorded, the chat fallback not"
+    with using(Cassette(tape, "replay")):
+        _, replayed, _ = await drain(fill.fill(REQUEST))
+    assert replayed.message.text == recorded.message.text
+    assert [c.path for c in server.calls] == [
+        "/api/generate",
+        "/v1/chat/completions",
+        "/api/generate",
+    ], "while a cassette replays, completions go live"
+    await fill.aclose()
+    await chat.aclose()

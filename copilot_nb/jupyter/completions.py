@@ -3,9 +3,9 @@ requests handed to the kernel's one `CompletionService` (`agent/completions/serv
 
 Loaded at the first request, not at `%load_ext`. The model is the request's (`model`), else
 `CopilotMagics.completion_model`, else the kernel's model (`%copilot model`); completions use
-models of their own (a chat model for the fallback is built apart from the conversation's), so
-keystroke-driven traffic never enters the notebook's cassette, whose replay is strict and in
-order.
+models of their own, apart from the conversation's: a fill wire's requests go into the notebook's
+cassette only while it records, as lookups (`models/fim.py`), and a chat model's fallback never
+does, since its requests would enter the turns' strict order.
 """
 
 from __future__ import annotations

@@ -20,11 +20,15 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+import httpx
+
 from ..errors import StreamError
 from ..events import ModelEvent, ModelResponse, TextDelta
 from ..messages import AssistantMessage, Usage
+from .cassettes.cassette import active_cassette
 from .json_stream import JSONStreamDecoder
 from .sse import ServerSentEvent
+from .transport import LoopBoundClient
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +66,26 @@ class FillModel(Protocol):
     def fill(self, request: FillRequest) -> AsyncIterator[ModelEvent]: ...
 
     async def aclose(self) -> None: ...
+
+
+class RecordingOnlyClient(LoopBoundClient):
+    """A fill model's connections: through the kernel's cassette while it records, and live
+    otherwise. Completions are recorded as lookups (their paths are not the in-order chat
+    paths), so a recording keeps them without changing the order its turns replay in; while a
+    cassette replays, what the user types now is no part of the recording and goes live."""
+
+    def get(self) -> httpx.AsyncClient:
+        cassette = active_cassette()
+        self.follows_cassette = cassette is not None and cassette.recording
+        return super().get()
+
+
+def record_with_cassettes(model: object) -> None:
+    """Let the kernel's cassette record this fill model's requests (never replay them)."""
+    http = getattr(model, "_http", None)
+    if isinstance(http, LoopBoundClient) and not isinstance(http, RecordingOnlyClient):
+        only = RecordingOnlyClient(timeout=http._timeout, client=http._given)
+        model._http = only  # type: ignore[attr-defined]
 
 
 def usage_from(raw: Any) -> Usage | None:

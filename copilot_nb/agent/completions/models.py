@@ -16,7 +16,7 @@ from collections.abc import Callable
 from ...errors import ConfigError
 from ...models.base import Model
 from ...models.chat_fill import ChatFill
-from ...models.fim import FillModel
+from ...models.fim import FillModel, record_with_cassettes
 
 FILL_PROVIDERS = ("openai-completions", "deepseek", "mistral", "ollama", "llamacpp", "copilot")
 NO_MODEL = (
@@ -33,7 +33,16 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def resolve_fill(spec: str, chat_model: Callable[[str], Model]) -> FillModel:
-    """The model that completes for `spec`; `chat_model` builds (or reuses) a chat model."""
+    """The model that completes for `spec`; `chat_model` builds (or reuses) a chat model.
+    A fill-in-the-middle wire's requests are recorded while the kernel's cassette records
+    (as lookups, out of the turns' order); a chat model's are not (its path is in order)."""
+    fill = _resolve(spec, chat_model)
+    if not isinstance(fill, ChatFill):
+        record_with_cassettes(fill)
+    return fill
+
+
+def _resolve(spec: str, chat_model: Callable[[str], Model]) -> FillModel:
     provider, name = split_spec(spec)
     if provider in ("offline", "demo", ""):
         raise ConfigError(NO_MODEL)
