@@ -15,6 +15,7 @@ from benchmarks import (
     bench_decode,
     bench_import,
     bench_inline,
+    bench_inline_browser,
     bench_live,
     bench_loop,
     bench_mcp,
@@ -41,5 +42,6 @@ if __name__ == "__main__":
     bench_cassette.main()
     bench_completions.main()
     bench_inline.main()
+    bench_inline_browser.main()
     bench_conversations.main()
     bench_policy.main()
