@@ -1,9 +1,10 @@
 """A real JupyterHub on loopback for the team tests: configurable-http-proxy (from npm), the
 local-process spawner, the dummy authenticator, and real Unix users, one server each.
 
-Needs root (the spawner switches to each user), Node for the proxy, and Debian's Python: the
-users' servers run a small venv of `/usr/bin/python3` that reads this checkout's `.venv`
-packages (the `.venv`'s own interpreter may live under a home no other user can enter). That
+Needs root (the spawner switches to each user) and Node for the proxy. The users' servers run
+a small venv that reads this checkout's `.venv` packages, made from the `.venv`'s interpreter,
+or from `/usr/bin/python3` of the same version when that one lives under a home no other user
+can enter. That
 venv's `etc/jupyter` is the servers' environment config folder, where the administrator's
 policy goes, as on a real hub. Users are made idempotently and removed afterwards.
 """
@@ -37,9 +38,31 @@ def missing() -> str:
         return "needs root: the local-process spawner starts each user's server as that user"
     if shutil.which("npm") is None or shutil.which("node") is None:
         return "needs Node and npm for configurable-http-proxy"
-    if not SYSTEM_PYTHON.exists() or shutil.which("useradd") is None:
-        return f"needs {SYSTEM_PYTHON} and useradd"
+    if shutil.which("useradd") is None:
+        return "needs useradd"
+    if users_python() is None:
+        return (
+            f"needs a Python {sys.version_info.major}.{sys.version_info.minor} other users can "
+            f"run: this one is under a folder they cannot enter, and {SYSTEM_PYTHON} is another"
+        )
     return ""
+
+
+def users_python() -> Path | None:
+    """An interpreter of this Python's version that other users can run: this one, unless it
+    lives under a folder they cannot enter (a home), else the system's."""
+    real = Path(os.path.realpath(sys.executable))
+    if all(os.stat(folder).st_mode & 0o001 for folder in real.parents):
+        return real
+    if SYSTEM_PYTHON.exists():
+        version = subprocess.run(
+            [str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        if version == str(tuple(sys.version_info[:2])):
+            return SYSTEM_PYTHON
+    return None
 
 
 def ensure_proxy() -> Path:
@@ -83,9 +106,11 @@ def remove_user(name: str) -> None:
 
 
 def users_venv(folder: Path) -> Path:
-    """A venv of Debian's Python that sees this checkout's packages (and copilot_nb, editable)."""
+    """A venv the users can run that sees this checkout's packages (and copilot_nb, editable)."""
     venv = folder / "users-venv"
-    subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = users_python()
+    assert python is not None, missing()
+    subprocess.run([str(python), "-m", "venv", "--without-pip", str(venv)], check=True)
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     packages = sysconfig.get_paths()["purelib"]
     site = venv / "lib" / version / "site-packages"

@@ -174,6 +174,9 @@ def test_two_users_on_a_hub_with_a_policy(hub):
             ) in refused
 
             isolation = run_cell(alices, 2, "story.copilot-chat.jsonl")
+            # Alice's sign-in does not open Bob's server either
+            bobs_file = alices.request.get(f"{hub['base']}/user/{BOB}/api/contents/story.ipynb")
+            assert bobs_file.status != 200 and "I am bob" not in bobs_file.text()
         finally:
             browser.close()
     assert not outside, f"the pages asked for URLs off loopback: {outside}"
