@@ -5,6 +5,8 @@ servers are real ones on loopback (`tests/network_proxy.py`)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,3 +222,30 @@ def test_ca_variables_in_order():
     assert ca_locations({"SSL_CERT_DIR": "d", "REQUESTS_CA_BUNDLE": "b"}) == (None, "d")
     assert ca_locations({"REQUESTS_CA_BUNDLE": "b"}) == ("b", None)
     assert ca_locations({}) == (None, None)
+
+
+@pytest.fixture
+def hashed_ca_folder(network, tmp_path: Path) -> Path:
+    """The private CA in a folder of OpenSSL's hashed layout (as `update-ca-certificates`
+    makes), the file named by OpenSSL itself."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command for the CA's hashed file name")
+    ca, _ = network
+    subject_hash = subprocess.run(
+        ["openssl", "x509", "-hash", "-noout", "-in", str(ca.ca_file)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    folder = tmp_path / "certs"
+    folder.mkdir()
+    (folder / f"{subject_hash}.0").write_bytes(ca.ca_file.read_bytes())
+    return folder
+
+
+async def test_ssl_cert_dir_is_honoured(tls_model_server, hashed_ca_folder, monkeypatch):
+    monkeypatch.delenv("SSL_CERT_FILE")
+    monkeypatch.setenv("SSL_CERT_DIR", str(hashed_ca_folder))
+    model = OpenAIChat("scripted", base_url=tls_model_server.url, api_key="k")
+    assert (await model.complete([UserMessage(content="hi")])).text == "through the proxy"
+    await model.aclose()
