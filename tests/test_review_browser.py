@@ -354,3 +354,73 @@ def test_notebook_7_shows_the_review_and_undoes(page, lab, known_page_errors):
     now = cells_of(page)
     assert without_volatile(now[2]) == without_volatile(before[2])
     assert without_volatile(now[5]) == without_volatile(before[4])
+
+
+def told(request: Any) -> str:
+    """The text of the request's latest user message: the context block and the prompt."""
+    users = [m for m in request.messages if m.get("role") == "user"]
+    content = users[-1]["content"]
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+def test_the_real_agent_in_review_mode_and_the_next_turn_hears_what_was_undone(page, lab, replies):
+    from copilot_nb.testing import call, reply
+    from tests.live_page import run_cell_at
+
+    name = "agent_review.ipynb"
+    (lab["root"] / "hello.py").write_text('GREETING = "hi"\n')
+    open_notebook(
+        page,
+        lab,
+        name,
+        "%load_ext copilot_nb",
+        "a = 1",
+        "b = 1",
+        "%%copilot\nchange a and b, and greet louder",
+        "%%copilot\nwhat now?",
+    )
+    a, b = (c["id"] for c in cells_of(page)[1:3])
+    heard: dict[str, str] = {}
+
+    def hear(request: Any) -> Any:
+        heard["block"] = told(request)
+        return reply("Understood.")
+
+    replies.queue.extend(
+        [
+            reply(
+                "",
+                call("edit_cell", id="ea", cell_id=a, old_str="a = 1", new_str="a = 2"),
+                call("edit_cell", id="eb", cell_id=b, old_str="b = 1", new_str="b = 2"),
+                call("edit_file", id="f", path="hello.py", old_str='"hi"', new_str='"HELLO"'),
+            ),
+            reply("Changed a and b, and hello.py."),
+            hear,
+        ]
+    )
+    # the page attached (a turn that starts before it does asks instead of reviewing)
+    send(page, lab["root"] / name, "snapshot")
+    run_cell_at(page, 3)
+    page.get_by_text("Changed a and b, and hello.py.").wait_for(timeout=LONG)
+    bars(page).nth(1).wait_for()
+    summary = page.locator(".cnb-review-notebook .cnb-review-summary")
+    summary.wait_for()
+    assert summary.inner_text() == "copilot changed 2 cells and 1 file:"
+    assert (lab["root"] / "hello.py").read_text() == 'GREETING = "HELLO"\n', "applied at once"
+    page.locator(".cnb-review-file summary .cnb-review-path").click()
+    shot(page, "review-10-real-agent.png")
+
+    cell(page, 1).locator(".cnb-review-undo").click()
+    cell(page, 2).locator(".cnb-review-keep").click()
+    page.locator(".cnb-review-file .cnb-review-undo").click()
+    page.locator(".cnb-review-notebook").wait_for(state="hidden", timeout=LONG)
+    assert (lab["root"] / "hello.py").read_text() == 'GREETING = "hi"\n', "the kernel put it back"
+    assert [c["source"] for c in cells_of(page)][1:3] == ["a = 1", "b = 2"]
+
+    run_cell_at(page, 4)
+    page.get_by_text("Understood.").wait_for(timeout=LONG)
+    block = heard["block"]
+    assert f"undone: cell {a} (edit)" in block, block
+    assert f"kept: cell {b} (edit)" in block, block
+    assert "undone: file hello.py (edit)" in block, block
+    assert not replies.queue
