@@ -42,7 +42,7 @@ class Front:
         return [message for message in self.custom() if "complete" in message]
 
     def ops(self) -> list[list[Any]]:
-        return [op for message in self.custom() if "ops" in message for op in message["ops"]]
+        return [op for message in self.custom() if isinstance(message, list) for op in message]
 
     def kinds(self) -> list[str]:
         return [op[0] for op in self.ops()]

@@ -63,7 +63,7 @@ async def test_text_goes_out_in_batches_never_one_message_per_delta(serve, open_
     elapsed = time.monotonic() - started
 
     assert front.text() == answer
-    batches = [m["ops"] for m in front.custom() if "ops" in m]
+    batches = [m for m in front.custom() if isinstance(m, list)]
     assert len(batches) <= elapsed / 0.05 + 6, f"{len(batches)} batches in {elapsed:.2f}s"
     assert len(batches) < 500 / 4
     for batch in batches:  # consecutive deltas are joined: at most one text op per batch
@@ -326,11 +326,11 @@ def _joined(ops: list[list[Any]]) -> list[list[Any]]:
 
 
 def test_message_sizes_are_small(serve, open_panel):
-    """Each batch is a compact JSON list; the comm envelope is ipywidgets' own."""
+    """Each batch is a bare JSON list of ops; the comm envelope is ipywidgets' own."""
     panel, front, _ = open_panel(serve([]))
     panel.outbox.put(["t", "abc"])
     (message,) = front.custom()
-    assert json.dumps(message, separators=(",", ":")) == '{"ops":[["t","abc"]]}'
+    assert json.dumps(message, separators=(",", ":")) == '[["t","abc"]]'
 
 
 async def test_the_model_picker_is_filled_from_the_providers_model_list(serve, open_panel):

@@ -11,7 +11,7 @@ from copilot_nb.jupyter.panel.feed import Outbox, arguments_preview, event_ops
 
 
 def test_outbox_joins_text_and_sends_a_batch_when_it_is_due():
-    sent: list[dict[str, Any]] = []
+    sent: list[Any] = []
     now = [0.0]
     timers: list[float] = []
     box = Outbox(
@@ -21,42 +21,61 @@ def test_outbox_joins_text_and_sends_a_batch_when_it_is_due():
     now[0] = 0.01
     box.put(["t", "b"])
     box.put(["t", "c"])
-    box.put(["r", "hm"])
-    assert sent == [{"ops": [["t", "a"]]}]
+    assert sent == [[["t", "a"]]]
     assert timers == [pytest.approx(0.29)], "a small batch is sent by a timer at the latest"
     now[0] = 0.2
     box.put(["t", "d"])  # the interval has passed, but a few characters wait for more
     assert len(sent) == 1
     now[0] = 0.31
     box.put(["t", "e"])  # ... up to max_wait
-    assert sent[-1] == {"ops": [["t", "bc"], ["r", "hm"], ["t", "de"]]}
+    assert sent[-1] == [["t", "bcde"]]
     now[0] = 0.35
     box.put(["t", "x" * 60])
     assert len(sent) == 2 and timers[-1] == pytest.approx(0.06)
     now[0] = 0.45
     box.put(["t", "y"])  # a full batch goes as soon as the interval has passed
-    assert sent[-1] == {"ops": [["t", "x" * 60 + "y"]]}
+    assert sent[-1] == [["t", "x" * 60 + "y"]]
     now[0] = 0.46
     box.put(["t", "z"])
     box.put(["end", "done"])  # urgent: goes at once, with what was pending
-    assert sent[-1] == {"ops": [["t", "z"], ["end", "done"]]}
-    assert box.history == [
-        ["t", "abc"],
-        ["r", "hm"],
-        ["t", "de" + "x" * 60 + "yz"],
-        ["end", "done"],
+    assert sent[-1] == [["t", "z"], ["end", "done"]]
+    assert box.history == [["t", "abcde" + "x" * 60 + "yz"], ["end", "done"]]
+
+
+def test_the_first_text_of_a_run_goes_at_once():
+    """After the prompt, a tool card or reasoning, the first words are not held for a batch."""
+    sent: list[Any] = []
+    now = [0.0]
+    box = Outbox(sent.append, interval=0.1, max_wait=0.6, clock=lambda: now[0])
+    box.put(["u", "hi"])  # urgent: sent at 0
+    now[0] = 0.05
+    box.put(["r", "thinking"])  # a run of reasoning starts: at once, though 0.05 s after the prompt
+    now[0] = 0.07
+    box.put(["r", " more"])  # the same run: waits
+    box.put(["t", "The"])  # the answer starts: at once, with the reasoning before it
+    now[0] = 0.08
+    box.put(["t", " answer"])  # waits
+    box.put(["tool", "c1", "read_file", "a.py", "", ""])  # not urgent: waits
+    box.put(["t", "Then"])  # text after a card is a new run: at once
+    assert sent == [
+        [["u", "hi"]],
+        [["r", "thinking"]],
+        [["r", " more"], ["t", "The"]],
+        [["t", " answer"], ["tool", "c1", "read_file", "a.py", "", ""], ["t", "Then"]],
     ]
 
 
 def test_outbox_replay_and_clear():
-    sent: list[dict[str, Any]] = []
+    sent: list[Any] = []
     box = Outbox(sent.append, interval=10, clock=lambda: 0.0)
     box.put(["u", "hi"])
     box.put(["t", "x"])
     box.replay("v")
-    assert sent[-2:] == [{"ops": [["t", "x"]]}, {"replay": "v", "ops": [["u", "hi"], ["t", "x"]]}]
+    assert sent[-2:] == [[["t", "x"]], {"replay": "v", "ops": [["u", "hi"], ["t", "x"]]}]
     box.clear()
-    assert sent[-1] == {"ops": [["clear"]]} and box.history == []
+    assert sent[-1] == [["clear"]] and box.history == []
+    box.put(["t", "y"])  # a new chat's first words go at once
+    assert sent[-1] == [["t", "y"]]
 
 
 def test_arguments_preview_shows_edits_as_diffs_and_everything_it_approves():

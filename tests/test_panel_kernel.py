@@ -169,5 +169,6 @@ def _kernel_ops(kernel: Any, model_id: str, until: list[Any], timeout: float = 3
         assert message["msg_type"] not in ("stream", "error"), message["content"]
         content = message["content"]
         if message["msg_type"] == "comm_msg" and content["comm_id"] == model_id:
-            ops.extend(content["data"].get("content", {}).get("ops", []))
+            data = content["data"].get("content")
+            ops.extend(data if isinstance(data, list) else (data or {}).get("ops", []))
     return ops

@@ -1,12 +1,14 @@
 """What the chat panel sends its front end: agent events as small ops, batched, never re-sent.
 
 The front end keeps the transcript; the kernel only appends to it. An op is a short JSON list,
-`[kind, *args]`; ops go out in batches (`{"ops": [...]}`) at most every `interval` seconds, with
-consecutive text deltas joined; a batch of a few characters waits up to `max_wait`, so a slow
-stream does not pay a message envelope per word. A long answer costs little more than its own
-bytes. Every op
-is also kept, joined the same way, so a view that opens later (a reload, a second view) gets the
-whole transcript once (`{"replay": view_id, "ops": [...]}`). Pure: no widget, no event loop.
+`[kind, *args]`; ops go out in batches, each a bare JSON list of ops (`[["t", "..."]]`: the comm
+envelope around it is ipywidgets' own, some 40 bytes), at most every `interval` seconds, with
+consecutive text deltas joined. The first text of a run (an answer's first words, the text after a
+tool card) goes out at once; after that a batch of fewer than `MIN_BATCH` characters waits up to
+`max_wait`, so a slow stream does not pay an envelope per word: an answer costs under twice its own
+bytes at any speed down to a word a second or so. Every op is also kept, joined the same way, so a
+view that opens later (a reload, a second view) gets the whole transcript once (`{"replay":
+view_id, "ops": [...]}`). Pure: no widget, no event loop.
 
 Ops: `u` user prompt · `t` answer text · `r` reasoning text · `tool` card started · `ask`
 approval wanted · `asked` approval answered · `diff` a file changed · `done` card finished ·
@@ -48,8 +50,10 @@ from ..approval_prompt import arguments_preview, warning
 Op = list[Any]
 UPDATE_INTERVAL = 0.1
 """Seconds between batches while streaming: smooth to the eye, few messages for the browser."""
-MAX_WAIT = 0.3
-"""Longest a small batch waits for more text: the latency of a slow stream."""
+MAX_WAIT = 0.6
+"""Longest a small batch waits for more text: the latency of a slow stream after its first words
+(time enough for `MIN_BATCH` characters at 20 tokens a second, so the envelope stays below the
+text)."""
 MIN_BATCH = 48
 """Characters of text worth a message of their own once `UPDATE_INTERVAL` has passed."""
 CLIP = 4000
@@ -105,7 +109,7 @@ class Outbox:
 
     def __init__(
         self,
-        send: Callable[[dict[str, Any]], None],
+        send: Callable[[Any], None],
         *,
         interval: float = UPDATE_INTERVAL,
         max_wait: float = MAX_WAIT,
@@ -121,16 +125,21 @@ class Outbox:
         self._size = 0
         self._timer: Any = None
         self._last = -math.inf
+        self._run: str | None = None  # the kind of the last op queued
         self.history: list[Op] = []
 
     def put(self, op: Op) -> None:
-        """Queue one op; send the batch now if the op is urgent or the batch is due."""
+        """Queue one op; send the batch now if the op is urgent, starts a run of text, or the
+        batch is due."""
+        kind = op[0]
+        starts_text = kind in JOINABLE and self._run != kind
+        self._run = kind
         _append(self._pending, op)
         _append(self.history, op)
-        self._size += len(op[1]) if op[0] in JOINABLE else MIN_BATCH
+        self._size += len(op[1]) if kind in JOINABLE else MIN_BATCH
         elapsed = self._clock() - self._last
         due = elapsed >= self._max_wait or (elapsed >= self._interval and self._size >= MIN_BATCH)
-        if op[0] in URGENT or due:
+        if kind in URGENT or starts_text or due:
             self.flush()
         elif self._timer is None and self._call_later is not None:
             delay = (self._interval if self._size >= MIN_BATCH else self._max_wait) - elapsed
@@ -145,7 +154,7 @@ class Outbox:
             self._timer = None
         if self._pending:
             batch, self._pending, self._size = self._pending, [], 0
-            self._send({"ops": batch})
+            self._send(batch)
             self._last = self._clock()
 
     def clear(self) -> None:
@@ -155,6 +164,7 @@ class Outbox:
         self.history.clear()
         self.put(["clear"])
         self.history.clear()
+        self._run = None
 
     def seed(self, ops: list[Op]) -> None:
         """Start the transcript with these ops (a saved conversation), sent to views as they open."""

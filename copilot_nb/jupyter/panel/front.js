@@ -1,5 +1,5 @@
 // The chat panel's front end (an anywidget ES module, no build step, no network). The kernel
-// sends small ops ({ops: [[kind, ...args]]}); this view keeps the transcript and renders answers
+// sends small ops in batches ([[kind, ...args], ...]; a replay: {replay, ops}); this view keeps the transcript and renders answers
 // with `markdown()` and `diffHtml()` from markdown.js, which is concatenated before it.
 // `render` builds the view (`buildView`), keeps the transcript (`Transcript`, one method per op)
 // and wires the controls (`wireInput`, with `@` completion from complete.js) and the synced
@@ -298,9 +298,9 @@ class Transcript {
       this.synced = true;
       this.paint();
       this.log.scrollTop = this.log.scrollHeight;
-    } else if (this.synced && msg.ops) {
+    } else if (this.synced && Array.isArray(msg)) {
       const stick = this.nearBottom();
-      msg.ops.forEach((op) => this.apply(op));
+      msg.forEach((op) => this.apply(op));
       if (stick) this.log.scrollTop = this.log.scrollHeight;
       this.schedule();
     }
