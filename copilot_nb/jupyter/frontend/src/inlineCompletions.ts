@@ -160,6 +160,11 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
   }
 
   private streaming(pending: PendingCompletion, start: number): IInlineCompletionItem {
+    for (const [token, old] of this.streams) {
+      if (old.pending.done) {
+        this.streams.delete(token); // a stale answer the completer never streamed
+      }
+    }
     const token = `${pending.id}:${++this.tokens}`;
     const item: IInlineCompletionItem = {
       insertText: pending.text.slice(start),
