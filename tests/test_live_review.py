@@ -291,3 +291,44 @@ def test_a_review_cell_reviews_where_the_setting_asks(
     assert front.cell(0)["metadata"]["copilot_nb"]["review"]["before"]["source"] == "w = 1"
     assert "copilot: edits ask" in kernel.execute("%copilot").stdout, "the setting stays"
     server.assert_complete()
+
+
+def test_a_notebook_changed_on_disk_in_a_review_turn_is_listed_as_a_file(
+    serve, kernel_for, front_end, tmp_path: Path
+) -> None:
+    """The open notebook's cells review in place; another notebook, changed in its file, is a
+    file to review like any other."""
+    notebook = tmp_path / "open.ipynb"
+    cells = saved_notebook(notebook, [nbformat.v4.new_code_cell("o = 1")])
+    other = tmp_path / "other.ipynb"
+    saved_notebook(other, [nbformat.v4.new_code_cell("p = 1")])
+    other_bytes = other.read_bytes()
+    insert = call(
+        "insert_cell",
+        id="i",
+        notebook="other.ipynb",
+        after_cell_id="#0",
+        cell_type="code",
+        source="q = 2",
+    )
+    edit = call("edit_cell", id="e", cell_id=cells[0]["id"], old_str="1", new_str="2")
+    server = serve(
+        [
+            reply("", call("list_cells", id="l", notebook="other.ipynb"), insert, edit),
+            reply("Done."),
+        ]
+    )
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
+    front = front_end(kernel, "open.ipynb", cells)
+    ask(kernel)
+    assert [c.source for c in nbformat.read(other, 4).cells] == ["p = 1", "q = 2"]
+    (listed,) = front.review_of("review_files")
+    assert (listed["path"], listed["kind"]) == ("other.ipynb", "edit")
+    assert "+q = 2" in listed["diff"]
+    event = {"event": "review_file", "id": 9, "turn": listed["turn"], "path": "other.ipynb"}
+    front.send_event({**event, "outcome": "undo"})
+    wait_until(lambda: front.events, what="the answer")
+    assert front.events[-1]["ok"] is True
+    assert other.read_bytes() == other_bytes
+    assert front.sources() == ["o = 2"], "the open notebook's cell waits in place"
+    server.assert_complete()

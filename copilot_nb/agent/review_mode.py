@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
-from ..events import FileChanged
+from ..events import CellChanged, FileChanged
 from ..policy import approval_floor
 from ..tools.context import LiveNotebooks
 from ..workspace.notebook_file import current_notebook_path
@@ -72,15 +72,20 @@ def edits_line(policy: ApprovalPolicy, live: LiveNotebooks | None) -> str:
 
 
 async def list_file(
-    live: LiveNotebooks | None, shell: Any, workspace: Workspace, change: FileChanged
+    live: LiveNotebooks | None,
+    shell: Any,
+    workspace: Workspace,
+    change: FileChanged | CellChanged,
 ) -> None:
-    """A file the reviewing turn changed, listed in the notebook's review (`review_files`);
-    the file is written and checkpointed already, so a front end that cannot list it loses
+    """A file the reviewing turn changed, listed in the notebook's review (`review_files`):
+    a file, or a notebook the cell tools changed on disk (one not open in a front end); the
+    file is written and checkpointed already, so a front end that cannot list it loses
     nothing (`%copilot undo` still takes it back)."""
     if live is None:
         return
+    path = change.path if isinstance(change, FileChanged) else change.notebook
     entry = live.review.list_file(
-        path=change.path,
+        path=path,
         diff=change.diff,
         checkpoints=workspace.checkpoints,
         root=workspace.root,
@@ -97,7 +102,7 @@ async def list_file(
     try:
         await view.request("review_files", files=[entry.wire()])
     except ToolError:
-        _log.debug("the open notebook did not list %s for review", change.path, exc_info=True)
+        _log.debug("the open notebook did not list %s for review", path, exc_info=True)
 
 
 def _absolute(path: Path) -> Path:

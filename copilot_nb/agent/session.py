@@ -18,7 +18,15 @@ from typing import Any, Union
 
 from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
-from ..events import AgentEvent, ApprovalNeeded, Done, Failed, FileChanged, ToolsUpdated
+from ..events import (
+    AgentEvent,
+    ApprovalNeeded,
+    CellChanged,
+    Done,
+    Failed,
+    FileChanged,
+    ToolsUpdated,
+)
 from ..models.base import Model
 from ..models.cassettes.cassette import (
     Cassette,
@@ -260,7 +268,7 @@ class CopilotSession:
                     yield event
                     if isinstance(event, ApprovalNeeded):
                         approver.answer(event)  # once the surface has shown the question
-                    elif isinstance(event, FileChanged) and reviewing:
+                    elif isinstance(event, (FileChanged, CellChanged)) and reviewing:
                         await list_file(self.live, self.shell, agent.workspace, event)
                     elif isinstance(event, (Done, Failed)):
                         return

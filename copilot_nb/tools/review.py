@@ -158,11 +158,14 @@ class ReviewBook:
     def list_file(
         self, *, path: str, diff: str, checkpoints: Checkpoints, root: Path
     ) -> FileReview | None:
-        """A file the review turn changed: its entry for the notebook (None outside review or
-        outside a checkpointed turn). A second change of it in one turn adds to its diff."""
+        """A file the review turn changed: its entry for the notebook (None outside review, or
+        when the turn's checkpoint holds no such file: a live notebook's cells, which review in
+        place). A second change of it in one turn adds to its diff."""
         if not self.turn or not checkpoints.turns:
             return None
         checkpoint = checkpoints.turns[-1]
+        if root / path not in checkpoint.before:
+            return None
         key = (self.turn, path)
         with self._lock:
             entry = self.files.get(key)
