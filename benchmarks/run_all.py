@@ -25,6 +25,7 @@ from benchmarks import (
     bench_render,
     bench_review,
     bench_search,
+    bench_turn,
 )
 
 if __name__ == "__main__":
@@ -44,4 +45,5 @@ if __name__ == "__main__":
     bench_inline.main()
     bench_inline_browser.main()
     bench_conversations.main()
+    bench_turn.main()
     bench_policy.main()

@@ -12,6 +12,7 @@ reply the provider's own count calibrates it (`Calibration`).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -100,7 +101,14 @@ def tools_tokens(tools: Sequence[ToolSpec]) -> int:
         {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
         for t in tools
     ]
-    return TOOLS_OVERHEAD + estimate_tokens(json.dumps(specs, separators=(",", ":")))
+    return TOOLS_OVERHEAD + _json_tokens(json.dumps(specs, separators=(",", ":")))
+
+
+@functools.lru_cache(maxsize=16)
+def _json_tokens(text: str) -> int:
+    """`estimate_tokens` of a tool list's JSON, remembered: every round of a turn offers the same
+    tools, and estimating some 20 KB of schemas took milliseconds of the loop twice a round."""
+    return estimate_tokens(text)
 
 
 def request_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec] = ()) -> int:

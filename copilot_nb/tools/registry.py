@@ -42,6 +42,27 @@ OWN_TIMEOUT_GRACE = 10.0
 """Seconds a tool with its own time limit gets past it, to stop and report what it did."""
 
 
+_VALID_SCHEMAS: set[str] = set()
+"""Parameter schemas already checked, as canonical JSON: every turn builds the same tools again,
+and checking one schema costs milliseconds of the kernel's loop."""
+
+
+def _check_schema(name: str, parameters: Mapping[str, Any]) -> None:
+    """A ConfigError when `parameters` is not a valid JSON schema (draft 2020-12)."""
+    try:
+        key: str | None = json.dumps(parameters, sort_keys=True)
+    except (TypeError, ValueError):
+        key = None  # not plain JSON: checked every time
+    if key is not None and key in _VALID_SCHEMAS:
+        return
+    try:
+        schema_library().Draft202012Validator.check_schema(dict(parameters))
+    except schema_library().SchemaError as exc:
+        raise ConfigError(f"tool {name!r}: invalid parameters schema: {exc.message}") from exc
+    if key is not None:
+        _VALID_SCHEMAS.add(key)
+
+
 def _check_name(name: object) -> None:
     """Providers accept only these names (OpenAI's rule, the strictest)."""
     if not isinstance(name, str) or not _NAME.match(name):
@@ -124,12 +145,7 @@ class Tool:
             raise ConfigError(
                 f'tool {self.name!r}: parameters must be a JSON schema with "type": "object"'
             )
-        try:
-            schema_library().Draft202012Validator.check_schema(dict(self.parameters))
-        except schema_library().SchemaError as exc:
-            raise ConfigError(
-                f"tool {self.name!r}: invalid parameters schema: {exc.message}"
-            ) from exc
+        _check_schema(self.name, self.parameters)
         if self.timeout_argument is not None and self.timeout_argument not in (
             self.parameters.get("properties") or {}
         ):
