@@ -5,6 +5,8 @@ test_live_review.py."""
 
 from __future__ import annotations
 
+import collections
+import gc
 from pathlib import Path
 
 from copilot_nb.agent.approvals import ApprovalPolicy, decide_call
@@ -182,3 +184,19 @@ def test_in_review_a_file_that_acts_later_still_asks_first(tmp_path: Path) -> No
         "edit",
         "allow",
     ), "allow is the user's own choice, as before"
+
+
+def test_a_listed_file_does_not_keep_a_forgotten_turns_bytes(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    ws.checkpoints.turns = collections.deque(maxlen=1)
+    book = reviewing(ws)
+    ws.write_bytes("one.txt", b"1\n")
+    listed(book, ws, "one.txt", "--- /dev/null\n+++ b/one.txt\n")
+    first = book.turn
+    ws.begin_turn("next")
+    ws.write_bytes("two.txt", b"2\n")  # the first turn leaves the checkpoints
+    gc.collect()
+    assert book.files[(first, "one.txt")].checkpoint() is None, "its bytes are freed"
+    done, why = book.file_outcome(first, "one.txt", "undo")
+    assert not done and "older than the last 1 turns that are kept" in why
+    assert (tmp_path / "one.txt").exists()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,14 +62,15 @@ class FileReview:
     kind: str
     diff: str
     checkpoints: Checkpoints
-    checkpoint: Turn
+    checkpoint: weakref.ReferenceType[Turn]
+    """Weak: a turn the checkpoints forget (only the last 20 are kept) frees its bytes."""
     root: Path
 
     def wire(self) -> dict[str, str]:
         """The entry as the `review_files` request sends it."""
         return {"turn": self.turn, "path": self.path, "diff": self.diff, "kind": self.kind}
 
-    def paths(self) -> list[Path]:
+    def paths(self, checkpoint: Turn) -> list[Path]:
         """The checkpointed paths this change touched: the file, a moved file's both ends and
         what was under them, and folders the change created for it."""
         names = [self.path]
@@ -77,7 +79,7 @@ class FileReview:
         targets = [self.root / name for name in names]
         return [
             path
-            for path in self.checkpoint.before
+            for path in checkpoint.before
             if any(path == t or t in path.parents or path in t.parents for t in targets)
         ]
 
@@ -169,7 +171,7 @@ class ReviewBook:
         key = (self.turn, path)
         with self._lock:
             entry = self.files.get(key)
-            if entry is not None and entry.checkpoint is checkpoint:
+            if entry is not None and entry.checkpoint() is checkpoint:
                 entry.diff += diff
                 return entry
             absolute = root / path
@@ -188,7 +190,7 @@ class ReviewBook:
                 kind=kind,
                 diff=diff,
                 checkpoints=checkpoints,
-                checkpoint=checkpoint,
+                checkpoint=weakref.ref(checkpoint),
                 root=root,
             )
             self.files[key] = entry
@@ -209,7 +211,11 @@ class ReviewBook:
             return True, ""
         if outcome != "undo":
             return False, f"unknown outcome {outcome!r}: it is 'undo' or 'keep'"
-        why = entry.checkpoints.take_back(entry.checkpoint, entry.paths())
+        checkpoint = entry.checkpoint()
+        if checkpoint is None:
+            why = entry.checkpoints.gone()
+        else:
+            why = entry.checkpoints.take_back(checkpoint, entry.paths(checkpoint))
         self._settle(entry, "refused" if why else "undone", why)
         return not why, why
 

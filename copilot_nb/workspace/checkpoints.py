@@ -188,10 +188,7 @@ class Checkpoints:
         put back leave the turn, so `undo()` of it later restores the rest."""
         with self._lock:
             if turn not in self.turns:
-                return (
-                    "its checkpoint is gone: the turn was undone with %copilot undo, or is older "
-                    f"than the last {self.turns.maxlen} turns that are kept"
-                )
+                return self.gone()
             chosen = sorted(p for p in paths if p in turn.before)
             if not chosen:
                 return "it was put back already"
@@ -212,6 +209,13 @@ class Checkpoints:
                 turn.kept_bytes -= len(turn.before.pop(path).data or b"")
                 turn.after.pop(path, None)
             return ""
+
+    def gone(self) -> str:
+        """Why a turn's checkpoint can no longer put anything back."""
+        return (
+            "its checkpoint is gone: the turn was undone with %copilot undo, or is older than "
+            f"the last {self.turns.maxlen} turns that are kept"
+        )
 
     def _changed_since(self, turn: Turn, path: Path) -> bool:
         after = turn.after.get(path)
