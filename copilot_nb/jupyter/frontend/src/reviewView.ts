@@ -77,6 +77,10 @@ export class ReviewView {
     this.bar = new Widget();
     this.bar.addClass('cnb-review-notebook');
     this.bar.hide();
+    this.bar.node.appendChild(this.barContent);
+    // its height follows its content, once laid out at its real width too
+    this.resizes = new ResizeObserver(() => this.fitBar());
+    this.resizes.observe(this.barContent);
     panel.contentHeader.addWidget(this.bar);
     this.unlisten = review.listen(ids => this.schedule(ids));
     panel.disposed.connect(() => this.dispose());
@@ -85,6 +89,7 @@ export class ReviewView {
 
   dispose(): void {
     this.unlisten();
+    this.resizes.disconnect();
     if (this.frame) {
       cancelAnimationFrame(this.frame);
     }
@@ -225,7 +230,7 @@ export class ReviewView {
   /** The notebook's bar: the count, Keep all, Undo all, previous / next, the files. */
   private renderBar(): void {
     const { cells, files } = this.review.counts();
-    const node = this.bar.node;
+    const node = this.barContent;
     node.replaceChildren();
     if (!cells && !files) {
       this.bar.hide();
@@ -259,10 +264,17 @@ export class ReviewView {
    */
   private fitBar(): void {
     const node = this.bar.node;
-    node.style.minHeight = '';
-    const height = Math.min(node.scrollHeight + 1, Math.round(window.innerHeight * 0.4));
-    node.style.minHeight = `${height}px`;
-    this.panel.contentHeader.fit();
+    const inner = this.barContent;
+    const style = getComputedStyle(node);
+    const frame = ['paddingTop', 'paddingBottom', 'borderTopWidth', 'borderBottomWidth']
+      .map(side => parseFloat(style[side as any]) || 0)
+      .reduce((a, b) => a + b, 0);
+    const natural = Math.ceil(inner.offsetHeight + frame);
+    const height = `${Math.min(natural, Math.round(window.innerHeight * 0.4))}px`;
+    if (node.style.minHeight !== height) {
+      node.style.minHeight = height;
+      this.panel.contentHeader.fit();
+    }
   }
 
   private fileNode(file: IFileReview): HTMLElement {
@@ -307,6 +319,8 @@ export class ReviewView {
   }
 
   private readonly bar: Widget;
+  private readonly barContent = el('div', 'cnb-review-notebook-content');
+  private readonly resizes: ResizeObserver;
   private readonly unlisten: () => void;
   private readonly drawn = new WeakMap<
     HTMLElement,
