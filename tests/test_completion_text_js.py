@@ -1,6 +1,7 @@
 """The front end's pure completion text (frontend/src/completionText.ts) under Node: which cells
 above go with a request, what is left of an answer the user typed along, which edits cancel a
-request, and the cache by (prefix, suffix). Compiled from the TypeScript source as it is."""
+request, and the cache by (prefix, suffix); and the next word or line of a ghost text that
+partial accept takes (partialAccept.ts). Compiled from the TypeScript source as it is."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ import copilot_nb
 FRONTEND = Path(copilot_nb.__file__).parent / "jupyter" / "frontend"
 RUN = r"""
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
-import(process.argv[1]).then((m) => {
+Promise.all([import(process.argv[1]), import(process.argv[2])]).then(([text, partial]) => {
+  const m = { ...text, ...partial };
   const out = cases.map(([name, args]) => {
     if (name === "cache") {
       const cache = new m.AnswerCache(args.size);
@@ -34,6 +36,7 @@ import(process.argv[1]).then((m) => {
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with both modules compiled (partialAccept's imports are types only)."""
     node = shutil.which("node")
     tsc = FRONTEND / "node_modules" / ".bin" / "tsc"
     if node is None or not tsc.exists():
@@ -41,21 +44,23 @@ def module(tmp_path_factory: pytest.TempPathFactory) -> Path:
             pytest.fail("CI must have Node and the front end's npm install")
         pytest.skip("needs Node and the front end's node_modules (pip install -e .)")
     out = tmp_path_factory.mktemp("completion-text")
-    source = FRONTEND / "src" / "completionText.ts"
     options = ["--target", "ES2020", "--module", "ES2020", "--strict", "--noUnusedLocals"]
+    options += ["--moduleResolution", "node", "--skipLibCheck", "--lib", "DOM,ES2020"]
+    sources = [str(FRONTEND / "src" / name) for name in ("completionText.ts", "partialAccept.ts")]
     subprocess.run(
-        [str(tsc), "--outDir", str(out), *options, str(source)],
+        [str(tsc), "--outDir", str(out), *options, *sources],
         check=True,
         capture_output=True,
+        cwd=FRONTEND,
     )
-    compiled = out / "completionText.mjs"
-    (out / "completionText.js").rename(compiled)
-    return compiled
+    for name in ("completionText", "partialAccept"):
+        (out / f"{name}.js").rename(out / f"{name}.mjs")
+    return out
 
 
 def run(module: Path, cases: list[Any]) -> list[Any]:
     done = subprocess.run(
-        ["node", "-e", RUN, str(module)],
+        ["node", "-e", RUN, str(module / "completionText.mjs"), str(module / "partialAccept.mjs")],
         input=json.dumps(cases),
         capture_output=True,
         text=True,
@@ -134,3 +139,31 @@ def test_the_cache_answers_a_place_again_and_typed_along_and_forgets_the_oldest(
         ],
     )
     assert got == [["price", "ice", None], ["qty", "per()"], [None, "upper()"], [None]]
+
+
+def test_partial_accept_takes_the_next_word_or_the_rest_of_the_line(module):
+    got = run(
+        module,
+        [
+            ["nextWord", ["revenue_eur.mean()"]],
+            ["nextWord", [".mean()"]],
+            ["nextWord", ["  x = 1"]],
+            ["nextWord", ["()\n"]],
+            ["nextWord", ["\n    return x"]],
+            ["nextWord", [" "]],
+            ["nextLine", ["a = 1\nb = 2"]],
+            ["nextLine", ["\nreturn x"]],
+            ["nextLine", ["only"]],
+        ],
+    )
+    assert got == [
+        "revenue_eur",
+        ".",
+        "  x",
+        "()",
+        "\n    return",
+        " ",
+        "a = 1\n",
+        "\n",
+        "only",
+    ]

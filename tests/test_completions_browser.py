@@ -301,3 +301,27 @@ def test_turned_off_in_the_settings_nothing_is_asked(page, lab, completions):
         assert len(completions.prompts) == asked
     finally:
         assert httpx.put(url, json={"raw": "{}"}, timeout=10).status_code == 204
+
+
+def test_ctrl_right_takes_the_next_word_and_ctrl_shift_right_the_line(page, lab, completions):
+    open_with_df(page, lab, "partial.ipynb")
+    type_in(page, 2, "df.")
+    ghost(page).wait_for(timeout=15_000)
+    asked = len(completions.prompts)
+    page.keyboard.press("Control+ArrowRight")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2)"
+        ".sharedModel.getSource() === 'df.revenue_eur'"
+    )
+    page.wait_for_timeout(400)
+    assert ghost(page).inner_text() == ".mean()"  # the rest stays, asked for nothing new
+    page.keyboard.press("Control+Shift+ArrowRight")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2)"
+        ".sharedModel.getSource() === 'df.revenue_eur.mean()'"
+    )
+    assert len(completions.prompts) == asked
+    # with no ghost text the keys are the editor's own again (a word to the left, here)
+    page.keyboard.press("Control+ArrowLeft")
+    page.keyboard.press("Control+ArrowRight")
+    assert source_of(page, 2) == "df.revenue_eur.mean()"

@@ -31,6 +31,7 @@ import { Signal } from '@lumino/signaling';
 import { CompletionChannel, PendingCompletion } from './completionChannel';
 import { completionStatus, CompletionStatusItem } from './completionStatus';
 import { cellsAbove } from './completionText';
+import { addPartialAccept } from './partialAccept';
 
 export const PLUGIN_ID = 'copilot-nb:inline-completions';
 
@@ -261,6 +262,7 @@ export const inlineCompletionsPlugin: JupyterFrontEndPlugin<void> = {
     }
     const provider = new KernelCompletionProvider();
     manager.registerInlineProvider(provider);
+    addPartialAccept(app);
     if (statusBar) {
       const item = new CompletionStatusItem(completionStatus);
       const changed = new Signal<CompletionStatusItem, void>(item);
