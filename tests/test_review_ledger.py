@@ -11,7 +11,10 @@ from pathlib import Path
 
 from copilot_nb.agent.approvals import ApprovalPolicy, decide_call
 from copilot_nb.agent.review_mode import edit_setting, resolved
+from copilot_nb.jupyter.live_channel import LiveChannel
 from copilot_nb.tools import file_tools
+from copilot_nb.tools.context import ToolContext
+from copilot_nb.tools.context_block import context_block
 from copilot_nb.tools.review import REVIEW_TURN_KEY, ReviewBook
 from copilot_nb.workspace.workspace import Workspace
 from tests import policy_files
@@ -200,3 +203,25 @@ def test_a_listed_file_does_not_keep_a_forgotten_turns_bytes(tmp_path: Path) -> 
     done, why = book.file_outcome(first, "one.txt", "undo")
     assert not done and "older than the last 1 turns that are kept" in why
     assert (tmp_path / "one.txt").exists()
+
+
+async def test_the_context_block_tells_undone_changes_first_within_its_share(
+    tmp_path: Path,
+) -> None:
+    channel = LiveChannel(None)
+    kept = [{"turn": "t1", "cell_id": f"kept{n:02}", "outcome": "kept"} for n in range(30)]
+    undone = {"turn": "t1", "cell_id": "gone", "kind": "insert", "outcome": "undone"}
+    channel.review.record({"outcomes": [*kept, undone]})
+    channel.review.begin(False)
+    block = await context_block(ToolContext(workspace=Workspace(tmp_path), live=channel))
+    lines = block.splitlines()
+    told = lines.index(
+        "The user reviewed your earlier changes (do not redo an undone change unless asked):"
+    )
+    assert lines[told + 1] == "undone: cell gone (insert)"
+    assert lines[told + 2] == "kept: cell kept00 (change)"
+    assert any(line.startswith("(+") and line.endswith("more outcomes)") for line in lines)
+    channel.review.end()
+    assert "reviewed your earlier changes" not in await context_block(
+        ToolContext(workspace=Workspace(tmp_path), live=channel)
+    )

@@ -101,8 +101,9 @@ def _review(ctx: ToolContext, share: int) -> str:
     outcomes = ctx.live.review.unreported()
     if not outcomes:
         return ""
-    words = {"undone": "undone", "kept": "kept", "refused": "undo refused"}
-    items = [f"{words[o.outcome]}: {o.describe()}" for o in outcomes if o.outcome in words]
+    words = {"undone": "undone", "refused": "undo refused", "kept": "kept"}  # what fits first
+    ordered = sorted(outcomes, key=lambda o: list(words).index(o.outcome))
+    items = [f"{words[o.outcome]}: {o.describe()}" for o in ordered]
     head = "The user reviewed your earlier changes (do not redo an undone change unless asked):"
     return _within(head, items, max(share, len(head) + 80), "more outcomes")
 
