@@ -99,6 +99,26 @@ EDGES = [
     '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}',
     '{"choices": [{"index": 0, "delta": {"content": "hi"}}]}',
     '{"type": "response.output_text.delta", "output_index": 0, "delta": "hi"}',
+    # near the shapes the decoders read without a dict (fast_json.shaped): each must decode as
+    # the dict path does
+    '{"choices": [{"index": 0, "delta": {"content": "hi", "role": "assistant"}}]}',
+    '{"choices": [{"index": null, "delta": {"content": "hi"}}]}',
+    '{"choices": [{"index": 1, "delta": {"content": "hi"}}]}',
+    '{"choices": [{"delta": {"content": "hi"}, "finish_reason": ""}]}',
+    '{"choices": [{"delta": {"content": "hi"}, "finish_reason": "stop"}]}',
+    '{"choices": [{"delta": {"content": "hi"}}], "usage": {"prompt_tokens": 1}}',
+    '{"choices": [{"delta": {"content": "hi"}}], "error": {"message": "no"}}',
+    '{"choices": [{"delta": {"content": "a"}}, {"index": 1, "delta": {"content": "b"}}]}',
+    '{"choices": [{"delta": {"content": ""}}]}',
+    '{"choices": [{"delta": {"content": "a", "content": "b"}}], "choices": []}',
+    '{"choices": [{"delta": {"content": ["x"]}}]}',
+    '{"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "hi"}}',
+    '{"type": "content_block_delta", "delta": {"type": "text_delta", "text": ""}}',
+    '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": null}}',
+    '{"type": "response.output_text.delta", "output_index": 5, "delta": "hi", "item": {"type": "x"}}',
+    '{"type": "response.output_text.delta", "output_index": 0, "delta": ""}',
+    '{"type": "response.output_text.delta", "delta": "hi", "type": "response.completed"}',
+    '{"type": "response.output_text.delta", "output_index": false, "delta": "hi"}',
 ]
 
 

@@ -63,6 +63,28 @@ backend = "json"
 """Which parser `loads` is: "msgspec" or "json"."""
 
 
+_SHAPED: dict[Any, Callable[[bytes], Any]] = {}
+
+
+def shaped(shape: Callable[[Any], Any]) -> Callable[[bytes], Any] | None:
+    """With msgspec in use: a decoder of one event shape into msgspec Structs, made by `shape`
+    from the msgspec module (remembered); an event that does not fit raises `ValueError`. None
+    with the standard library: every event takes the dict path.
+
+    A decoder's commonest event (a text delta) then costs no dict: the fields it needs are
+    checked and read in C, the rest skipped. A shape must fit only events whose outcome needs
+    nothing but its fields: unknown fields of the innermost part forbidden, values typed exactly
+    (`None` where the dict path ignores a null)."""
+    if backend != "msgspec":
+        return None
+    decode = _SHAPED.get(shape)
+    if decode is None:
+        import msgspec.json
+
+        decode = _SHAPED[shape] = msgspec.json.Decoder(shape(msgspec)).decode
+    return decode
+
+
 def available() -> list[str]:
     """The parsers this installation can use, fastest first."""
     return ["msgspec", "json"] if _msgspec() is not None else ["json"]

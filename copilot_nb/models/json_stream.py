@@ -70,15 +70,33 @@ class JSONStreamDecoder:
     """The hot path, if the subclass has one: `_on_object(value, out)` decodes one event whose
     data is the JSON object `value`, as `_events` would have."""
 
+    SHAPE: Any = None
+    """The commonest event's shape (`fast_json.shaped`), if the subclass has one; an event that
+    fits it goes to `_on_shape(value, out)`, which does what `_on_object` would, or returns
+    False untouched to have the event parsed as a dict."""
+
+    def _on_shape(self, value: Any, out: list[ModelEvent]) -> bool:
+        raise NotImplementedError
+
     def _decode(self, items: Iterable[RawEvent], out: list[ModelEvent]) -> None:
         """Each item by the hot path when it can take it, else by the general path, in order."""
         on_object = self._on_object
         loads = fast_json.loads
+        shaped = fast_json.shaped(self.SHAPE) if self.SHAPE is not None else None
         event_of = self._sse.event_of
         for item in items:
             if type(item) is tuple:
                 name, data = item
                 if on_object is not None and data[:1] == b"{" and name != b"error":
+                    if shaped is not None:
+                        try:
+                            value = shaped(data)
+                        except fast_json.DECLINED:
+                            value = None
+                        if value is not None and self._on_shape(value, out):
+                            if self.done:
+                                return
+                            continue
                     try:
                         value = loads(data)
                     except fast_json.DECLINED:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import StreamError
 from ...events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
@@ -84,6 +84,7 @@ class MessagesStreamDecoder:
 
     def _feed(self, data: bytes, out: list[ModelEvent]) -> None:
         fast = fast_json.loads
+        shaped = fast_json.shaped(_text_delta_shape)
         loads = json.loads
         text_blocks = self._text
         for item in self._sse.feed_raw(data):
@@ -93,6 +94,18 @@ class MessagesStreamDecoder:
             if type(item) is tuple:
                 name, raw = item
                 if raw[:1] == b"{":
+                    if shaped is not None:  # a text delta to a known block, read in C
+                        try:
+                            value = shaped(raw)
+                        except fast_json.DECLINED:
+                            value = None
+                        if value is not None:
+                            parts = text_blocks.get(value.index)
+                            if parts is not None:
+                                if value.delta.text:
+                                    parts.append(value.delta.text)
+                                    out.append(text_delta(value.delta.text))
+                                continue
                     try:
                         event = fast(raw)
                     except fast_json.DECLINED:
@@ -266,6 +279,16 @@ class MessagesStreamDecoder:
             finish_reason=self.finish_reason,
             usage=self.usage,
         )
+
+
+def _text_delta_shape(msgspec: Any) -> Any:
+    """A `content_block_delta` whose delta is a `text_delta` with string text (`index` absent:
+    0); its other fields are what the dict path ignores too (see `fast_json.shaped`)."""
+    delta = msgspec.defstruct("Delta", [("type", Literal["text_delta"]), ("text", str)])
+    return msgspec.defstruct(
+        "Event",
+        [("type", Literal["content_block_delta"]), ("delta", delta), ("index", int, 0)],
+    )
 
 
 def _parse(sse: ServerSentEvent) -> dict[str, Any]:

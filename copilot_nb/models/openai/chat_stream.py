@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import StreamError
 from ...events import ModelEvent, ReasoningDelta, ToolCallDelta
@@ -110,6 +110,33 @@ class ChatCompletionsDecoder(JSONStreamDecoder):
         return ToolCall.from_raw(
             id="", name=state.function_name or "", raw_arguments="".join(state.function_arguments)
         )
+
+    @staticmethod
+    def SHAPE(msgspec: Any) -> Any:
+        """A bare text delta: one choice, index 0 (or none), a delta of `content` alone, no
+        finish_reason, usage or error (null or absent); other fields of the chunk or the choice
+        (id, model, logprobs, content filters, ...) are what the dict path ignores too."""
+
+        struct = msgspec.defstruct
+        delta = struct("Delta", [("content", str)], forbid_unknown_fields=True)
+        choice = struct(
+            "Choice", [("delta", delta), ("index", Literal[0], 0), ("finish_reason", None, None)]
+        )
+        return struct(
+            "Chunk",
+            [("choices", tuple[choice]), ("usage", None, None), ("error", None, None)],  # type: ignore[valid-type]
+        )
+
+    def _on_shape(self, chunk: Any, events: list[ModelEvent]) -> bool:
+        """`_on_object` for a chunk of `SHAPE`."""
+        state = self._choices.get(0)
+        if state is None:
+            state = self._choices[0] = _Choice()
+        content = chunk.choices[0].delta.content
+        if content:
+            state.text.append(content)
+            events.append(text_delta(content))
+        return True
 
     def feed_chunk(self, chunk: Mapping[str, Any]) -> list[ModelEvent]:
         """Accumulate one parsed chunk; returns the events for choice 0."""

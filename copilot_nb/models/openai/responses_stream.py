@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import StreamError
 from ...events import ModelEvent, ReasoningDelta, ToolCallDelta
@@ -125,6 +125,30 @@ class ResponsesDecoder(JSONStreamDecoder):
         if kind == "error":
             self._fail(_error_event(event))
         return []  # created, in_progress, queued, content parts, built-in tool progress, ...
+
+    @staticmethod
+    def SHAPE(msgspec: Any) -> Any:
+        """An output text delta: its type, a string `delta` and an integer `output_index`
+        (absent: 0); the rest of the event is what the dict path ignores too."""
+        return msgspec.defstruct(
+            "TextDelta",
+            [
+                ("type", Literal["response.output_text.delta"]),
+                ("delta", str),
+                ("output_index", int, 0),
+            ],
+        )
+
+    def _on_shape(self, event: Any, out: list[ModelEvent]) -> bool:
+        """`_on_object` for an event of `SHAPE` to an item already streaming (else False: a
+        new item is made from the event's dict)."""
+        slot = self._items.get(event.output_index or 0)
+        if slot is None:
+            return False
+        if event.delta:
+            slot.text.append(event.delta)
+            out.append(text_delta(event.delta))
+        return True
 
     def _on_object(self, event: Mapping[str, Any], out: list[ModelEvent]) -> None:
         """`feed_event`, appending to `out`; a text delta to a known item takes no detour."""
