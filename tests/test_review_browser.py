@@ -424,3 +424,37 @@ def test_the_real_agent_in_review_mode_and_the_next_turn_hears_what_was_undone(p
     assert f"kept: cell {b} (edit)" in block, block
     assert "undone: file hello.py (edit)" in block, block
     assert not replies.queue
+
+
+def test_keep_and_undo_work_while_the_kernel_restarts_and_the_kernel_hears_later(
+    page, lab, known_page_errors
+):
+    from tests.live_page import run_cell_at
+    from tests.test_live_frontends_browser import RESTART_CANCELS_SUBSHELL
+
+    known_page_errors.append(RESTART_CANCELS_SUBSHELL)
+    name = "restart_review.ipynb"
+    events = watch_events(page)
+    open_notebook(page, lab, name, *CELLS)
+    before = cells_of(page)
+    added = insert(before[2]["id"], "added = 1")
+    send(page, lab["root"] / name, "apply", changes=[edit(before[2], "b = 20"), added])
+    bars(page).nth(1).wait_for(timeout=LONG)
+    page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
+
+    cell(page, 2).locator(".cnb-review-undo").click()
+    cell(page, 3).locator(".cnb-review-keep").click()
+    assert bars(page).count() == 0
+    assert [c["source"] for c in cells_of(page)][2:4] == ["b = 2", "added = 1"]
+    page.wait_for_timeout(1_000)
+    assert outcomes(events) == [], "no kernel with copilot_nb to tell yet: queued"
+
+    run_cell_at(page, 0)  # %load_ext in the new kernel: the page attaches and sends what waited
+    deadline = time.monotonic() + 30
+    while len(outcomes(events)) < 2 and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    assert outcomes(events) == [
+        (before[2]["id"], "undone", "button"),
+        (added["cell"]["id"], "kept", "button"),
+    ]

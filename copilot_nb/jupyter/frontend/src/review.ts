@@ -17,66 +17,27 @@
 import { INotebookModel } from '@jupyterlab/notebook';
 
 import { JSONObject } from './changes';
+import {
+  By,
+  dropRecord,
+  fileKey,
+  ICellReview,
+  IDeletedReview,
+  IFileReview,
+  IOutcome,
+  KEY,
+  deletedOf,
+  filesOf,
+  placeOf,
+  restoreCell,
+  reviewOf,
+  sourceOf
+} from './reviewRecords';
 
-/** The review record of one changed, inserted or run cell (`metadata.copilot_nb.review`). */
-export interface ICellReview {
-  turn: string;
-  kind: 'edit' | 'insert' | 'run';
-  before: JSONObject | null;
-  ran: boolean;
-}
-
-/** A cell the agent deleted, waiting for review (`copilot_nb.review_deleted` of the notebook). */
-export interface IDeletedReview {
-  turn: string;
-  before: JSONObject;
-  after_id: string | null;
-  index?: number;
-}
-
-/** A file the agent changed, waiting for review (`copilot_nb.review_files` of the notebook). */
-export interface IFileReview {
-  turn: string;
-  path: string;
-  diff: string;
-  kind: string;
-}
-
-export type By = 'button' | 'typing' | 'all';
-
-/** What the user decided about one change, as the kernel's review ledger records it. */
-export interface IOutcome {
-  turn: string;
-  cell_id: string;
-  kind: string;
-  outcome: 'kept' | 'undone' | 'refused';
-  why?: string;
-  by: By;
-}
+export type { By, ICellReview, IDeletedReview, IFileReview, IOutcome };
 
 /** Which cells to draw again: these ids, or everything (`null`: cells or notebook records). */
 export type Listener = (ids: Set<string> | null) => void;
-
-const KEY = 'copilot_nb';
-
-/** The review record in a cell's `copilot_nb` metadata, if it is well formed. */
-export function reviewOf(meta: unknown): ICellReview | null {
-  const review = (meta as JSONObject | undefined)?.review;
-  if (!review || typeof review !== 'object' || !['edit', 'insert', 'run'].includes(review.kind)) {
-    return null;
-  }
-  const before = review.before && typeof review.before === 'object' ? review.before : null;
-  if (review.kind !== 'insert' && !before) {
-    return null;
-  }
-  return { turn: String(review.turn ?? ''), kind: review.kind, before, ran: !!review.ran };
-}
-
-/** A cell's source as one string (nbformat allows a list of lines). */
-export function sourceOf(cell: JSONObject | null | undefined): string {
-  const source = cell?.source ?? '';
-  return Array.isArray(source) ? source.join('') : String(source);
-}
 
 /** One open notebook document's review: state, Keep and Undo, and the outcomes for the kernel. */
 export class ReviewDocument {
@@ -165,7 +126,7 @@ export class ReviewDocument {
     }
     const outcome = { turn: review.turn, cell_id: id, kind: review.kind, by };
     try {
-      this.step(() => this.restore(index, review), this.shared.cells[index]);
+      this.step(() => restoreCell(this.shared, index, review), this.shared.cells[index]);
     } catch (error) {
       const why = `could not restore the cell: ${String((error as Error).message ?? error)}`;
       this.notes.set(id, `Not undone: ${why}`);
@@ -187,7 +148,7 @@ export class ReviewDocument {
     this.step(() =>
       this.shared.transact(() => {
         if (this.indexOf(id) < 0) {
-          this.shared.insertCell(this.placeOf(entry), entry.before as any);
+          this.shared.insertCell(placeOf(this.shared, this.deleted, entry), entry.before as any);
         }
         this.writeDeleted(this.without(entry));
       })
@@ -410,63 +371,12 @@ export class ReviewDocument {
 
   private readNotebook(): void {
     const meta: JSONObject = this.shared.getMetadata(KEY) ?? {};
-    const deleted = Array.isArray(meta.review_deleted) ? meta.review_deleted : [];
-    this.deleted = deleted.filter((e: any) => e && e.before && typeof e.before === 'object');
-    const files = Array.isArray(meta.review_files) ? meta.review_files : [];
-    this.files = files.filter((f: any) => f && typeof f.path === 'string');
+    this.deleted = deletedOf(meta);
+    this.files = filesOf(meta);
   }
 
   // --- changing the model ---------------------------------------------------------------------
 
-  /** Put the cell back as `before` said, or take an inserted cell away. */
-  private restore(index: number, review: ICellReview): void {
-    const shared = this.shared;
-    const cell = shared.cells[index];
-    const before = review.before;
-    if (review.kind === 'insert' || !before) {
-      shared.transact(() => shared.deleteCell(index));
-      return;
-    }
-    if ((before.cell_type ?? cell.cell_type) !== cell.cell_type) {
-      // Another type of cell: only a new cell with the same id can be it.
-      shared.transact(() => {
-        shared.deleteCell(index);
-        shared.insertCell(index, { ...before, id: cell.getId() });
-      });
-      return;
-    }
-    cell.transact(() => {
-      cell.setSource(sourceOf(before));
-      const metadata: JSONObject = before.metadata ?? {};
-      for (const key of Object.keys(cell.getMetadata())) {
-        if (!(key in metadata)) {
-          cell.deleteMetadata(key);
-        }
-      }
-      cell.setMetadata(metadata);
-      if (cell.cell_type === 'code') {
-        cell.setOutputs(before.outputs ?? []);
-        cell.execution_count = before.execution_count ?? null;
-      }
-    });
-  }
-
-  /** Where a deleted cell goes back: after its neighbour, else that neighbour's place, else its own. */
-  private placeOf(entry: IDeletedReview, seen = new Set<IDeletedReview>()): number {
-    if (!entry.after_id) {
-      return 0;
-    }
-    const above = this.indexOf(entry.after_id);
-    if (above >= 0) {
-      return above + 1;
-    }
-    const chained = this.deleted.find(e => e.before.id === entry.after_id);
-    if (chained && !seen.has(chained)) {
-      seen.add(entry);
-      return this.placeOf(chained, seen);
-    }
-    return Math.min(entry.index ?? 0, this.shared.cells.length);
-  }
 
   private without(entry: IDeletedReview): IDeletedReview[] {
     const id = entry.before.id;
@@ -541,22 +451,4 @@ export class ReviewDocument {
   private nextFileRequest = 1;
   private isAttached = false;
   private quiet = 0;
-}
-
-/** A cell's metadata without its review record (the stamp stays). */
-function dropRecord(cell: any): void {
-  const meta: JSONObject | undefined = cell.getMetadata(KEY);
-  if (!meta || !('review' in meta)) {
-    return;
-  }
-  const { review: _review, ...rest } = meta;
-  if (Object.keys(rest).length) {
-    cell.setMetadata(KEY, rest);
-  } else {
-    cell.deleteMetadata(KEY);
-  }
-}
-
-function fileKey(file: IFileReview): string {
-  return `${file.turn} ${file.path}`;
 }

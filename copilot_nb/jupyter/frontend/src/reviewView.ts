@@ -12,7 +12,8 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
 import { diffLines, lines, Shown, withContext } from './lineDiff';
-import { ICellReview, IDeletedReview, IFileReview, ReviewDocument, sourceOf } from './review';
+import { ReviewDocument } from './review';
+import { ICellReview, IDeletedReview, IFileReview, sourceOf } from './reviewRecords';
 
 const CELL_CLASS = 'cnb-review';
 const DELETED_CLASS = 'cnb-review-deleted';
