@@ -155,3 +155,21 @@ def test_data_that_is_not_json_is_a_stream_error() -> None:
     decoder = MessagesStreamDecoder()
     with pytest.raises(StreamError, match="not JSON"):
         decoder.feed(b"event: content_block_delta\ndata: {oops\n\n")
+
+
+@pytest.mark.parametrize("index", ["null", '"0"', "1.5", "true"])
+@pytest.mark.parametrize("kind", ["content_block_start", "content_block_delta"])
+def test_a_block_index_that_is_not_an_integer_is_a_stream_error(kind: str, index: str) -> None:
+    body = (
+        '{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}'
+    )
+    broken = f'{{"type": "{kind}", "index": {index}, ' + (
+        '"content_block": {"type": "text", "text": ""}}'
+        if kind == "content_block_start"
+        else '"delta": {"type": "text_delta", "text": "hi"}}'
+    )
+    decoder = MessagesStreamDecoder()
+    decoder.feed(f"event: content_block_start\ndata: {body}\n\n".encode())
+    with pytest.raises(StreamError, match="not an integer"):
+        decoder.feed(f"event: {kind}\ndata: {broken}\n\n".encode())
+    assert decoder.close().text == ""  # what came before is kept, and close does not crash

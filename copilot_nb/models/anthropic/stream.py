@@ -150,9 +150,9 @@ class MessagesStreamDecoder:
         """Apply one parsed stream event; raises StreamError on an `error` event."""
         kind = event.get("type")
         if kind == "content_block_delta":
-            return self._on_delta(event.get("index", 0), event.get("delta") or {})
+            return self._on_delta(_block_index(event), event.get("delta") or {})
         if kind == "content_block_start":
-            return self._on_block_start(event.get("index", 0), event.get("content_block") or {})
+            return self._on_block_start(_block_index(event), event.get("content_block") or {})
         if kind == "message_start":
             message = event.get("message") or {}
             self.message_id = message.get("id")
@@ -279,6 +279,18 @@ class MessagesStreamDecoder:
             finish_reason=self.finish_reason,
             usage=self.usage,
         )
+
+
+def _block_index(event: Mapping[str, Any]) -> int:
+    """A content block event's `index` (0 when absent); anything but an integer is a broken
+    stream, said so, rather than a block the reply cannot be put in order by."""
+    index = event.get("index", 0)
+    if type(index) is not int:
+        raise StreamError(
+            f"malformed Anthropic stream: {event.get('type')} has index {index!r}, not an integer",
+            body=dict(event),
+        )
+    return index
 
 
 def _text_delta_shape(msgspec: Any) -> Any:
