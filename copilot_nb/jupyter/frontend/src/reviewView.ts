@@ -281,7 +281,8 @@ export class ReviewView {
   private fileNode(file: IFileReview): HTMLElement {
     const details = el('details', 'cnb-review-file') as HTMLDetailsElement;
     const summary = el('summary', 'cnb-review-bar');
-    summary.appendChild(el('span', `cnb-review-label cnb-review-file-${file.kind}`, file.kind));
+    const known = ['edit', 'create', 'delete', 'move'].includes(file.kind) ? file.kind : 'other';
+    summary.appendChild(el('span', `cnb-review-label cnb-review-file-${known}`, file.kind));
     summary.appendChild(el('span', 'cnb-review-path', file.path));
     const note = this.review.fileNotes.get(`${file.turn} ${file.path}`);
     if (note) {
