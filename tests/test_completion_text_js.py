@@ -1,7 +1,7 @@
 """The front end's pure completion text (frontend/src/completionText.ts) under Node: which cells
 above go with a request, what is left of an answer the user typed along, which edits cancel a
-request, and the cache by (prefix, suffix); and the next word or line of a ghost text that
-partial accept takes (partialAccept.ts). Compiled from the TypeScript source as it is."""
+request, the cache by (prefix, suffix), and the next word or line of a ghost text that partial
+accept takes. Compiled from the TypeScript source as it is."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ import copilot_nb
 FRONTEND = Path(copilot_nb.__file__).parent / "jupyter" / "frontend"
 RUN = r"""
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
-Promise.all([import(process.argv[1]), import(process.argv[2])]).then(([text, partial]) => {
-  const m = { ...text, ...partial };
+import(process.argv[1]).then((m) => {
   const out = cases.map(([name, args]) => {
     if (name === "cache") {
       const cache = new m.AnswerCache(args.size);
@@ -36,7 +35,6 @@ Promise.all([import(process.argv[1]), import(process.argv[2])]).then(([text, par
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder with both modules compiled (partialAccept's imports are types only)."""
     node = shutil.which("node")
     tsc = FRONTEND / "node_modules" / ".bin" / "tsc"
     if node is None or not tsc.exists():
@@ -45,22 +43,18 @@ def module(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("needs Node and the front end's node_modules (pip install -e .)")
     out = tmp_path_factory.mktemp("completion-text")
     options = ["--target", "ES2020", "--module", "ES2020", "--strict", "--noUnusedLocals"]
-    options += ["--moduleResolution", "node", "--skipLibCheck", "--lib", "DOM,ES2020"]
-    sources = [str(FRONTEND / "src" / name) for name in ("completionText.ts", "partialAccept.ts")]
+    source = FRONTEND / "src" / "completionText.ts"
     subprocess.run(
-        [str(tsc), "--outDir", str(out), *options, *sources],
-        check=True,
-        capture_output=True,
-        cwd=FRONTEND,
+        [str(tsc), "--outDir", str(out), *options, str(source)], check=True, capture_output=True
     )
-    for name in ("completionText", "partialAccept"):
-        (out / f"{name}.js").rename(out / f"{name}.mjs")
-    return out
+    compiled = out / "completionText.mjs"
+    (out / "completionText.js").rename(compiled)
+    return compiled
 
 
 def run(module: Path, cases: list[Any]) -> list[Any]:
     done = subprocess.run(
-        ["node", "-e", RUN, str(module / "completionText.mjs"), str(module / "partialAccept.mjs")],
+        ["node", "-e", RUN, str(module)],
         input=json.dumps(cases),
         capture_output=True,
         text=True,

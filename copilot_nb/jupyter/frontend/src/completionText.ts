@@ -2,7 +2,8 @@
  * The pure text work behind completions while you type, apart from the page so it can be
  * tested under Node: which cells above go with a request, and whether what the user has typed
  * since a request still continues its answer (typing along the ghost text keeps it, no new
- * request), and the small cache of answers by (prefix, suffix).
+ * request), the small cache of answers by (prefix, suffix), and the next word or line of a
+ * ghost text that partial accept takes.
  */
 
 /** Characters of the cells above that one request carries at most (the kernel budgets again). */
@@ -96,4 +97,16 @@ export class AnswerCache {
   }
 
   private entries: IAnswerSoFar[] = [];
+}
+
+/** The next word of a ghost text: spaces, then a run of word characters or of punctuation. */
+export function nextWord(text: string): string {
+  const match = /^\s*(\w+|[^\w\s]+)/.exec(text);
+  return match ? match[0] : text;
+}
+
+/** The rest of the ghost text's line, with its line break (a leading break is a line itself). */
+export function nextLine(text: string): string {
+  const end = text.indexOf('\n');
+  return end < 0 ? text : text.slice(0, end + 1);
 }

@@ -11,20 +11,10 @@ import { JupyterFrontEnd } from '@jupyterlab/application';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { CommandRegistry } from '@lumino/commands';
 
+import { nextLine, nextWord } from './completionText';
+
 export const ACCEPT_WORD = 'copilot-nb:accept-word';
 export const ACCEPT_LINE = 'copilot-nb:accept-line';
-
-/** The next word of a ghost text: spaces, then a run of word characters or of punctuation. */
-export function nextWord(text: string): string {
-  const match = /^\s*(\w+|[^\w\s]+)/.exec(text);
-  return match ? match[0] : text;
-}
-
-/** The rest of the ghost text's line, with its line break (a leading break is a line itself). */
-export function nextLine(text: string): string {
-  const end = text.indexOf('\n');
-  return end < 0 ? text : text.slice(0, end + 1);
-}
 
 /** The ghost text the active cell shows now ("" if none): what the user sees is what is taken. */
 function shownGhost(app: JupyterFrontEnd): string {
