@@ -7,7 +7,8 @@ STAMP  := $(VENV)/.installed-stamp
 # it into $(VENV)/share/jupyter/labextensions; a change to any of these installs it again.
 FRONTEND := copilot_nb/jupyter/frontend
 FRONTEND_SOURCES := $(addprefix $(FRONTEND)/,package.json tsconfig.json install.json) \
-	$(wildcard $(FRONTEND)/src/*.ts) $(wildcard $(FRONTEND)/schema/*.json)
+	$(wildcard $(FRONTEND)/src/*.ts) $(wildcard $(FRONTEND)/schema/*.json) \
+	$(wildcard $(FRONTEND)/style/*.css)
 HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
 
 .PHONY: demo test lint typecheck unit bench eval venv clean
