@@ -80,6 +80,8 @@ def open_with_df(page: Any, lab: dict[str, Any], name: str, *more: str) -> None:
     cells = [waiting, *(nbformat.v4.new_code_cell(text) for text in ("", *more))]
     write_notebook(lab["root"] / name, SETUP, cells=cells)
     show_notebook(page, lab, name)
+    dialogs = page.locator(".jp-Dialog")
+    assert dialogs.count() == 0, f"a dialog on opening: {dialogs.all_inner_texts()}"
     run_first_cell(page)
     page.keyboard.press("Shift+Enter")  # the second cell
     page.wait_for_function(
