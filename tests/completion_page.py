@@ -57,6 +57,8 @@ class CompletionModel:
 
     def __init__(self) -> None:
         self.prompts: list[str] = []
+        self.models: list[str] = []
+        """The model each completion request named on the wire."""
         self.delays: dict[str, float] = {}
         """Seconds to wait before answering, by the text before the cursor."""
         self.failure: Any = None
@@ -66,6 +68,7 @@ class CompletionModel:
         prompt = str(request.messages[-1]["content"])
         with self.lock:
             self.prompts.append(prompt)
+            self.models.append(str(request.body.get("model", "")))
             failure = self.failure
         if failure is not None:
             return failure

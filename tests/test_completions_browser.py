@@ -325,3 +325,16 @@ def test_ctrl_right_takes_the_next_word_and_ctrl_shift_right_the_line(page, lab,
     page.keyboard.press("Control+ArrowLeft")
     page.keyboard.press("Control+ArrowRight")
     assert source_of(page, 2) == "df.revenue_eur.mean()"
+
+
+def test_the_model_chosen_in_the_settings_completes(page, lab, completions):
+    url = f"{lab['base']}/lab/api/settings/copilot-nb:inline-completions?token={TOKEN}"
+    raw = json.dumps({"model": "openai:completer-small"})
+    assert httpx.put(url, json={"raw": raw}, timeout=10).status_code == 204
+    try:
+        open_with_df(page, lab, "model.ipynb")
+        type_in(page, 2, "df.u")
+        ghost_shows(page, "nits_sold.mean()")
+        assert completions.models[-1] == "completer-small"
+    finally:
+        assert httpx.put(url, json={"raw": "{}"}, timeout=10).status_code == 204
