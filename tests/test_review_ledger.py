@@ -225,3 +225,17 @@ async def test_the_context_block_tells_undone_changes_first_within_its_share(
     assert "reviewed your earlier changes" not in await context_block(
         ToolContext(workspace=Workspace(tmp_path), live=channel)
     )
+
+
+def test_a_deleted_folder_undone_in_review_comes_back_whole(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.csv").write_text("x\n1\n")
+    (tmp_path / "data" / "b.csv").write_text("x\n2\n")
+    ws = Workspace(tmp_path)
+    book = reviewing(ws)
+    ws.delete("data", recursive=True)
+    listed(book, ws, "data", "--- a/data\n+++ /dev/null\n")
+    assert book.files[(book.turn, "data")].kind == "delete"
+    assert book.file_outcome(book.turn, "data", "undo") == (True, "")
+    assert (tmp_path / "data" / "a.csv").read_text() == "x\n1\n"
+    assert (tmp_path / "data" / "b.csv").read_text() == "x\n2\n"
