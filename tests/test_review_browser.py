@@ -458,3 +458,26 @@ def test_keep_and_undo_work_while_the_kernel_restarts_and_the_kernel_hears_later
         (before[2]["id"], "undone", "button"),
         (added["cell"]["id"], "kept", "button"),
     ]
+
+
+def test_two_cells_deleted_in_a_row_come_back_in_their_order_whichever_is_undone_first(page, lab):
+    name = "two_deleted.ipynb"
+    open_notebook(page, lab, name, *CELLS)
+    before = cells_of(page)
+    changes = [delete(before[3], before[2]["id"]), delete(before[4], before[3]["id"])]
+    send(page, lab["root"] / name, "apply", changes=changes)
+    placeholders = page.locator(".cnb-review-deleted")
+    placeholders.nth(1).wait_for(timeout=LONG)
+    assert cell(page, 2).locator(".cnb-review-deleted").count() == 2, "both under cell 2"
+    assert page.locator(".cnb-review-summary").inner_text() == "copilot changed 2 cells:"
+    placeholders.filter(has_text="# the agent deletes me").locator(".cnb-review-undo").click()
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.length === 4"
+    )
+    placeholders.filter(has_text="c = 3").locator(".cnb-review-undo").click()
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.length === 5"
+    )
+    now = cells_of(page)
+    assert [without_volatile(c) for c in now[1:]] == [without_volatile(c) for c in before[1:]]
+    assert placeholders.count() == 0

@@ -413,6 +413,10 @@ export class ReviewDocument {
     } else {
       this.shared.deleteMetadata(KEY);
     }
+    // Read back at once: inside a transaction the change is announced only when it ends, and
+    // a second record in the same transaction must build on this one.
+    this.deleted = deletedOf(meta);
+    this.files = filesOf(meta);
   }
 
   // --- telling the kernel and the views -------------------------------------------------------
