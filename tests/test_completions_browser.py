@@ -338,3 +338,15 @@ def test_the_model_chosen_in_the_settings_completes(page, lab, completions):
         assert completions.models[-1] == "completer-small"
     finally:
         assert httpx.put(url, json={"raw": "{}"}, timeout=10).status_code == 204
+
+
+def test_after_a_cell_changes_df_the_ghost_text_names_its_new_columns(page, lab, completions):
+    open_with_df(page, lab, "rerun.ipynb", 'df = pd.DataFrame({"weight_kg": [1.0]})')
+    type_in(page, 2, "df.")
+    ghost_shows(page, "revenue_eur.mean()")
+    cell(page, 3).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+Enter")
+    cell(page, 3).locator(".jp-InputPrompt").filter(has_text="[3]:").wait_for()
+    type_in(page, 2, "x")
+    page.keyboard.press("Backspace")  # the same place as before: not answered from the cache
+    ghost_shows(page, "weight_kg.mean()")

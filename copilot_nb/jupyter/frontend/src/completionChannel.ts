@@ -291,6 +291,7 @@ export class CompletionChannel {
       this.cellRunning = true;
     } else if (state === 'idle') {
       this.cellRunning = false;
+      this.cache.clear(); // the cell may have changed what the kernel knows (df's columns)
       this.flush();
       if (!this.held) {
         this.clearWaiting();
