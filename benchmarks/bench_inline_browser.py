@@ -116,7 +116,7 @@ def main() -> dict[str, Any] | None:
     ):
         home = Path(scratch)
         env = {"OLLAMA_BASE_URL": f"{server.base_url}/v1"}
-        with running_lab(home, env=env) as lab:
+        with running_lab(home, env=env, completions=True) as lab:
             settings = home / "settings" / "copilot-nb"
             settings.mkdir(parents=True, exist_ok=True)
             (settings / "inline-completions.jupyterlab-settings").write_text(

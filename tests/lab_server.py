@@ -41,25 +41,49 @@ LONG = 60_000  # ms: JupyterLab's first load builds its page from many modules
 OFF_LOOPBACK = re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?([/?#]|$))")
 """URLs that leave the machine (matched in the browser's driver, so loopback costs nothing)."""
 SETTINGS = (
-    ("apputils-extension", "notification", {"fetchNews": "false", "checkForUpdates": False}),
-    ("notebook-extension", "tracker", {"windowingMode": "none"}),  # every cell in the DOM
+    (
+        "@jupyterlab/apputils-extension",
+        "notification",
+        {"fetchNews": "false", "checkForUpdates": False},
+    ),
+    (
+        "@jupyterlab/notebook-extension",
+        "tracker",
+        {"windowingMode": "none"},
+    ),  # every cell in the DOM
 )
-"""JupyterLab settings (@jupyterlab/<extension>, <plugin>, values) every lab starts with."""
+"""JupyterLab settings (<package>, <plugin>, values) every lab starts with."""
+QUIET_COMPLETIONS = ("copilot-nb", "inline-completions", {"enabled": False})
+"""Ghost text off: typing in a cell would otherwise ask the tests' scripted model for completions
+(only the completion tests, which answer them, turn it on)."""
+
+
+def write_settings(folder: Path, *, completions: bool = False) -> list[Path]:
+    """The settings every lab starts with, in a JupyterLab user-settings folder; the files."""
+    written = []
+    for package, name, values in (*SETTINGS, *([] if completions else [QUIET_COMPLETIONS])):
+        path = folder / package / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+        written.append(path)
+    return written
 
 
 @contextmanager
 def running_lab(
-    home: Path, *, env: dict[str, str] | None = None, args: Sequence[str] = ()
+    home: Path,
+    *,
+    env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
+    completions: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """JupyterLab with its root at home/root, until the block ends; yields its URL and root.
 
-    `env` is added to the server's environment (its kernels inherit it), `args` to its command."""
+    `env` is added to the server's environment (its kernels inherit it), `args` to its command;
+    ghost text is off unless `completions`."""
     root = home / "root"
     root.mkdir(parents=True)
-    settings = home / "settings" / "@jupyterlab"
-    for extension, name, values in SETTINGS:
-        (settings / extension).mkdir(parents=True, exist_ok=True)
-        (settings / extension / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
+    write_settings(home / "settings", completions=completions)
     port = _free_port()
     full_env = {
         **os.environ,

@@ -57,7 +57,7 @@ def lab(
         "OPENAI_API_KEY": "k",
     }
     try:
-        with running_lab(tmp_path_factory.mktemp("lab"), env=env) as lab:
+        with running_lab(tmp_path_factory.mktemp("lab"), env=env, completions=True) as lab:
             yield lab
     finally:
         server.stop()

@@ -25,9 +25,9 @@ from tests.lab_server import (
     FLAGS,
     LONG,
     OFF_LOOPBACK,
-    SETTINGS,
     run_first_cell,
     write_notebook,
+    write_settings,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.kernel]
@@ -82,10 +82,7 @@ def notebook_for(user: Any, *sources: str) -> None:
     in the page), all owned by the user."""
     home = Path(user.pw_dir)
     write_notebook(home / "story.ipynb", *sources)
-    settings = home / ".jupyter" / "lab" / "user-settings" / "@jupyterlab"
-    for extension, name, values in SETTINGS:
-        (settings / extension).mkdir(parents=True, exist_ok=True)
-        (settings / extension / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
+    write_settings(home / ".jupyter" / "lab" / "user-settings")
     for path in [home / "story.ipynb", *home.joinpath(".jupyter").rglob("*"), home / ".jupyter"]:
         os.chown(path, user.pw_uid, user.pw_gid)
 
