@@ -173,6 +173,30 @@ def test_run_all_on_opening_is_live_from_the_first_request(page, lab, replies):
     assert not replies.queue
 
 
+def test_run_all_on_opening_reviews_the_first_request(page, lab, replies):
+    """Run All at once in review mode (the default): the request right after the cell that
+    loads copilot_nb waits for the page the hello brings, and reviews there, nobody asked."""
+    replies.queue.extend(
+        [
+            reply(
+                "",
+                call(
+                    "insert_cell", id="i", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE
+                ),
+            ),
+            reply("Added for review."),
+        ]
+    )
+    open_notebook(page, lab, "runall_review.ipynb", "%load_ext copilot_nb", "%%copilot\nadd a cell")
+    run_next(page)
+    page.get_by_text("Added for review.").wait_for(timeout=LONG)
+    cells = live_model(page)["cells"]
+    assert cells[1]["source"] == AGENT_SOURCE
+    assert cells[1]["metadata"]["copilot_nb"]["review"]["kind"] == "insert"
+    assert page.get_by_role("button", name="Approve").count() == 0, "applied at once, unasked"
+    assert not replies.queue
+
+
 RESTART_CANCELS_SUBSHELL = re.compile(
     r"^Error: Canceled future for create_subshell_request message before replies were done"
 )

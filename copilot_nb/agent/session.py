@@ -56,7 +56,7 @@ from .model_strings import default_model_spec, resolve_model
 from .modes import TurnMode, run_in_mode, tools_for_mode
 from .prompt_assembly import prepare
 from .references import attach_references
-from .review_mode import FALLBACK_NOTE, fallback_said, list_file, resolved
+from .review_mode import FALLBACK_NOTE, edit_setting, fallback_said, list_file, resolved
 from .subagents import delegate_tool
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
@@ -248,6 +248,8 @@ class CopilotSession:
             enter = self._enter_mode(agent)
             self.mcp.asker = agent  # a server's question goes out through the running call
             standing = approvals or self.approvals
+            if self.live is not None and edit_setting(standing) == "review":
+                await self.live.attach_soon()  # "Run All": the page may attach a moment later
             approvals, reviewing = resolved(standing, self.live)
             if self.live is not None:
                 self.live.review.begin(reviewing)

@@ -29,7 +29,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ToolError
 
@@ -42,8 +42,12 @@ BEACON = "copilot_nb.beacon"
 HELLO = "copilot_nb.hello"
 REQUEST_TIMEOUT = 10.0
 """Seconds a front end gets to answer one request (a snapshot of 2,000 cells takes ~0.1 s)."""
-ATTACH_WAIT = 1.0
-"""Seconds a tool waits for a front end to attach after saying hello, where one may exist."""
+_T = TypeVar("_T")
+ATTACH_WAIT = 3.0
+"""Seconds a tool (or a reviewing turn) waits for a front end to attach after saying hello,
+where one may exist. The page answers a hello in tens of milliseconds when idle, but a busy
+machine took over a second ("Run All" on a loaded laptop); the wait is paid in full only where
+a Jupyter server started the kernel and no extension answers, once per HELLO_AGAIN_AFTER."""
 HELLO_AGAIN_AFTER = 30.0
 """Seconds before a tool says hello again after nobody answered."""
 INSTALL_HINT = (
@@ -225,22 +229,32 @@ class LiveChannel:
         """The open notebook at `path`; where one may be coming (a Jupyter server started this
         kernel), waits for it up to `ATTACH_WAIT` after the last hello, saying hello again when
         the last one is old."""
-        view = self._match(path)
-        if view is not None or not self._front_end_expected():
-            return view
+        return await self._awaited(lambda: self._match(path))
+
+    async def attach_soon(self) -> bool:
+        """Whether a notebook front end is attached, waiting for one as `find` does: a turn that
+        "Run All" starts right after `%load_ext` reviews in the page that is about to attach."""
+        return bool(await self._awaited(lambda: self.views or None))
+
+    async def _awaited(self, look: Callable[[], _T | None]) -> _T | None:
+        """`look()`, or where a front end may be coming, its first answer that is not None
+        within `ATTACH_WAIT` of the last hello (saying hello again when the last one is old)."""
+        found = look()
+        if found is not None or not self._front_end_expected():
+            return found
         since = time.monotonic() - self._last_hello
         if not self._last_hello or since > HELLO_AGAIN_AFTER:
             self.say_hello()
             since = 0.0
         deadline = time.monotonic() + max(0.0, ATTACH_WAIT - since)
-        while view is None and time.monotonic() < deadline:
+        while found is None and time.monotonic() < deadline:
             self._attached.clear()
             try:
                 await asyncio.wait_for(self._attached.wait(), deadline - time.monotonic())
             except asyncio.TimeoutError:
                 break
-            view = self._match(path)
-        return view
+            found = look()
+        return found
 
     def current_path(self) -> Path | None:
         """The notebook of the kernel connection that sent the request running now."""

@@ -64,6 +64,10 @@ class LiveNotebooks(Protocol):
         """Whether a notebook front end is attached (where review mode can review)."""
         ...
 
+    async def attach_soon(self) -> bool:
+        """`attached`, waiting up to a second for a front end where one may be coming."""
+        ...
+
     @property
     def review(self) -> ReviewBook:
         """The review ledger: the turn under review, the user's Keep and Undo (`review.py`)."""
