@@ -99,11 +99,9 @@ def usage_from(raw: Any) -> Usage | None:
     )
 
 
-class TextCompletionsDecoder(JSONStreamDecoder):
-    """A streamed text completion: `data: {"choices": [{"text": ..., "index": 0,
-    "finish_reason": ...}], "usage"?: ...}` events, then `data: [DONE]`; choice 0 only."""
-
-    EXPECTED = "a text completion chunk (is the URL a /v1/completions endpoint?)"
+class _FillDecoder(JSONStreamDecoder):
+    """A fill wire's stream of JSON events: the text, its finish and usage gathered; `[DONE]`
+    or the wire's own last event ends it, an `error` object fails it."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -122,16 +120,18 @@ class TextCompletionsDecoder(JSONStreamDecoder):
             chunk = self._json_object(data)
             if chunk.get("error"):
                 self._fail(_stream_error(chunk["error"]))
-            self._usage = usage_from(chunk.get("usage")) or self._usage
-            for choice in chunk.get("choices") or ():
-                if (choice.get("index") or 0) != 0:
-                    continue
-                text = choice.get("text")
-                if text:
-                    self._text.append(text)
-                    out.append(TextDelta(text=text))
-                if choice.get("finish_reason"):
-                    self._finish = choice["finish_reason"]
+            self._chunk(chunk, out)
+            if self.done:
+                return
+
+    def _chunk(self, chunk: Mapping[str, Any], out: list[ModelEvent]) -> None:
+        """One event of the wire: its text to `out`, and `done` set by the last one."""
+        raise NotImplementedError
+
+    def _text_delta(self, text: Any, out: list[ModelEvent]) -> None:
+        if text:
+            self._text.append(text)
+            out.append(TextDelta(text=text))
 
     def close(self) -> AssistantMessage:
         self.flush()
@@ -141,53 +141,40 @@ class TextCompletionsDecoder(JSONStreamDecoder):
         )
 
 
-class InfillDecoder(JSONStreamDecoder):
+class TextCompletionsDecoder(_FillDecoder):
+    """A streamed text completion: `data: {"choices": [{"text": ..., "index": 0,
+    "finish_reason": ...}], "usage"?: ...}` events, then `data: [DONE]`; choice 0 only."""
+
+    EXPECTED = "a text completion chunk (is the URL a /v1/completions endpoint?)"
+
+    def _chunk(self, chunk: Mapping[str, Any], out: list[ModelEvent]) -> None:
+        self._usage = usage_from(chunk.get("usage")) or self._usage
+        for choice in chunk.get("choices") or ():
+            if (choice.get("index") or 0) != 0:
+                continue
+            self._text_delta(choice.get("text"), out)
+            if choice.get("finish_reason"):
+                self._finish = choice["finish_reason"]
+
+
+class InfillDecoder(_FillDecoder):
     """llama.cpp's `/infill` (and `/completion`) stream: `data: {"content": ..., "stop":
     false}` per token; the last event says `"stop": true` with `stop_type`, `timings` and the
     token counts; no `[DONE]` follows."""
 
     EXPECTED = "a llama.cpp completion event (is the URL a llama.cpp server?)"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._text: list[str] = []
-        self._finish: str | None = None
-        self._usage: Usage | None = None
-
-    def _events(self, sse_events: Iterable[ServerSentEvent], out: list[ModelEvent]) -> None:
-        for sse in sse_events:
-            data = sse.data
-            if data.startswith("[DONE]"):
-                self.done = True
-                return
-            if not data:
-                continue
-            chunk = self._json_object(data)
-            if chunk.get("error"):
-                self._fail(_stream_error(chunk["error"]))
-            content = chunk.get("content")
-            if content:
-                self._text.append(content)
-                out.append(TextDelta(text=content))
-            if chunk.get("stop"):
-                self.done = True
-                kind = chunk.get("stop_type")
-                self._finish = "length" if kind == "limit" else "stop"
-                self._usage = Usage(
-                    input_tokens=int(chunk.get("tokens_evaluated") or 0),
-                    output_tokens=int(chunk.get("tokens_predicted") or 0),
-                    raw={
-                        k: chunk[k] for k in ("tokens_evaluated", "tokens_predicted") if k in chunk
-                    },
-                )
-                return
-
-    def close(self) -> AssistantMessage:
-        self.flush()
-        self._raise_pending()
-        return AssistantMessage(
-            text="".join(self._text), finish_reason=self._finish, usage=self._usage
-        )
+    def _chunk(self, chunk: Mapping[str, Any], out: list[ModelEvent]) -> None:
+        self._text_delta(chunk.get("content"), out)
+        if chunk.get("stop"):
+            self.done = True
+            kind = chunk.get("stop_type")
+            self._finish = "length" if kind == "limit" else "stop"
+            self._usage = Usage(
+                input_tokens=int(chunk.get("tokens_evaluated") or 0),
+                output_tokens=int(chunk.get("tokens_predicted") or 0),
+                raw={k: chunk[k] for k in ("tokens_evaluated", "tokens_predicted") if k in chunk},
+            )
 
 
 def _stream_error(error: Any) -> StreamError:
