@@ -5,18 +5,13 @@ accept takes. Compiled from the TypeScript source as it is."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import copilot_nb
+from tests.typescript_under_node import compile_module, run_cases
 
-FRONTEND = Path(copilot_nb.__file__).parent / "jupyter" / "frontend"
 RUN = r"""
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
 import(process.argv[1]).then((m) => {
@@ -31,36 +26,16 @@ import(process.argv[1]).then((m) => {
   process.stdout.write(JSON.stringify(out));
 });
 """
+"""Each case called on the module, and `cache` cases on an AnswerCache."""
 
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    node = shutil.which("node")
-    tsc = FRONTEND / "node_modules" / ".bin" / "tsc"
-    if node is None or not tsc.exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must have Node and the front end's npm install")
-        pytest.skip("needs Node and the front end's node_modules (pip install -e .)")
-    out = tmp_path_factory.mktemp("completion-text")
-    options = ["--target", "ES2020", "--module", "ES2020", "--strict", "--noUnusedLocals"]
-    source = FRONTEND / "src" / "completionText.ts"
-    subprocess.run(
-        [str(tsc), "--outDir", str(out), *options, str(source)], check=True, capture_output=True
-    )
-    compiled = out / "completionText.mjs"
-    (out / "completionText.js").rename(compiled)
-    return compiled
+    return compile_module("completionText", tmp_path_factory.mktemp("completion-text"))
 
 
 def run(module: Path, cases: list[Any]) -> list[Any]:
-    done = subprocess.run(
-        ["node", "-e", RUN, str(module)],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return list(json.loads(done.stdout))
+    return run_cases(module, cases, RUN)
 
 
 def test_cells_above_go_nearest_first_and_the_one_that_does_not_fit_keeps_its_end(module):

@@ -5,57 +5,20 @@ folded around the changes."""
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import copilot_nb
-
-FRONTEND = Path(copilot_nb.__file__).parent / "jupyter" / "frontend"
-RUN = r"""
-const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
-import(process.argv[1]).then((m) => {
-  process.stdout.write(JSON.stringify(cases.map(([name, args]) => m[name](...args))));
-});
-"""
+from tests.typescript_under_node import compile_module, run_cases
 
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    node = shutil.which("node")
-    tsc = FRONTEND / "node_modules" / ".bin" / "tsc"
-    if node is None or not tsc.exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must have Node and the front end's npm install")
-        pytest.skip("needs Node and the front end's node_modules (pip install -e .)")
-    out = tmp_path_factory.mktemp("line-diff")
-    options = ["--target", "ES2020", "--module", "ES2020", "--strict", "--noUnusedLocals"]
-    options += ["--moduleResolution", "node", "--skipLibCheck", "--lib", "DOM,ES2020"]
-    subprocess.run(
-        [str(tsc), "--outDir", str(out), *options, str(FRONTEND / "src" / "lineDiff.ts")],
-        check=True,
-        capture_output=True,
-        cwd=FRONTEND,
-    )
-    (out / "lineDiff.js").rename(out / "lineDiff.mjs")
-    return out / "lineDiff.mjs"
+    return compile_module("lineDiff", tmp_path_factory.mktemp("line-diff"))
 
 
-def run(module: Path, cases: list[Any]) -> list[Any]:
-    done = subprocess.run(
-        ["node", "-e", RUN, str(module)],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return list(json.loads(done.stdout))
+run = run_cases
 
 
 def lcs(a: list[str], b: list[str]) -> int:
