@@ -55,8 +55,10 @@ def make_tree(root: Path) -> None:
         f.write(line * (BIG_FILE_BYTES // len(line.encode())))
 
 
-async def worst_lag(run: Callable[[], Awaitable[Any]]) -> tuple[float, float, Any]:
-    """(seconds the call took, worst ticker delay in seconds, its result)."""
+async def worst_lag(
+    run: Callable[[], Awaitable[Any]], tick: float = TICK
+) -> tuple[float, float, Any]:
+    """(seconds the call took, worst delay in seconds of a ticker every `tick`, its result)."""
     worst = 0.0
     stop = asyncio.Event()
 
@@ -64,11 +66,11 @@ async def worst_lag(run: Callable[[], Awaitable[Any]]) -> tuple[float, float, An
         nonlocal worst
         while not stop.is_set():
             started = time.perf_counter()
-            await asyncio.sleep(TICK)
-            worst = max(worst, time.perf_counter() - started - TICK)
+            await asyncio.sleep(tick)
+            worst = max(worst, time.perf_counter() - started - tick)
 
     task = asyncio.create_task(ticker())
-    await asyncio.sleep(TICK * 4)
+    await asyncio.sleep(tick * 4)
     started = time.perf_counter()
     result = await run()
     elapsed = time.perf_counter() - started

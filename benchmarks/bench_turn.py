@@ -44,6 +44,7 @@ from collections.abc import Iterable
 import comm
 import httpx
 
+from benchmarks.bench_loop import worst_lag
 from benchmarks.bench_panel import _Recorder
 from copilot_nb.agent.session import CopilotSession
 from copilot_nb.jupyter.panel.widget import ChatPanel
@@ -124,24 +125,12 @@ async def one_turn(server: AtOnceServer) -> tuple[float, float, int]:
     """(seconds, worst loop lag in seconds, ops sent) for one turn on a new panel."""
     panel = new_panel(server)
     recorder: _Recorder = panel.widget.comm  # type: ignore[assignment]
-    worst = 0.0
-    stop = asyncio.Event()
 
-    async def ticker() -> None:
-        nonlocal worst
-        while not stop.is_set():
-            started = time.perf_counter()
-            await asyncio.sleep(TICK)
-            worst = max(worst, time.perf_counter() - started - TICK)
+    async def turn() -> None:
+        panel.send("Read the project and tell me about it.")
+        await panel.wait()
 
-    task = asyncio.create_task(ticker())
-    await asyncio.sleep(TICK * 3)
-    started = time.perf_counter()
-    panel.send("Read the project and tell me about it.")
-    await panel.wait()
-    elapsed = time.perf_counter() - started
-    stop.set()
-    await task
+    elapsed, worst, _ = await worst_lag(turn, TICK)
     ops = [op for data in recorder.sent for op in (data.get("content") or [])]
     assert ops[-1] == ["end", "done"], ops[-3:]
     done = sum(1 for op in ops if op[0] == "done")
