@@ -5,7 +5,7 @@ opens a fresh `httpx.AsyncClient` made the same way (ours get it as `http_client
 and ours pay the same for the client and differ only in what they do with the bytes. The runs are
 interleaved (floor, then each contender, REPEATS times), so a busy machine slows all alike; the
 table gives each median time and the median of its ratios to the floor run beside it. Ours runs
-with each JSON parser this installation has (`fast_json`: orjson, then the standard library).
+with each JSON parser this installation has (`fast_json`: msgspec, then the standard library).
 """
 
 from __future__ import annotations
