@@ -329,4 +329,6 @@ async def test_a_reply_too_deep_to_decode_ends_the_run_with_failed(
     model = OpenAIChat("gpt-4o", base_url=deep_stream_server, api_key="k")
     events = [e async for e in Agent(model=model, workspace=tmp_path).run("hi")]
     assert isinstance(events[-1], Failed), events[-1]
-    assert events[-1].error.startswith("gpt-4o: its reply could not be read (RecursionError)")
+    error = events[-1].error
+    assert "the stream sent data that is JSON nested too deep to read" in error, error
+    assert "expected a Chat Completions chunk" in error

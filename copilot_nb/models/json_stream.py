@@ -132,10 +132,11 @@ class JSONStreamDecoder:
             return value
         try:
             value = _loads(data)
-        except (ValueError, RecursionError):  # a value nested too deep is not JSON to us
+        except (ValueError, RecursionError) as exc:
+            what = "JSON nested too deep to read" if isinstance(exc, RecursionError) else "not JSON"
             self._fail(
                 StreamError(
-                    f"the stream sent data that is not JSON: {shorten(data, 120)!r}; expected "
+                    f"the stream sent data that is {what}: {shorten(data, 120)!r}; expected "
                     f"{self.EXPECTED}",
                     body=data,
                 )
