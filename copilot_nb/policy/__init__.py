@@ -9,9 +9,11 @@ the files; `rules.py` holds one file's rules.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..errors import PolicyError
 from .loading import EXTRA_VARIABLE, Policy, load_policy, policy_paths
-from .rules import FILE_NAME, KEYS, tighten
+from .rules import FILE_NAME, KEYS, STRICTNESS, Rules, tighten
 
 __all__ = [
     "EXTRA_VARIABLE",
@@ -38,10 +40,9 @@ def check_model(provider: str, model: str, base_url: str | None = None) -> None:
     demo model sends nothing anywhere and is always allowed."""
     if provider in ("offline", "demo"):
         return
-    policy = load_policy()
-    refusal = policy.broken_refusal(f"model {provider}:{model}")
-    for rules in policy.rules:
-        refusal = refusal or rules.check_model(provider, model, base_url)
+    refusal = _refusal(
+        f"model {provider}:{model}", lambda r: r.check_model(provider, model, base_url)
+    )
     if refusal:
         raise PolicyError(refusal)
 
@@ -52,7 +53,7 @@ def approval_floor(category: str) -> str | None:
     if policy.broken and category != "read":
         return "deny"
     floors = [f for r in policy.rules if (f := r.floor(category)) is not None]
-    return max(floors, key=lambda f: ("allow", "review", "ask", "deny").index(f), default=None)
+    return max(floors, key=STRICTNESS.__getitem__, default=None)
 
 
 def tightened(category: str, decision: str, supported: tuple[str, ...]) -> str:
@@ -75,19 +76,12 @@ def floor_source(category: str) -> str | None:
 
 def mcp_refusal(command_line: str, url: str) -> str | None:
     """Why an MCP server (a stdio command line, or a URL) may not start, or None."""
-    policy = load_policy()
-    refusal = policy.broken_refusal(f"MCP server {command_line or url}")
-    for rules in policy.rules:
-        refusal = refusal or rules.check_mcp(command_line, url)
-    return refusal
+    return _refusal(f"MCP server {command_line or url}", lambda r: r.check_mcp(command_line, url))
 
 
 def check_serve(host: str) -> None:
     """Raise PolicyError unless the OpenAI-compatible proxy may listen on `host`."""
-    policy = load_policy()
-    refusal = policy.broken_refusal("starting the proxy")
-    for rules in policy.rules:
-        refusal = refusal or rules.check_serve(host)
+    refusal = _refusal("starting the proxy", lambda r: r.check_serve(host))
     if refusal:
         raise PolicyError(refusal)
 
@@ -111,10 +105,15 @@ def completions_allowed() -> bool:
 
 
 def _write_refusal(key: str, what: str) -> str | None:
+    return _refusal(what, lambda r: r.check_write(key, what))
+
+
+def _refusal(what: str, check: Callable[[Rules], str | None]) -> str | None:
+    """Why `what` is refused: a broken policy file, else the first file whose `check` refuses."""
     policy = load_policy()
     refusal = policy.broken_refusal(what)
     for rules in policy.rules:
-        refusal = refusal or rules.check_write(key, what)
+        refusal = refusal or check(rules)
     return refusal
 
 
