@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import posixpath
 import sys
 import warnings
 from collections.abc import Callable
@@ -29,9 +28,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
+from ..agent.edit_targets import edit_targets
 from ..events import DECLINED, ApprovalNeeded, Question
 from ..text import first_line
-from ..tools.files.patch import is_patch, patch_paths
+from ..tools.files.patch import is_patch
 from ..workspace.later_effects import later_effect
 from .safe_html import escape
 
@@ -64,7 +64,6 @@ VERBS = {
 HEAD_LINES = 40
 HEAD_CHARS = 3000
 """A preview longer than this shows its start, and the rest behind "show all"."""
-_PATH_KEYS = ("path", "destination", "source")
 
 
 def question(event: ApprovalNeeded) -> str:
@@ -81,23 +80,12 @@ def question(event: ApprovalNeeded) -> str:
 def warning(event: ApprovalNeeded) -> str:
     """What approving this edit leads to later, or '': code that runs (a Makefile, `.bashrc`),
     a CI workflow, instructions future agents obey (`AGENTS.md`)."""
-    args = event.arguments if isinstance(event.arguments, dict) else {}
     if event.category in ("external", "mcp-server"):
         return event.note
     if event.category != "edit":
         return ""
-    keys = _PATH_KEYS if "destination" in args else _PATH_KEYS[:2]  # a cell's `source` is code
-    paths = [args.get(key) for key in keys]
-    if is_patch(args.get("input")):  # apply_patch: every file the patch names
-        paths += patch_paths(args["input"])
-    notes = []
-    for value in paths:
-        if isinstance(value, str) and value.strip():
-            shown = posixpath.normpath(value.strip().replace("\\", "/"))
-            effect = later_effect(shown)
-            if effect is not None:
-                notes.append(f"{shown} {effect}")
-    return "; ".join(notes)
+    effects = ((path, later_effect(path)) for path in edit_targets(event.arguments))
+    return "; ".join(f"{path} {effect}" for path, effect in effects if effect is not None)
 
 
 def arguments_preview(arguments: Any) -> tuple[str, str]:
