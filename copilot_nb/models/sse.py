@@ -57,7 +57,7 @@ class SSEDecoder:
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Decode one network read; returns the events it completed (often none, often several)."""
         return [
-            item if type(item) is ServerSentEvent else self._event_of(item)  # type: ignore[arg-type]
+            item if type(item) is ServerSentEvent else self.event_of(item)  # type: ignore[arg-type]
             for item in self.feed_raw(chunk)
         ]
 
@@ -110,12 +110,9 @@ class SSEDecoder:
             region = region.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         return self._region(region)
 
-    def event_of(self, pair: tuple[bytes, bytes]) -> ServerSentEvent:
-        """The `ServerSentEvent` of a `(name, data)` pair from `feed_raw`."""
-        return self._event_of(pair)
-
     @staticmethod
-    def _event_of(pair: tuple[bytes, bytes]) -> ServerSentEvent:
+    def event_of(pair: tuple[bytes, bytes]) -> ServerSentEvent:
+        """The `ServerSentEvent` of a `(name, data)` pair from `feed_raw`."""
         name, value = pair
         event = _data_event(value.decode("utf-8", "replace"), None)
         if name:
