@@ -35,13 +35,10 @@ class CassetteTransport(httpx.AsyncBaseTransport):
     def __init__(self) -> None:
         self._network = EnvironmentTransport()
 
-    def _inner(self, request: httpx.Request) -> httpx.AsyncBaseTransport:
-        return self._network
-
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         cassette = active_cassette()
         if cassette is None:
-            return await self._inner(request).handle_async_request(request)
+            return await self._network.handle_async_request(request)
         scrubber = Scrubber.here()
         content = await request.aread()
         wanted = recorded_request(
@@ -54,7 +51,7 @@ class CassetteTransport(httpx.AsyncBaseTransport):
             return replayed(recorded, request)
         request.headers["Accept-Encoding"] = "identity"  # the bytes as they are decoded
         try:
-            response = await self._inner(request).handle_async_request(request)
+            response = await self._network.handle_async_request(request)
         except httpx.TransportError as exc:
             error = f"{type(exc).__name__}: {exc}"
             cassette.record(wanted, RecordedResponse(error=error))
