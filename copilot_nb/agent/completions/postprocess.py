@@ -53,10 +53,13 @@ def drop_prefix_repeat(text: str, prefix: str, *, least: int = 2) -> str:
     if not text or not prefix:
         return text
     lines = prefix.split("\n")
-    for start in range(len(lines)):  # longest tail of the prefix first
-        tail = "\n".join(lines[start:])
-        if len(tail.strip()) >= least and text.startswith(tail):
-            return text[len(tail) :]
+    size = len(prefix)  # of the tail from this line on; only a tail the text can hold is built
+    for line in lines:  # longest tail of the prefix first
+        if size <= len(text):
+            tail = prefix[len(prefix) - size :]
+            if len(tail.strip()) >= least and text.startswith(tail):
+                return text[size:]
+        size -= len(line) + 1
     current = lines[-1]
     stripped = text.lstrip(" \t")
     for size in range(min(len(current), len(stripped)), least - 1, -1):
