@@ -167,7 +167,7 @@ def tighten(decision: str, floor: str | None, supported: tuple[str, ...]) -> str
     support (`review` where there is no review) becomes the next stricter value it does."""
     if floor is None or STRICTNESS.get(decision, 0) >= STRICTNESS[floor]:
         return decision
-    for value in sorted(STRICTNESS, key=STRICTNESS.__getitem__):
+    for value in STRICTNESS:  # loosest first
         if STRICTNESS[value] >= STRICTNESS[floor] and value in supported:
             return value
     return "deny"
