@@ -166,7 +166,8 @@ class ReviewBook:
         if not self.turn or not checkpoints.turns:
             return None
         checkpoint = checkpoints.turns[-1]
-        if root / path not in checkpoint.before:
+        before = checkpoint.before.get(root / path)
+        if before is None:
             return None
         key = (self.turn, path)
         with self._lock:
@@ -174,13 +175,11 @@ class ReviewBook:
             if entry is not None and entry.checkpoint() is checkpoint:
                 entry.diff += diff
                 return entry
-            absolute = root / path
-            before = checkpoint.before.get(absolute)
             if diff.startswith("rename from "):
                 kind = "move"
             elif diff.rstrip("\n").endswith("+++ /dev/null"):
                 kind = "delete"
-            elif before is not None and before.kind == "missing":
+            elif before.kind == "missing":
                 kind = "create"
             else:
                 kind = "edit"
