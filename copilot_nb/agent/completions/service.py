@@ -250,7 +250,7 @@ class CompletionService:
     ) -> tuple[str, float]:
         """The model's answer, post-processed, with deltas sent as it grows; and the model's time."""
         one_line = bool(request.stop)
-        raw, sent = "", ""
+        raw, sent, shown = "", "", ""
         began = time.perf_counter()
         events = fill.fill(request)
         try:
@@ -280,7 +280,7 @@ class CompletionService:
             if aclose is not None:
                 await aclose()
         model_time = time.perf_counter() - began
-        return postprocess(raw, ask.prefix, ask.suffix, max_chars=ask.max_chars), model_time
+        return shown, model_time  # the last delta's post-processing is the whole text's
 
     def _fill(self, spec: str) -> FillModel:
         fill = self._fills.get(spec)
