@@ -15,6 +15,7 @@ off; `use()` switches parsers for tests and benchmarks.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import json.scanner
 import os
@@ -107,5 +108,6 @@ def use(name: str) -> str:
     return previous
 
 
-if os.environ.get("COPILOT_NB_FAST_JSON", "1") != "0" and _msgspec() is not None:
-    use("msgspec")
+if os.environ.get("COPILOT_NB_FAST_JSON", "1") != "0":
+    with contextlib.suppress(ImportError):  # msgspec not installed: the standard library
+        use("msgspec")
