@@ -19,14 +19,11 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from ..models.sse import sse_event as _sse
 from .server import LoopbackService
 
 CREATED = 1735397418
 STAMP = "2025-01-01T00:00:00.000000Z"
-
-
-def _sse(obj: Any) -> bytes:
-    return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
 
 
 def completions_events(
