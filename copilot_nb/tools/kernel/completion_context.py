@@ -21,6 +21,7 @@ model reads it as the top of the file it completes.
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 import types
 from collections.abc import Mapping, Sequence
@@ -216,8 +217,6 @@ def _secret_word(name: str) -> bool:
 
 
 def _signature(value: Any) -> str:
-    import inspect
-
     try:
         return f"{inspect.signature(value)}"
     except (TypeError, ValueError):
@@ -282,8 +281,6 @@ def _is_frame(value: Any) -> bool:
 def _static_attribute(value: Any, name: str) -> Any:
     """An attribute as stored, without running a property (which could run user code) unless it
     is a module's or a plain instance's data."""
-    import inspect
-
     found = inspect.getattr_static(value, name)
     if isinstance(found, (property, types.MemberDescriptorType, types.GetSetDescriptorType)):
         raise AttributeError(name)
