@@ -23,13 +23,18 @@ def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
     return "offline"
 
 
+def split_spec(spec: str) -> tuple[str, str]:
+    """(provider, model) of a model string; a bare name is an OpenAI model, `offline` none."""
+    provider, _, name = spec.strip().partition(":")
+    if not name and provider not in ("offline", "demo"):
+        return "openai", provider
+    return provider.lower(), name
+
+
 def resolve_model(spec: str | None = None) -> Model:
     """Build the model named by `provider:model` (`openai:gpt-4o`, `copilot:gpt-4o`, `offline`)."""
     spec = (spec or default_model_spec()).strip()
-    provider, _, name = spec.partition(":")
-    if not name and provider not in ("offline", "demo"):
-        provider, name = "openai", spec
-    provider = provider.lower()
+    provider, name = split_spec(spec)
     if provider in ("offline", "demo"):
         from ..testing.offline import OfflineModel
 
@@ -65,4 +70,4 @@ def resolve_model(spec: str | None = None) -> Model:
     )
 
 
-__all__ = ["Model", "collect", "default_model_spec", "resolve_model"]
+__all__ = ["Model", "collect", "default_model_spec", "resolve_model", "split_spec"]

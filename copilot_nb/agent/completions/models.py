@@ -17,19 +17,13 @@ from ...errors import ConfigError
 from ...models.base import Model
 from ...models.chat_fill import ChatFill
 from ...models.fim import FillModel, record_with_cassettes
+from ..model_strings import split_spec
 
 FILL_PROVIDERS = ("openai-completions", "deepseek", "mistral", "ollama", "llamacpp", "copilot")
 NO_MODEL = (
     "no model configured for completions: set %config CopilotMagics.completion_model "
     "(e.g. ollama:qwen2.5-coder:1.5b) or choose a model with %copilot model"
 )
-
-
-def split_spec(spec: str) -> tuple[str, str]:
-    provider, _, name = spec.strip().partition(":")
-    if not name and provider not in ("offline", "demo"):
-        return "openai", provider
-    return provider.lower(), name
 
 
 def resolve_fill(spec: str, chat_model: Callable[[str], Model]) -> FillModel:
