@@ -116,6 +116,14 @@ def is_code(value: Any) -> bool:
     return isinstance(value, kinds)
 
 
+def is_secret_value(name: str, value: Any) -> bool:
+    """A kernel variable shown nowhere: `os.environ`, a secret-sounding name's value (not code:
+    `get_token` is a function), or a string in a known secret format."""
+    if is_environment(value) or (is_secret_name(name) and not is_code(value)):
+        return True
+    return isinstance(value, str) and looks_secret(value)
+
+
 def looks_secret(text: str) -> bool:
     """Whether a string holds a well-known secret format (or a password in a URL)."""
     return bool(

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from ..masking import is_code, is_environment, is_secret_name, looks_secret, redact_text
+from ..masking import is_code, is_secret_name, is_secret_value, redact_text
 from .lookup import is_internal
-from .variables import size_of, type_name
+from .variables import package_of, size_of, type_name
 
 CELLS_BUDGET = 6000
 """Characters of the cells above (about 1,500 tokens)."""
@@ -157,7 +157,7 @@ def _names_used(
         value = namespace[word]
         if is_internal(word, value, hidden) or isinstance(value, types.ModuleType):
             continue
-        if _secret(word, value):
+        if is_secret_value(word, value):
             continue
         seen[word] = None
         if len(seen) >= MAX_VARIABLES:
@@ -165,18 +165,10 @@ def _names_used(
     return list(seen)
 
 
-def _secret(name: str, value: Any) -> bool:
-    if is_environment(value):
-        return True
-    if is_secret_name(name) and not is_code(value):
-        return True
-    return isinstance(value, str) and looks_secret(value)
-
-
 def _describe(name: str, value: Any) -> list[str]:
     size = size_of(value)
     head = f"# {name}: {type_name(value)}" + (f" {size}" if size else "")
-    package = (getattr(type(value), "__module__", None) or "").split(".")[0]
+    package = package_of(value)
     try:
         if package == "pandas" and hasattr(value, "columns") and hasattr(value, "dtypes"):
             return [head, "#   columns: " + _columns(value)]
@@ -231,7 +223,7 @@ def _attributes(
     if first not in namespace or is_internal(first, namespace[first], hidden):
         return []
     value = namespace[first]
-    if _secret(first, value):
+    if is_secret_value(first, value):
         return []
     for step in rest:
         if step.startswith("_") or is_secret_name(step):
@@ -273,9 +265,7 @@ def _public_names(value: Any) -> list[str]:
 
 
 def _is_frame(value: Any) -> bool:
-    return (getattr(type(value), "__module__", None) or "").startswith("pandas") and hasattr(
-        value, "dtypes"
-    )
+    return package_of(value) == "pandas" and hasattr(value, "dtypes")
 
 
 def _static_attribute(value: Any, name: str) -> Any:

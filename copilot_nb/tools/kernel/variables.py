@@ -25,10 +25,8 @@ from typing import Any
 from ...text import human_bytes, shorten
 from ..masking import (
     MaskingRepr,
-    is_code,
-    is_environment,
     is_secret_name,
-    looks_secret,
+    is_secret_value,
     mask_frame,
     mask_label,
     redact_and_cut,
@@ -103,7 +101,7 @@ def size_of(value: Any) -> str:
 
 def memory_of(value: Any) -> int | None:
     """Approximate bytes: pandas' deep memory usage, numpy's nbytes, else sys.getsizeof (shallow)."""
-    package = _package(value)
+    package = package_of(value)
     try:
         if package == "pandas" and hasattr(value, "memory_usage"):
             usage = value.memory_usage(deep=True)
@@ -137,12 +135,9 @@ def describe(name: str, value: Any, *, secret: str = "", reveal: bool = False) -
 
 def preview(name: str, value: Any) -> str:
     """A number's or short string's value for list_variables; `<masked>` for a secret."""
-    if is_environment(value) or (is_secret_name(name) and not is_code(value)):
+    if is_secret_value(name, value):
         return "<masked>"
-    if isinstance(value, str):
-        if looks_secret(value):
-            return "<masked>"
-    elif not (value is None or type(value) in (bool, int, float, complex)):
+    if not (isinstance(value, str) or value is None or type(value) in (bool, int, float, complex)):
         return ""
     text = repr(value)
     return shorten(text, MAX_PREVIEW_CHARS)
@@ -156,7 +151,7 @@ def _body(value: Any, masker: MaskingRepr | None) -> str:
         except Exception as exc:
             note = f"(_repr_llm_() failed: {type(exc).__name__}: {exc})\n"
             return note + safe_repr(value, masker=masker)
-    package = _package(value)
+    package = package_of(value)
     try:
         if package == "pandas":
             return _pandas(value, masker)
@@ -193,7 +188,8 @@ def safe_repr(
     return clip_output(text, limit)
 
 
-def _package(value: Any) -> str:
+def package_of(value: Any) -> str:
+    """The top-level package of a value's type (`pandas` for a DataFrame)."""
     return (getattr(type(value), "__module__", None) or "").split(".")[0]
 
 
