@@ -74,9 +74,7 @@ class OpenAICompletions(OpenAIChat):
             yield Notice(
                 text=f"{self.provider}: {self.name} takes no suffix; continuing the prefix"
             )
-            async for event in self._post(
-                _EMPTY, self.path, self.fill_body(request), self.decoder()
-            ):
+            async for event in self._fill(request):  # once: it takes no suffix now
                 yield event
 
 
