@@ -73,8 +73,15 @@ def execute(path: Path, env: Mapping[str, str], *, timeout: int = 300) -> Any:
     from nbclient import NotebookClient
 
     notebook = nbformat.read(path, as_version=4)
+    # A cell's stdout arrives in as many stream messages as the kernel's flushes made, which
+    # depends on timing: merged per cell, the notebook is the same bytes on every run.
     client = NotebookClient(
-        notebook, timeout=timeout, kernel_name="python3", record_timing=False, allow_errors=False
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        record_timing=False,
+        allow_errors=False,
+        coalesce_streams=True,
     )
     client.execute(cwd=str(path.parent), env=dict(env))
     return notebook
