@@ -150,6 +150,19 @@ def show_notebook(page: Any, lab: dict[str, Any], name: str) -> None:
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
 
 
+def answer_kernel_chooser(page: Any) -> None:
+    """JupyterLab may ask which kernel while a slow session starts ("Select Kernel"): answered
+    with its own choice (Python 3). Any other dialog fails, naming its text."""
+    dialog = page.locator(".jp-Dialog")
+    if not dialog.count():
+        return
+    text = dialog.inner_text()
+    if "Select Kernel" not in text:
+        raise AssertionError(f"JupyterLab showed a dialog: {text}")
+    dialog.locator(".jp-mod-accept").click()
+    dialog.wait_for(state="detached", timeout=LONG)
+
+
 def run_first_cell(page: Any) -> None:
     """Run the open notebook's first cell, pressing again if the kernel dropped the request."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -158,6 +171,7 @@ def run_first_cell(page: Any) -> None:
     prompt = cell.locator(".jp-InputPrompt")
     deadline = time.monotonic() + LONG / 1000
     while True:
+        answer_kernel_chooser(page)
         cell.locator(".cm-content").click()
         page.keyboard.press("Shift+Enter")
         # "[*]:" once the request is sent, "[1]:" when done; a run pressed while the session
