@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 
+import jupyter_core.paths
 import pytest
 
 from copilot_nb import Agent
@@ -27,6 +31,7 @@ from copilot_nb.policy import (
     load_policy,
     tightened,
 )
+from copilot_nb.policy.loading import fixed_folders
 from copilot_nb.policy.rules import PolicyFormatError, normal_url, parse_rules
 from copilot_nb.serve.server import ProxyServer
 from copilot_nb.testing import call, reply
@@ -294,6 +299,64 @@ def test_the_users_own_jupyter_config_is_not_a_policy(policy_file, tmp_path, mon
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(mine))
     resolve_model("openai:gpt-4o")
     assert load_policy().rules == ()
+
+
+def test_two_variables_cannot_take_the_system_folders_out_of_the_search(tmp_path):
+    """JUPYTER_PLATFORM_DIRS=1 with XDG_CONFIG_DIRS at the user's folder (a kernelspec's `env`
+    may set both) moves jupyter_core's system folders; the administrator's stay searched, and
+    the user's folder is only added."""
+    mine = tmp_path / "mine"
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "XDG_CONFIG_DIRS": str(mine)}
+    env.pop(EXTRA_VARIABLE, None)
+    script = (
+        "import json, jupyter_core.paths as p; from copilot_nb.policy import policy_paths; "
+        "print(json.dumps([p.SYSTEM_CONFIG_PATH, [str(x) for x in policy_paths()]]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    jupyters, searched = json.loads(done.stdout)
+    assert jupyters == [str(mine / "jupyter")]  # what jupyter_core makes of the two variables
+    for folder in ("/usr/local/etc/jupyter", "/etc/jupyter", str(mine / "jupyter")):
+        assert f"{folder}/copilot_nb_policy.json" in searched
+    assert f"{sys.prefix}/etc/jupyter/copilot_nb_policy.json" in searched
+
+
+def test_a_fixed_folder_keeps_refusing_whatever_jupyter_core_computes(
+    policy_file, tmp_path, monkeypatch
+):
+    path = policy_file({"providers": ["anthropic"]})
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    monkeypatch.setattr(jupyter_core.paths, "SYSTEM_CONFIG_PATH", [str(mine)])
+    monkeypatch.setattr(jupyter_core.paths, "ENV_CONFIG_PATH", [str(mine)])
+    with pytest.raises(PolicyError, match=str(path)):
+        resolve_model("ollama:qwen3")
+
+
+@pytest.mark.parametrize(
+    ("os_name", "platform", "expected"),
+    [
+        (
+            "posix",
+            "linux",
+            ("/env/etc/jupyter", "/usr/local/etc/jupyter", "/etc/jupyter", "/etc/xdg/jupyter"),
+        ),
+        (
+            "posix",
+            "darwin",
+            (
+                "/env/etc/jupyter",
+                "/usr/local/etc/jupyter",
+                "/etc/jupyter",
+                "/Library/Application Support/jupyter",
+            ),
+        ),
+        ("nt", "win32", ("/env/etc/jupyter",)),
+    ],
+)
+def test_the_fixed_folders_are_jupyters_defaults_without_variables(os_name, platform, expected):
+    assert fixed_folders(os_name, platform, "/env") == expected
 
 
 @pytest.mark.parametrize(

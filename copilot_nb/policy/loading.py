@@ -1,16 +1,22 @@
 """Where the administrator's policy files are, and reading them (again whenever one changes).
 
-The files are `copilot_nb_policy.json` in Jupyter's system config folders
-(`jupyter_core.paths.SYSTEM_CONFIG_PATH`, e.g. `/etc/jupyter`) and its environment's
-(`ENV_CONFIG_PATH`, `<sys.prefix>/etc/jupyter`): folders a JupyterHub user cannot write. Nothing
-the user sets (their own Jupyter config folder, `%config`, a magic option, `JUPYTER_CONFIG_PATH`)
-is read here. `COPILOT_NB_POLICY` may name one more file, which can only add limits: every file
-found applies, and a choice must pass each of them.
+The files are `copilot_nb_policy.json` in Jupyter's system config folders and its environment's
+(`<sys.prefix>/etc/jupyter`): folders a JupyterHub user cannot write. The system folders are
+fixed here (`SYSTEM_FOLDERS`: `/usr/local/etc/jupyter` and `/etc/jupyter`, plus platformdirs'
+default site folder, as jupyter_core gives them when no variable is set), because jupyter_core
+computes its own `SYSTEM_CONFIG_PATH` from the environment: `JUPYTER_PLATFORM_DIRS=1` with
+`XDG_CONFIG_DIRS` naming the user's folder (a kernelspec's `env` can set both) would otherwise
+drop `/etc/jupyter` from the search. The folders jupyter_core computes are searched too, but
+only in addition: a variable can add places, never remove one. Nothing else the user sets (their
+own Jupyter config folder, `%config`, a magic option, `JUPYTER_CONFIG_PATH`) is read here.
+`COPILOT_NB_POLICY` may name one more file, which can only add limits: every file found applies,
+and a choice must pass each of them.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +25,20 @@ from .rules import FILE_NAME, PolicyFormatError, Rules, parse_rules
 
 EXTRA_VARIABLE = "COPILOT_NB_POLICY"
 """An extra policy file (a test's, or a stricter one for one server): it tightens, never loosens."""
+
+
+def fixed_folders(os_name: str, platform: str, prefix: str) -> tuple[str, ...]:
+    """The config folders an administrator writes, as jupyter_core names them with no variable
+    set (both with and without `JUPYTER_PLATFORM_DIRS`): no environment can take one away."""
+    environment = os.path.join(prefix, "etc", "jupyter")
+    if os_name == "nt":  # %PROGRAMDATA% is writable by every user: jupyter_core's opt-in only
+        return (environment,)
+    site = "/Library/Application Support/jupyter" if platform == "darwin" else "/etc/xdg/jupyter"
+    return (environment, "/usr/local/etc/jupyter", "/etc/jupyter", site)
+
+
+SYSTEM_FOLDERS: tuple[str, ...] = fixed_folders(os.name, sys.platform, sys.prefix)
+"""Searched whatever the environment says; jupyter_core's own folders are added after them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,7 +67,8 @@ class Policy:
 
 
 def policy_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
-    """The policy files to look for, in order: the environment's, the system's, then the extra."""
+    """The policy files to look for, in order: the fixed system folders, those jupyter_core
+    adds from the environment, then the extra file."""
     env = os.environ if environ is None else environ
     return [Path(place) for place in _places(env.get(EXTRA_VARIABLE, ""))]
 
@@ -59,7 +80,7 @@ def _places(extra: str) -> tuple[str, ...]:
     """The policy files' paths as text, remembered per search path (a check runs often)."""
     import jupyter_core.paths as jupyter_paths
 
-    folders = (*jupyter_paths.ENV_CONFIG_PATH, *jupyter_paths.SYSTEM_CONFIG_PATH)
+    folders = (*SYSTEM_FOLDERS, *jupyter_paths.ENV_CONFIG_PATH, *jupyter_paths.SYSTEM_CONFIG_PATH)
     key = (folders, extra)
     places = _places_cache.get(key)
     if places is None:
