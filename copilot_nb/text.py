@@ -63,6 +63,46 @@ def may_hold_secret(text: str) -> bool:
     return any(hint in text for hint in _SECRET_HINTS)
 
 
+SECRET_WORDS = frozenset(
+    {
+        "key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "credential",
+        "creds",
+        "auth",
+        "authorization",
+        "authentication",
+        "bearer",
+        "cookie",
+        "session",
+        "sessionid",
+        "private",
+        "privkey",
+    }
+)
+"""Words of a name that say it holds a secret (plurals count too, except `keys`)."""
+_COMPOUND_ENDINGS = ("key", "token", "secret", "password", "passwd")
+"""Run-together names ending so are secrets too: `apikey`, `accesstoken`, `clientsecret`."""
+_NOT_SECRET = frozenset({"keys", "monkey", "donkey", "turkey", "hockey", "jockey", "whiskey"})
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable, attribute or key name says it holds a secret (`githubToken` does)."""
+    for word in _WORDS.findall(name):
+        lower = word.lower()
+        stem = lower[:-1] if lower.endswith("s") and len(lower) > 3 else lower
+        if lower in _NOT_SECRET or stem in _NOT_SECRET:
+            continue
+        if stem in SECRET_WORDS or lower in SECRET_WORDS or stem.endswith(_COMPOUND_ENDINGS):
+            return True
+    return False
+
+
 BINARY_CHANGE = "Binary or large file "
 """How a diff says a file changed that has no text diff: `Binary or large file X changed`."""
 

@@ -21,35 +21,8 @@ from itertools import islice
 from typing import Any
 
 from ..text import SECRET_VALUE as _SECRET_VALUE
-from ..text import may_hold_secret
+from ..text import is_secret_name, may_hold_secret
 from .outputs import clip_output
-
-SECRET_WORDS = frozenset(
-    {
-        "key",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "passphrase",
-        "credential",
-        "creds",
-        "auth",
-        "authorization",
-        "authentication",
-        "bearer",
-        "cookie",
-        "session",
-        "sessionid",
-        "private",
-        "privkey",
-    }
-)
-"""Words of a name that say it holds a secret (plurals count too, except `keys`)."""
-_COMPOUND_ENDINGS = ("key", "token", "secret", "password", "passwd")
-"""Run-together names ending so are secrets too: `apikey`, `accesstoken`, `clientsecret`."""
-_NOT_SECRET = frozenset({"keys", "monkey", "donkey", "turkey", "hockey", "jockey", "whiskey"})
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 _URL_PASSWORD = re.compile(
     r"(?P<head>(?<![\w+.-])[a-zA-Z][\w+.-]*://[^\s:/@'\"]+:)(?P<secret>[^\s@/'\"]+)(?=@)"
@@ -81,18 +54,6 @@ REVEAL_HINT = "inspect_variable(name=..., reveal=True) asks the user to show it"
 def reveal_hint(name: str) -> str:
     """How the model asks for a masked value: a `read-secret` call the user approves."""
     return f"inspect_variable(name={name!r}, reveal=True) asks the user to show it"
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a variable, attribute or key name says it holds a secret (`githubToken` does)."""
-    for word in _WORDS.findall(name):
-        lower = word.lower()
-        stem = lower[:-1] if lower.endswith("s") and len(lower) > 3 else lower
-        if lower in _NOT_SECRET or stem in _NOT_SECRET:
-            continue
-        if stem in SECRET_WORDS or lower in SECRET_WORDS or stem.endswith(_COMPOUND_ENDINGS):
-            return True
-    return False
 
 
 def is_environment(value: Any) -> bool:

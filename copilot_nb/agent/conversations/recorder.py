@@ -174,6 +174,24 @@ class Recorder:
             )
 
 
+ENCRYPTED = "encrypted_content"
+"""The one field of a Responses reasoning item the provider encrypted: kept as it came."""
+
+
 def scrub(data: dict[str, Any], scrubber: Scrubber) -> dict[str, Any]:
-    """A message record with every string scrubbed, except what a provider signed."""
-    return {k: (v if k in OPAQUE else scrubber.json(v)) for k, v in data.items()}
+    """A message record with every string scrubbed, except what a provider signed or encrypted.
+    A reasoning item is not opaque as a whole: its summary is the model's words in plain text
+    (a key it repeats there is redacted), and only its encrypted content is kept byte for byte."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "reasoning_items" and isinstance(value, list):
+            out[key] = [_reasoning_item(item, scrubber) for item in value]
+        else:
+            out[key] = value if key in OPAQUE else scrubber.json(value)
+    return out
+
+
+def _reasoning_item(item: Any, scrubber: Scrubber) -> Any:
+    if not isinstance(item, dict):
+        return item
+    return {k: (v if k == ENCRYPTED else scrubber.json(v)) for k, v in item.items()}

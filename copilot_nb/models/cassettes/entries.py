@@ -24,13 +24,12 @@ from ..recording_scrub import (
     DURATION,
     HOME,
     REDACTED,
-    SECRET_ENVIRONMENT,
     WORKSPACE,
     Scrubber,
     scrub_stream,
 )
 
-__all__ = ["DURATION", "HOME", "REDACTED", "SECRET_ENVIRONMENT", "WORKSPACE", "Scrubber"]
+__all__ = ["DURATION", "HOME", "REDACTED", "WORKSPACE", "Scrubber"]
 
 FORMAT = "copilot_nb.cassette/1"
 
