@@ -74,17 +74,17 @@ class RecordingOnlyClient(LoopBoundClient):
     paths), so a recording keeps them without changing the order its turns replay in; while a
     cassette replays, what the user types now is no part of the recording and goes live."""
 
-    def get(self) -> httpx.AsyncClient:
+    def get(self, endpoint: str | None = None) -> httpx.AsyncClient:
         cassette = active_cassette()
         self.follows_cassette = cassette is not None and cassette.recording
-        return super().get()
+        return super().get(endpoint)
 
 
 def record_with_cassettes(model: object) -> None:
     """Let the kernel's cassette record this fill model's requests (never replay them)."""
     http = getattr(model, "_http", None)
     if isinstance(http, LoopBoundClient) and not isinstance(http, RecordingOnlyClient):
-        only = RecordingOnlyClient(timeout=http._timeout, client=http._given)
+        only = RecordingOnlyClient(timeout=http._timeout, guard=http._guard, client=http._given)
         model._http = only  # type: ignore[attr-defined]
 
 

@@ -25,6 +25,7 @@ import httpx
 from ..errors import AuthError, ContextLengthError, ModelConnectionError, ModelHTTPError
 from ..events import ModelEvent, ModelResponse, Notice
 from ..messages import AssistantMessage
+from ..policy import check_model
 from ..text import shorten
 from .cassettes.cassette import active_cassette
 from .cassettes.transport import CassetteTransport
@@ -42,16 +43,37 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a sourc
 """How copilot_nb names itself where a server asks (GitHub, the Copilot API)."""
 
 
+Guard = Callable[[str | None], None]
+"""Raises unless a request to the endpoint (None: the model's own base URL) may leave."""
+
+
+def policy_guard(model: Any) -> Guard:
+    """The administrator's policy for every request of `model` (its `provider`, `name` and
+    `base_url` as they are when the request leaves), for its `LoopBoundClient` to run."""
+
+    def guard(endpoint: str | None) -> None:
+        check_model(model.provider, model.name, endpoint or model.base_url)
+
+    return guard
+
+
 class LoopBoundClient:
     """An httpx.AsyncClient made lazily on the running loop, remade if the loop changes.
 
     A pooled connection belongs to the loop that opened it; a kernel, a script and a test runner
     may each drive the same model object from different loops. While a cassette is active, a
     model that follows it sends through a client of its own that records or replays.
+
+    Every request a model makes takes its client from `get()` just before it is sent (the chat
+    and fill wires, a model list, Ollama's `/api/show`, Copilot's token exchange), so `get()`
+    runs the `guard` first: no request of any kind leaves before the policy allows it.
     """
 
-    def __init__(self, *, timeout: httpx.Timeout, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self, *, timeout: httpx.Timeout, guard: Guard, client: httpx.AsyncClient | None = None
+    ) -> None:
         self._timeout = timeout
+        self._guard = guard
         self._given = client
         self.follows_cassette = False
         """Whether the kernel's cassette records and replays these requests (see `follow_cassette`)."""
@@ -59,7 +81,10 @@ class LoopBoundClient:
         self._taped: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def get(self) -> httpx.AsyncClient:
+    def get(self, endpoint: str | None = None) -> httpx.AsyncClient:
+        """The client for one request to `endpoint` (None: the model's base URL), once the
+        policy allows it (PolicyError otherwise)."""
+        self._guard(endpoint)
         if self._given is not None:
             return self._given
         loop = asyncio.get_running_loop()

@@ -96,6 +96,8 @@ class FakeGitHub(LoopbackService):
         self.serves = dict(serves or {})
         """Endpoints that really serve a model, where the API disagrees with its own list."""
         self.requests: list[RecordedRequest] = []
+        self.received: list[str] = []
+        """`METHOD path` of every request that reached the server, of any kind, in order."""
         self.github_tokens: set[str] = set(github_tokens)
         self.copilot_tokens: dict[str, float] = {}
         """Every Copilot token issued, with its expiry (`time.time()` seconds)."""

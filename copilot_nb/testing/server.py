@@ -89,6 +89,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: a test's output should show the test, not the access log."""
 
+    def parse_request(self) -> bool:
+        """Every request, of any method and path, is counted in `received` once it is read."""
+        parsed = super().parse_request()
+        if parsed:
+            self.owner.received.append(f"{self.command} {self.path}")
+        return parsed
+
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             name = self.owner.model_name
@@ -206,6 +213,8 @@ class ScriptedServer(LoopbackService):
         self.model_name = model_name
         self.hangups = 0
         """Streams the client closed before they ended (an interrupt, a proxy's client gone)."""
+        self.received: list[str] = []
+        """`METHOD path` of every request that reached the server, of any kind, in order."""
 
     # --- what tests look at -----------------------------------------------------------------
 

@@ -13,16 +13,12 @@ import threading
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
-import httpx
-
 from ...agent.model_strings import PROVIDERS, resolve_model
 from ...models.copilot.catalog import CopilotModelInfo, choose_endpoint, endpoint_label
 from ...models.copilot.chat import CopilotChat
 from ...models.copilot.github_sign_in import DeviceCode, DeviceFlow, fetch_user
 from ...models.copilot.github_tokens import GitHubHosts, GitHubToken, save_github_token
-from ...models.network import http_client
 from ...models.openai.chat import OpenAIChat
-from ...models.transport import http_error
 from ..safe_html import escape, link_html, table_html
 
 T = TypeVar("T")
@@ -103,7 +99,7 @@ def show_models(spec: str) -> None:
         infos = run_interruptibly(_closing(model, model.list_models()))
         _show(copilot_table(infos, model.spoken))
     elif isinstance(model, OpenAIChat):
-        ids = run_interruptibly(_closing(model, openai_model_ids(model)))
+        ids = run_interruptibly(_closing(model, model.model_ids()))
         _show(model_list(model.provider, model.base_url, ids))
     else:
         print(
@@ -119,18 +115,6 @@ async def _closing(model: Any, work: Coroutine[Any, Any, T]) -> T:
         await model.aclose()
 
 
-async def openai_model_ids(model: OpenAIChat) -> list[str]:
-    """`GET {base}/models` of an OpenAI-compatible server (OpenAI, Ollama, vLLM, …)."""
-    base_url, headers = await model.prepare_request()
-    headers["Accept"] = "application/json"
-    async with http_client(httpx.Timeout(30.0, connect=10.0)) as client:
-        response = await client.get(f"{base_url}/models", headers=headers)
-    if response.status_code >= 400:
-        raise http_error(response, provider=model.provider, sign_in_hint=model.sign_in_hint)
-    data = response.json().get("data", [])
-    return sorted(str(m["id"]) for m in data if isinstance(m, dict) and m.get("id"))
-
-
 async def model_choices(spec: str, model: Any) -> list[str]:
     """Model strings a picker can offer for this provider (`copilot:gpt-4o`, ...), best effort."""
     provider = spec.partition(":")[0]
@@ -142,7 +126,7 @@ async def model_choices(spec: str, model: Any) -> list[str]:
             if m.kind == "chat" and m.picker_enabled and choose_endpoint(m, spoken=model.spoken)
         ]
     elif isinstance(model, OpenAIChat):
-        ids = await openai_model_ids(model)
+        ids = await model.model_ids()
     else:
         return []
     return [f"{provider}:{model_id}" for model_id in ids]

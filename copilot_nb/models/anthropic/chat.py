@@ -24,9 +24,8 @@ from ...messages import (
     as_messages,
     as_tool_spec,
 )
-from ...policy import check_model
 from ..base import ChatModel, MessagesIn, ModelRequest, ToolChoice, ToolsIn
-from ..transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, stream_reply
+from ..transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, policy_guard, stream_reply
 from .stream import MessagesStreamDecoder
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -223,7 +222,7 @@ class AnthropicChat(ChatModel):
         ).rstrip("/")
         self.max_tokens = max_tokens
         self.headers = dict(headers or {})
-        self._http = LoopBoundClient(timeout=timeout, client=http_client)
+        self._http = LoopBoundClient(timeout=timeout, guard=policy_guard(self), client=http_client)
 
     def __repr__(self) -> str:
         return f"AnthropicChat({self.name!r}, base_url={self.base_url!r})"
@@ -274,8 +273,7 @@ class AnthropicChat(ChatModel):
 
         async def send() -> httpx.Response:
             base_url, headers = await self.prepare_request(request)
-            check_model(self.provider, self.name, base_url)  # the administrator's policy
-            client = self._http.get()
+            client = self._http.get(base_url)  # the administrator's policy, for this endpoint
             wire = client.build_request(
                 "POST", f"{base_url}/v1/messages", content=content, headers=headers
             )

@@ -14,13 +14,14 @@ import httpx
 
 from ...errors import ModelHTTPError
 from ...events import ModelEvent, Notice
-from ...policy import check_model
 from ..base import ChatModel, ModelRequest
 from ..transport import (
     DEFAULT_TIMEOUT,
     LoopBoundClient,
     RetryPolicy,
     StreamDecoder,
+    http_error,
+    policy_guard,
     rejects_tools,
     stream_reply,
 )
@@ -28,6 +29,8 @@ from .chat_request import chat_request
 from .chat_stream import ChatCompletionsDecoder
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+LIST_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+"""How long a model list may take (a listing, not a generation)."""
 
 
 class OpenAIChat(ChatModel):
@@ -58,7 +61,7 @@ class OpenAIChat(ChatModel):
         )
         self.headers = dict(headers or {})
         self.retry = RetryPolicy(max_retries=max_retries)
-        self._http = LoopBoundClient(timeout=timeout, client=http_client)
+        self._http = LoopBoundClient(timeout=timeout, guard=policy_guard(self), client=http_client)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
@@ -105,8 +108,7 @@ class OpenAIChat(ChatModel):
 
         async def send() -> httpx.Response:
             base_url, headers = await self.prepare_request(request)
-            check_model(self.provider, self.name, base_url)  # the administrator's policy
-            client = self._http.get()
+            client = self._http.get(base_url)  # the administrator's policy, for this endpoint
             wire = client.build_request("POST", f"{base_url}{path}", json=body, headers=headers)
             return await client.send(wire, stream=True, auth=auth)
 
@@ -118,6 +120,18 @@ class OpenAIChat(ChatModel):
             sign_in_hint=self.sign_in_hint,
             policy=self.retry,
         )
+
+    async def model_ids(self) -> list[str]:
+        """`GET {base}/models` of an OpenAI-compatible server (OpenAI, Ollama, vLLM, …), through
+        the model's own client: the policy that refuses its chat refuses the list too."""
+        base_url, headers = await self.prepare_request()
+        headers["Accept"] = "application/json"
+        client = self._http.get(base_url)
+        response = await client.get(f"{base_url}/models", headers=headers, timeout=LIST_TIMEOUT)
+        if response.status_code >= 400:
+            raise http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint)
+        data = response.json().get("data", [])
+        return sorted(str(m["id"]) for m in data if isinstance(m, dict) and m.get("id"))
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -18,7 +18,6 @@ from typing import Any
 from ...errors import StreamError
 from ...events import ModelEvent, TextDelta
 from ...messages import AssistantMessage, Usage
-from ...policy import check_model
 from ...text import shorten
 from ..base import ModelRequest
 from ..fim import FillRequest
@@ -115,10 +114,9 @@ class OllamaFill(OllamaChat):
         base = native_url(self.base_url)
 
         async def send() -> Any:
-            check_model(self.provider, self.name, base)  # the administrator's policy
+            client = self._http.get(base)  # the administrator's policy, for this endpoint
             _, headers = await self.prepare_request(ModelRequest(messages=()))
             headers["Accept"] = "application/x-ndjson"
-            client = self._http.get()
             wire = client.build_request("POST", f"{base}/api/generate", json=body, headers=headers)
             return await client.send(wire, stream=True)
 
