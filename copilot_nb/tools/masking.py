@@ -17,12 +17,21 @@ import re
 import reprlib
 import types
 from collections.abc import Mapping
-from itertools import islice
 from typing import Any
 
 from ..text import SECRET_VALUE as _SECRET_VALUE
 from ..text import is_secret_name, may_hold_secret
+from .literals import runs
 from .outputs import clip_output
+from .static_view import (
+    class_module,
+    inherits,
+    is_one_of,
+    is_plain,
+    length,
+    mapping_items,
+    type_name,
+)
 
 _URL_PASSWORD = re.compile(
     r"(?P<head>(?<![\w+.-])[a-zA-Z][\w+.-]*://[^\s:/@'\"]+:)(?P<secret>[^\s@/'\"]+)(?=@)"
@@ -46,6 +55,13 @@ _SHELL_ASSIGNED = re.compile(
 
 _ENVIRONMENT_COPY_MIN = 5
 """Environment variables a mapping must repeat (value and all) to count as a copy of it."""
+_ADJACENT = re.compile(
+    r"""["'](?:[ \t]|\\?\r?\n|#[^\n]*)+[rRbBuUfF]{0,2}["']|[^"'\s]["']{2}[^"'\s]"""
+)
+"""Where a string literal may be followed by another (Python joins them): only text with one is
+tokenized, which takes milliseconds."""
+_CELL_TOKENIZED = 20_000
+"""Characters of a typed cell that is always tokenized (a literal may cross the cursor)."""
 _MARGIN = 4000
 """Characters past a cut that are still searched for secrets (a PEM key is about 3,300)."""
 REVEAL_HINT = "inspect_variable(name=..., reveal=True) asks the user to show it"
@@ -59,22 +75,18 @@ def reveal_hint(name: str) -> str:
 def is_environment(value: Any) -> bool:
     """`os.environ` (or `os.environb`), however it was reached, or a copy of it (a mapping most
     of whose first items are the process's environment variables, values and all)."""
-    if isinstance(value, os._Environ):
+    if inherits(value, os._Environ):
         return True
-    if not isinstance(value, Mapping) or len(value) < _ENVIRONMENT_COPY_MIN:
+    items = mapping_items(value, 50)  # a dict's stored items: no user code runs to read them
+    if items is None or len(items) < _ENVIRONMENT_COPY_MIN:
         return False
-    try:
-        items = list(islice(value.items(), 50))
-        same = sum(1 for k, v in items if isinstance(k, str) and os.environ.get(k) == v)
-    except Exception:
-        return False
+    same = sum(1 for k, v in items if type(k) is type(v) is str and os.environ.get(k) == v)
     return same >= max(_ENVIRONMENT_COPY_MIN, len(items) // 2)
 
 
 def is_code(value: Any) -> bool:
     """Functions, classes, methods: what a secret-sounding name (`get_token`) does not hide."""
-    kinds = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-    return isinstance(value, kinds)
+    return inherits(value, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 def is_secret_value(name: str, value: Any) -> bool:
@@ -82,7 +94,18 @@ def is_secret_value(name: str, value: Any) -> bool:
     `get_token` is a function), or a string in a known secret format."""
     if is_environment(value) or (is_secret_name(name) and not is_code(value)):
         return True
-    return isinstance(value, str) and looks_secret(value)
+    return type(value) is str and looks_secret(value)
+
+
+def is_secret_label(label: Any) -> bool:
+    """Whether a name, key, column, attribute or module name may not reach a prompt: the test
+    a value gets (a secret-sounding name, a secret format) applied to the label's own text. A
+    label that is not plain data counts as secret: showing it would run its `__repr__`."""
+    if type(label) is str:
+        return is_secret_name(label) or looks_secret(label)
+    if type(label) is tuple:
+        return any(is_secret_label(item) for item in label)
+    return not is_plain(label) or is_secret_label(repr(label))
 
 
 def looks_secret(text: str) -> bool:
@@ -94,26 +117,16 @@ def looks_secret(text: str) -> bool:
 
 def mask_label(value: Any, *, hint: bool = True) -> str:
     """`<masked: str of 51 chars; ask to reveal>`: the kind and size of a value, not its text."""
-    if isinstance(value, str):
-        what = f"str of {len(value):,} chars"
-    elif isinstance(value, (bytes, bytearray)):
-        what = f"{type(value).__name__} of {len(value):,} bytes"
+    size = length(value)  # read statically: a secret's own code does not run either
+    if type(value) is str:
+        what = f"str of {size:,} chars"
+    elif is_one_of(type(value), (bytes, bytearray)):
+        what = f"{type_name(value)} of {size:,} bytes"
     elif is_environment(value):
-        which = "os.environ" if isinstance(value, os._Environ) else "copy of os.environ"
-        what = f"{which} of {len(value):,} variables"
+        which = "os.environ" if inherits(value, os._Environ) else "copy of os.environ"
+        what = f"{which} of {size:,} variables"
     else:
-        kind = type(value)
-        module = (getattr(kind, "__module__", "") or "").split(".")[0]
-        what = (
-            kind.__qualname__
-            if module in ("builtins", "__main__", "")
-            else f"{module}.{kind.__qualname__}"
-        )
-        try:
-            if isinstance(value, Mapping) or hasattr(type(value), "__len__"):
-                what += f" of {len(value):,} items"
-        except Exception:
-            pass
+        what = type_name(value) + (f" of {size:,} items" if size is not None else "")
     return f"<masked: {what}{'; ask to reveal' if hint else ''}>"
 
 
@@ -137,7 +150,45 @@ def redact_value(text: str) -> tuple[str, int]:
 
 
 def redact_text(text: str) -> tuple[str, int]:
-    """Shown text (code, reprs, tracebacks) with secret-looking and secret-named literals masked."""
+    """Shown text (code, reprs, tracebacks) with secret-looking and secret-named literals masked
+    (string literals Python joins, `"ghp_abc" "def..."`, tested as the one string they are)."""
+    text, joined, _ = mask_joined_literals(text, tokenize=bool(_ADJACENT.search(text)))
+    text, count = _redact_literals(text)
+    return text, joined + count
+
+
+def redact_cell(prefix: str, suffix: str) -> tuple[str, str, int]:
+    """The cell being typed, `redact_text`-ed as one text (a key may cross the cursor, or be
+    split over literals on both sides of it), and split at the cursor again."""
+    whole = prefix + suffix
+    tokenize = len(whole) <= _CELL_TOKENIZED or bool(_ADJACENT.search(whole))
+    whole, joined, cursor = mask_joined_literals(whole, tokenize=tokenize, cursor=len(prefix))
+    before, found_before = _redact_literals(whole[:cursor])
+    after, found_after = _redact_literals(whole[cursor:])
+    return before, after, joined + found_before + found_after
+
+
+def mask_joined_literals(text: str, *, tokenize: bool, cursor: int = 0) -> tuple[str, int, int]:
+    """Each run of string literals (`literals.runs`) whose joined value looks secret or that is
+    given to a secret name, masked whole; how many were, and where `cursor` is now (a masked
+    run that held it leaves it after the mask)."""
+    if not tokenize:
+        return text, 0, cursor
+    count = 0
+    for run in reversed(runs(text)):
+        if not (looks_secret(run.value) or (run.owner and is_secret_name(run.owner))):
+            continue
+        count += 1
+        mask = f'"<masked: {len(run.value)} chars>"'
+        text = text[: run.start] + mask + text[run.end :]
+        if cursor > run.start:
+            cursor = max(cursor + len(mask) - (run.end - run.start), run.start + len(mask))
+    return text, count, cursor
+
+
+def _redact_literals(text: str) -> tuple[str, int]:
+    """redact_text's rules for one literal at a time: secret formats, literals given to secret
+    names (`api_key = "..."`, `%env TOKEN=...`), passwords in URLs."""
     count = 0
 
     def assigned(match: re.Match[str]) -> str:
@@ -203,7 +254,8 @@ class MaskingRepr(reprlib.Repr):
         if is_environment(x):
             self.masked += 1
             return mask_label(x, hint=False)
-        if isinstance(x, Mapping) and type(x).__module__ in ("builtins", "collections"):
+        plain = class_module(type(x)) in ("builtins", "collections")
+        if plain and inherits(x, Mapping, dict, types.MappingProxyType):
             return self._mapping(x, level)
         return super().repr1(x, level)
 

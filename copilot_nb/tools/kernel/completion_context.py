@@ -10,9 +10,12 @@ the namespace, and reads the cells above only until its budget is spent.
 - The kernel: modules the notebook imported (`import pandas as pd`); for each variable the cell
   names, its type and shape, a DataFrame's columns with their dtypes, a dict's keys; and the
   public attributes of the object before a `.` at the cursor (a DataFrame's columns first). A
-  variable whose name or value says it is a secret, `os.environ` and its copies, and secret-named
-  keys, columns or attributes are left out.
-- The cell's own text goes to the model with secret-looking literals masked (`redact_text`).
+  variable whose name or value says it is a secret, `os.environ` and its copies, and keys,
+  columns, Series names, attributes and modules whose name is secret-sounding or a secret
+  itself (`is_secret_label`: the test values get) are left out. All of it is read statically
+  (`static_view.py`): no property, `__getattr__`, `__len__` or metaclass hook of the user's runs.
+- The cell's own text goes to the model with secret-looking literals masked (`redact_cell`:
+  literals Python joins are tested joined, also across the cursor).
 
 The context is comment lines (`# df: pandas.DataFrame (3, 2) ...`), so a fill-in-the-middle
 model reads it as the top of the file it completes.
@@ -29,9 +32,25 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from ..masking import is_code, is_secret_name, is_secret_value, redact_text
+from ...text import shorten
+from ..masking import is_secret_label, is_secret_value, redact_cell, redact_text
+from ..static_view import (
+    MISSING,
+    class_public_names,
+    inherits,
+    instance_dict,
+    is_frame,
+    is_one_of,
+    is_series,
+    lookup_type,
+    mapping_keys,
+    public_names,
+    size_of,
+    static_attribute,
+    trusted_kind,
+    type_name,
+)
 from .lookup import is_internal
-from .variables import package_of, size_of, type_name
 
 CELLS_BUDGET = 6000
 """Characters of the cells above (about 1,500 tokens)."""
@@ -74,9 +93,10 @@ def build_context(
     pieces = tuple(
         (name, text) for name, text in (("cells above", cells), ("kernel", kernel)) if text
     )
+    prefix, suffix, _ = redact_cell(prefix, suffix)
     return CompletionContext(
-        prefix=redact_text(prefix)[0],
-        suffix=redact_text(suffix)[0],
+        prefix=prefix,
+        suffix=suffix,
         pieces=pieces,
         cells_left_out=left_out,
     )
@@ -137,8 +157,10 @@ def _kernel(
 def _modules(namespace: Mapping[str, Any]) -> list[str]:
     found = []
     for name, value in namespace.items():
-        if isinstance(value, types.ModuleType) and not name.startswith("_"):
-            real = value.__name__
+        if inherits(value, types.ModuleType) and not name.startswith("_"):
+            real = (instance_dict(value) or {}).get("__name__")
+            if type(real) is not str or _hidden_label(real) or _hidden_label(name):
+                continue
             found.append(f"import {real}" if real == name else f"import {real} as {name}")
             if len(found) >= MAX_VARIABLES:
                 break
@@ -155,9 +177,9 @@ def _names_used(
         if word in seen or word not in namespace:
             continue
         value = namespace[word]
-        if is_internal(word, value, hidden) or isinstance(value, types.ModuleType):
+        if is_internal(word, value, hidden) or inherits(value, types.ModuleType):
             continue
-        if is_secret_value(word, value):
+        if is_secret_value(word, value) or _hidden_label(word):
             continue
         seen[word] = None
         if len(seen) >= MAX_VARIABLES:
@@ -166,53 +188,88 @@ def _names_used(
 
 
 def _describe(name: str, value: Any) -> list[str]:
+    """A variable's lines, read statically; none when its type's name is itself a secret."""
+    kind = type_name(value)
+    if _hidden_label(kind):
+        return []
     size = size_of(value)
-    head = f"# {name}: {type_name(value)}" + (f" {size}" if size else "")
-    package = package_of(value)
-    try:
-        if package == "pandas" and hasattr(value, "columns") and hasattr(value, "dtypes"):
-            return [head, "#   columns: " + _columns(value)]
-        if package == "pandas" and hasattr(value, "dtype") and hasattr(value, "name"):
-            return [f"{head}, name {value.name!r}, dtype {value.dtype}"]
-        if package == "numpy" and hasattr(value, "dtype"):
-            return [f"{head}, dtype {value.dtype}"]
-        if isinstance(value, Mapping):
-            keys = [repr(k) for k in islice(value.keys(), MAX_KEYS) if not _secret_key(k)]
-            return [f"{head}, keys: " + ", ".join(keys)] if keys else [head]
-        if isinstance(value, (int, float, bool)) and not is_secret_name(name):
-            return [f"{head} = {value!r}"]
-        if callable(value) and is_code(value):
-            return [head + _signature(value)]
-    except Exception:  # an exotic object: its type still helps
-        pass
+    head = f"# {name}: {kind}" + (f" {size}" if size else "")
+    if is_frame(value):
+        return [head, "#   columns: " + _columns(value)]
+    if is_series(value):
+        label = "" if _hidden_label(value.name) else f", name {value.name!r}"
+        return [f"{head}{label}, dtype {_dtype(value.dtype)}"]
+    if trusted_kind(value) == "numpy":
+        return [f"{head}, dtype {_dtype(value.dtype)}"]
+    keys = mapping_keys(value, MAX_KEYS)
+    if keys is not None:
+        shown = [repr(k) for k in keys if not _hidden_label(k)]
+        return [f"{head}, keys: " + ", ".join(shown)] if shown else [head]
+    if is_one_of(type(value), (int, float, bool)) and not _hidden_label(name):
+        return [f"{head} = {value!r}"]
+    if inherits(value, types.FunctionType):
+        return [head + _signature(value)]
     return [head]
+
+
+def _dtype(dtype: Any) -> str:
+    """A dtype as text, unless it names a secret (a structured array's field names)."""
+    text = str(dtype)
+    return "?" if _hidden_label(text) else text
 
 
 def _columns(frame: Any) -> str:
     shown = []
     for column, dtype in islice(zip(frame.columns, frame.dtypes, strict=False), MAX_COLUMNS):
-        if _secret_key(column):
+        if _hidden_label(column):
             continue
-        shown.append(f"{column!s} ({dtype})")
+        shown.append(f"{column!s} ({_dtype(dtype)})")
     more = len(frame.columns) - MAX_COLUMNS
     return ", ".join(shown) + (f", … {more} more" if more > 0 else "")
 
 
-def _secret_key(key: Any) -> bool:
-    return isinstance(key, str) and _secret_word(key)
+def _hidden_label(label: Any) -> bool:
+    """`is_secret_label`, remembered for strings: the same names come on every keystroke."""
+    return _secret_word(label) if type(label) is str else is_secret_label(label)
 
 
 @functools.lru_cache(maxsize=8192)
 def _secret_word(name: str) -> bool:
-    """`is_secret_name`, remembered: the same column and attribute names come on every key."""
-    return is_secret_name(name)
+    return is_secret_label(name)
 
 
-def _signature(value: Any) -> str:
-    try:
-        return f"{inspect.signature(value)}"
-    except (TypeError, ValueError):
-        return ""
+def _signature(function: types.FunctionType) -> str:
+    """`(a, b=1, *rest, key=None, **more)` from the code object: `inspect.signature` would read
+    `__wrapped__` and `__signature__` and call the defaults' `__repr__`; annotations are left
+    out, and a default that is not plain data shows as `...`."""
+    code = function.__code__
+    names = code.co_varnames
+    positional = code.co_argcount
+    keyword = code.co_kwonlyargcount
+    defaults = function.__defaults__ or ()
+    given = dict(zip(names[positional - len(defaults) : positional], defaults, strict=True))
+    given.update(function.__kwdefaults__ or {})
+    shown = [_parameter(n, given) for n in names[:positional]]
+    if code.co_posonlyargcount:
+        shown.insert(code.co_posonlyargcount, "/")
+    rest = positional + keyword
+    if code.co_flags & inspect.CO_VARARGS:
+        shown.append("*" + names[rest])
+        rest += 1
+    elif keyword:
+        shown.append("*")
+    shown += [_parameter(n, given) for n in names[positional : positional + keyword]]
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        shown.append("**" + names[rest])
+    return "(" + ", ".join(shown) + ")"
+
+
+def _parameter(name: str, defaults: Mapping[str, Any]) -> str:
+    if name not in defaults:
+        return name
+    value = defaults[name]
+    plain = value is None or is_one_of(type(value), (bool, int, float, str))
+    return f"{name}={shorten(repr(value), 30) if plain else '...'}"
 
 
 def _attributes(
@@ -223,57 +280,56 @@ def _attributes(
     if first not in namespace or is_internal(first, namespace[first], hidden):
         return []
     value = namespace[first]
-    if is_secret_value(first, value):
+    if is_secret_value(first, value) or _hidden_label(first):
         return []
     for step in rest:
-        if step.startswith("_") or is_secret_name(step):
+        if step.startswith("_") or _hidden_label(step):
             return []
         try:
             value = _static_attribute(value, step)
         except AttributeError:
             return []
-    columns = getattr(value, "columns", None) if _is_frame(value) else None
-    listed = [str(c) for c in islice(columns, MAX_ATTRIBUTES)] if columns is not None else []
+    columns = value.columns if is_frame(value) else ()
+    listed = [str(c) for c in islice(columns, MAX_ATTRIBUTES) if not _hidden_label(c)]
     public = [n for n in _public_names(value) if n not in listed]
-    chosen = [n for n in listed + public if n.startswith(typed) and not _secret_word(n)]
+    chosen = [n for n in listed + public if n.startswith(typed) and not _hidden_label(n)]
     return chosen[:MAX_ATTRIBUTES]
 
 
-_TYPE_NAMES: dict[type, list[str]] = {}
-"""Each type's public names, listed once: `dir()` of a DataFrame takes milliseconds."""
+_TYPE_NAMES: dict[int, tuple[type, list[str]]] = {}
+"""Each type's public names, listed once (keyed by the class's id: hashing a class would call its
+metaclass's `__hash__`)."""
 
 
 def _public_names(value: Any) -> list[str]:
     """The type's public names and the instance's own, sorted (a module: its own names)."""
     kind = type(value)
-    if isinstance(value, types.ModuleType):
-        return sorted(n for n in vars(value) if not n.startswith("_"))
-    names = _TYPE_NAMES.get(kind)
-    if names is None:
+    if inherits(value, types.ModuleType, type):
+        return public_names(value)
+    cached = _TYPE_NAMES.get(id(kind))
+    if cached is not None and cached[0] is kind:
+        names = cached[1]
+    else:
         if len(_TYPE_NAMES) > 1000:  # classes made on the fly: do not keep them all
             _TYPE_NAMES.clear()
-        try:
-            names = _TYPE_NAMES[kind] = [n for n in dir(kind) if not n.startswith("_")]
-        except Exception:
-            names = []
-    own = getattr(value, "__dict__", None)
-    if isinstance(own, dict):
-        extra = [n for n in own if isinstance(n, str) and not n.startswith("_") and n not in names]
+        names = class_public_names(kind)
+        _TYPE_NAMES[id(kind)] = (kind, names)
+    own = instance_dict(value)
+    if own:
+        extra = [n for n in own if type(n) is str and not n.startswith("_") and n not in names]
         if extra:
             return sorted([*names, *extra])
     return names
 
 
-def _is_frame(value: Any) -> bool:
-    return package_of(value) == "pandas" and hasattr(value, "dtypes")
-
-
 def _static_attribute(value: Any, name: str) -> Any:
     """An attribute as stored, without running a property (which could run user code) unless it
     is a module's or a plain instance's data."""
-    found = inspect.getattr_static(value, name)
-    if isinstance(found, (property, types.MemberDescriptorType, types.GetSetDescriptorType)):
+    found = static_attribute(value, name)
+    if found is MISSING:
         raise AttributeError(name)
-    if isinstance(found, (staticmethod, classmethod)):
+    if is_one_of(type(found), (staticmethod, classmethod)):
         return found.__func__
+    if lookup_type(type(found), "__get__") is not None and not inherits(found, types.FunctionType):
+        raise AttributeError(name)  # a property or another descriptor: reading it runs code
     return found

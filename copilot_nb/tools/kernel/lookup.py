@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from ...errors import ToolError
 from ..masking import is_code, is_environment, is_secret_name
+from ..static_view import inherits, instance_dict
 
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 """Names IPython puts in the user namespace that are not the user's variables."""
@@ -129,7 +130,7 @@ def lookup(
 
 def _secret_reason(name: str, value: Any) -> str:
     if is_environment(value):
-        copy = "" if isinstance(value, os._Environ) else "a copy of "
+        copy = "" if inherits(value, os._Environ) else "a copy of "
         return f"it is {copy}the process environment (os.environ)"
     if name and is_secret_name(name) and not is_code(value):
         return f"its name ({name}) says it holds a secret"
@@ -138,13 +139,13 @@ def _secret_reason(name: str, value: Any) -> str:
 
 def _check_value(shown: str, value: Any, namespace: Mapping[str, Any], tool: str) -> None:
     """Refuse a step onto a module, frame, code, traceback, or a namespace's dictionary."""
-    if isinstance(value, _UNSAFE):
-        kind = "a module" if isinstance(value, types.ModuleType) else f"a {type(value).__name__}"
+    if inherits(value, *_UNSAFE):
+        kind = "a module" if inherits(value, types.ModuleType) else f"a {type(value).__name__}"
         raise ToolError(
             f"{tool}: {shown} is {kind}; the variable tools show the user's own variables, "
             "not what modules or the interpreter hold (read library code with the file tools)"
         )
-    if isinstance(value, dict) and (value is namespace or _is_module_namespace(value)):
+    if inherits(value, dict) and (value is namespace or _is_module_namespace(value)):
         raise ToolError(
             f"{tool}: {shown} is a namespace dictionary (globals); inspect the variables in it "
             "by name instead"
@@ -152,4 +153,4 @@ def _check_value(shown: str, value: Any, namespace: Mapping[str, Any], tool: str
 
 
 def _is_module_namespace(value: dict[Any, Any]) -> bool:
-    return any(getattr(m, "__dict__", None) is value for m in list(sys.modules.values()))
+    return any(instance_dict(m) is value for m in list(sys.modules.values()))

@@ -1,9 +1,13 @@
 """Live objects described for a model: what a variable is, how big, and what is in it.
 
+What a listing shows (type, shape or length, memory, a number's value) is read statically
+(`static_view.py`): list_variables and the context block run no code of the user's objects.
+`inspect_variable` also shows a repr (an object's own `__repr__` or `_repr_llm_`), when asked.
+
 pandas and numpy objects get a schema-like summary (shape, dtypes, null counts, a head, numeric
 statistics); an object with a `_repr_llm_()` method describes itself; anything else is a
 truncated repr. pandas and numpy are imported only to describe an object whose type comes from
-them (`type(obj).__module__`), so a kernel that never loaded them does not start to.
+them (numpy's and pandas' own classes, by identity), so a kernel that never loaded them does not start to.
 
 Unless the user approved revealing them, secrets are masked (see `masking.py`): a whole value
 when its name or type says so, else each secret-named item, column or field and each
@@ -16,7 +20,6 @@ import contextlib
 import inspect
 import itertools
 import reprlib
-import sys
 import types
 import warnings
 from collections.abc import Mapping
@@ -27,12 +30,23 @@ from ..masking import (
     MaskingRepr,
     is_secret_name,
     is_secret_value,
+    looks_secret,
     mask_frame,
     mask_label,
     redact_and_cut,
     reveal_hint,
 )
 from ..outputs import clip_output
+from ..static_view import (
+    class_module,
+    inherits,
+    is_one_of,
+    lookup_type,
+    size_of,
+    sizeof,
+    trusted_kind,
+    type_name,
+)
 from .lookup import is_internal
 
 MAX_DESCRIPTION_CHARS = 6000
@@ -58,9 +72,9 @@ def user_variables(
     """
     found = []
     for name, value in namespace.items():
-        if not isinstance(name, str) or is_internal(name, value, hidden):
+        if type(name) is not str or is_internal(name, value, hidden) or looks_secret(name):
             continue
-        if isinstance(value, types.ModuleType) or _imported(value):
+        if inherits(value, types.ModuleType) or _imported(value):
             continue
         found.append((name, value))
     return sorted(found, key=lambda item: item[0])
@@ -68,55 +82,37 @@ def user_variables(
 
 def _imported(value: Any) -> bool:
     """A function, class or typing construct that an import brought in, not the notebook."""
-    if type(value).__module__ == "typing":
+    if class_module(type(value)) == "typing":
         return True
-    if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
-        return getattr(value, "__module__", None) not in (None, "__main__")
+    if inherits(value, type):
+        return class_module(value) not in ("", "__main__")
+    for kind in (types.FunctionType, types.BuiltinFunctionType):
+        if inherits(value, kind):
+            module = kind.__dict__["__module__"].__get__(value)
+            return type(module) is str and module != "__main__"
     return False
 
 
-def type_name(value: Any) -> str:
-    """`int`, `pandas.DataFrame`, `numpy.ndarray`: the type as a user would write it."""
-    kind = type(value)
-    module = getattr(kind, "__module__", None) or ""
-    if module in ("builtins", "__main__", ""):
-        return kind.__qualname__
-    return f"{module.split('.')[0]}.{kind.__qualname__}"
-
-
-def size_of(value: Any) -> str:
-    """`(3, 2)` for things with a shape, `len 5` for sized things, else ""."""
-    if isinstance(value, type):
-        return ""
-    try:
-        shape = getattr(value, "shape", None)
-        if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
-            return str(tuple(shape))
-        if hasattr(type(value), "__len__"):
-            return f"len {len(value)}"
-    except Exception:
-        pass
-    return ""
-
-
 def memory_of(value: Any) -> int | None:
-    """Approximate bytes: pandas' deep memory usage, numpy's nbytes, else sys.getsizeof (shallow)."""
-    package = package_of(value)
+    """Approximate bytes: pandas' deep memory usage, numpy's nbytes, else sys.getsizeof
+    (shallow, and only where the type's `__sizeof__` is a builtin's: it runs no user code)."""
+    package = trusted_kind(value)
     try:
-        if package == "pandas" and hasattr(value, "memory_usage"):
+        if package == "pandas":
             usage = value.memory_usage(deep=True)
             return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
-        if package == "numpy" and isinstance(getattr(value, "nbytes", None), int):
+        if package == "numpy":
             return int(value.nbytes)
-        return sys.getsizeof(value)
     except Exception:
         return None
+    return sizeof(value)
 
 
 def describe(name: str, value: Any, *, secret: str = "", reveal: bool = False) -> str:
     """What inspect_variable answers: a header line, then the kind-specific details; secrets
     masked unless `reveal` (`secret` says why the whole value is one)."""
-    facts = [type_name(value), size_of(value), human_bytes(memory_of(value))]
+    memory = memory_of(value)
+    facts = [type_name(value), size_of(value), human_bytes(memory) if memory is not None else ""]
     header = f"{name}: " + ", ".join(f for f in facts if f)
     if secret and not reveal:
         return f"{header}\n{mask_label(value)}\nmasked because {secret}; {reveal_hint(name)}"
@@ -137,21 +133,20 @@ def preview(name: str, value: Any) -> str:
     """A number's or short string's value for list_variables; `<masked>` for a secret."""
     if is_secret_value(name, value):
         return "<masked>"
-    if not (isinstance(value, str) or value is None or type(value) in (bool, int, float, complex)):
+    if not (value is None or is_one_of(type(value), (str, bool, int, float, complex))):
         return ""
     text = repr(value)
     return shorten(text, MAX_PREVIEW_CHARS)
 
 
 def _body(value: Any, masker: MaskingRepr | None) -> str:
-    llm = getattr(type(value), "_repr_llm_", None)
-    if callable(llm):
+    if callable(lookup_type(type(value), "_repr_llm_")):
         try:
             return str(value._repr_llm_())
         except Exception as exc:
             note = f"(_repr_llm_() failed: {type(exc).__name__}: {exc})\n"
             return note + safe_repr(value, masker=masker)
-    package = package_of(value)
+    package = trusted_kind(value)
     try:
         if package == "pandas":
             return _pandas(value, masker)
@@ -160,7 +155,7 @@ def _body(value: Any, masker: MaskingRepr | None) -> str:
     except Exception as exc:  # an exotic subclass; a repr still helps
         shown = safe_repr(value, masker=masker)
         return f"(could not summarise: {type(exc).__name__}: {exc})\n{shown}"
-    if inspect.isfunction(value) or inspect.isclass(value) or inspect.ismethod(value):
+    if inherits(value, type, types.FunctionType, types.MethodType):
         return _code_object(value)
     return safe_repr(value, masker=masker)
 
@@ -173,24 +168,19 @@ def safe_repr(
     With a `masker`, secrets inside containers and strings are masked (and counted by it)."""
     containers = (list, tuple, set, frozenset, dict)
     try:
-        if masker is not None and isinstance(value, str):
+        if masker is not None and type(value) is str:
             text, found = redact_and_cut(repr(value), limit)
             masker.masked += found
             return text
-        if masker is not None and isinstance(value, (*containers, Mapping)):
+        if masker is not None and inherits(value, *containers, Mapping, types.MappingProxyType):
             text = masker.repr(value)
-        elif isinstance(value, containers):
+        elif inherits(value, *containers):
             text = _repr.repr(value)
         else:
             text = repr(value)
     except Exception as exc:
         return f"<repr failed: {type(exc).__name__}: {exc}>"
     return clip_output(text, limit)
-
-
-def package_of(value: Any) -> str:
-    """The top-level package of a value's type (`pandas` for a DataFrame)."""
-    return (getattr(type(value), "__module__", None) or "").split(".")[0]
 
 
 def _pandas(value: Any, masker: MaskingRepr | None) -> str:
