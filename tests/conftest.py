@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.network_guard",  # a connection past loopback fails the test: refused_connections
     "tests.browser_lab",  # JupyterLab in Chromium: lab, page, replies, outside
     "tests.live_story",  # a stand-in front end with a live notebook: front_end
+    "tests.project_wheel",  # the project's wheel, built once a session: project_wheel
     "pytester",  # runs pytest on a made-up test file: pytester
 ]
 

@@ -2,14 +2,21 @@
 authenticator) with two Unix users, each signed in from their own Chromium context. Both ask
 copilot_nb in their own notebook and get the loopback model's answer; the administrator's policy
 in the servers' environment config folder refuses a provider in the cell, naming the file and
-the rule; and what copilot_nb saved for one user cannot be read from the other's kernel."""
+the rule; and what copilot_nb saved for one user cannot be read from the other's kernel.
+
+The hub runs from a checkout whose venv is under a folder the users cannot enter (0700, as a
+home on Debian 12 or `mktemp -d`), as many first try `make test`: their servers must get all
+they run from the hub's own folder."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import stat
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +27,7 @@ import pytest
 from copilot_nb.testing import ScriptedServer, reply
 from tests import hub_server
 from tests.browser_lab import ARTIFACTS
+from tests.hub_packages import Source
 from tests.lab_server import (
     CHROMIUM,
     FLAGS,
@@ -52,7 +60,21 @@ def answer(request: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def hub() -> Iterator[dict[str, Any]]:
+def closed_source(project_wheel: Path) -> Iterator[Source]:
+    """This venv and the project's wheel as seen from a folder only root can enter."""
+    closed = Path(tempfile.mkdtemp(prefix="copilot_nb-closed-"))
+    assert mode(closed) == 0o700
+    (closed / "venv").symlink_to(sys.prefix, target_is_directory=True)
+    wheel = closed / project_wheel.name
+    shutil.copy(project_wheel, wheel)
+    try:
+        yield Source(prefix=closed / "venv", wheel=wheel)
+    finally:
+        shutil.rmtree(closed)
+
+
+@pytest.fixture(scope="module")
+def hub(closed_source: Source) -> Iterator[dict[str, Any]]:
     why = hub_server.missing() or ("" if CHROMIUM.exists() else f"needs {CHROMIUM}")
     if why:
         if os.environ.get("CI"):
@@ -66,7 +88,7 @@ def hub() -> Iterator[dict[str, Any]]:
         "OPENAI_API_KEY": "team-key",
     }
     try:
-        with hub_server.running_hub(list(users), environment) as running:
+        with hub_server.running_hub(list(users), environment, closed_source) as running:
             policy = Path(running["venv"]) / "etc" / "jupyter" / "copilot_nb_policy.json"  # type: ignore[arg-type]
             policy.write_text(json.dumps(POLICY), encoding="utf-8")
             policy.chmod(0o644)
@@ -145,6 +167,17 @@ def run_cell(page: Any, index: int, wait_for: str) -> str:
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_folder_that_keeps_other_users_out_is_named() -> None:
+    with tempfile.TemporaryDirectory(dir="/tmp") as made:  # not pytest's folder, which is 0700
+        top = Path(made)
+        top.chmod(0o755)
+        python = top / "home" / "clone" / ".venv" / "bin" / "python"
+        python.parent.mkdir(parents=True)
+        assert hub_server.closed_folder(python) is None
+        (top / "home").chmod(0o700)
+        assert hub_server.closed_folder(python) == top / "home"
 
 
 def test_two_users_on_a_hub_with_a_policy(hub):

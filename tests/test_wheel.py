@@ -31,35 +31,22 @@ print(len(names))
 """
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    (built,) = out.glob("copilot_nb-*.whl")
-    return built
-
-
-def test_the_wheel_holds_every_file_of_the_package(wheel: Path) -> None:
+def test_the_wheel_holds_every_file_of_the_package(project_wheel: Path) -> None:
     tracked = subprocess.run(
         ["git", "ls-files", "copilot_nb"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
     if not tracked:
         pytest.skip("not a git checkout")
-    names = set(zipfile.ZipFile(wheel).namelist())
+    names = set(zipfile.ZipFile(project_wheel).namelist())
     missing = [
         path for path in tracked if path not in names and not path.startswith(FRONTEND_SOURCES)
     ]
     assert missing == []
 
 
-def test_every_module_imports_from_the_wheel_alone(wheel: Path, tmp_path: Path) -> None:
+def test_every_module_imports_from_the_wheel_alone(project_wheel: Path, tmp_path: Path) -> None:
     unpacked = tmp_path / "site"
-    zipfile.ZipFile(wheel).extractall(unpacked)
+    zipfile.ZipFile(project_wheel).extractall(unpacked)
     env = {**os.environ, "PYTHONPATH": str(unpacked)}
     run = subprocess.run(
         [sys.executable, "-c", IMPORT_EVERYTHING, str(unpacked)],
@@ -73,9 +60,9 @@ def test_every_module_imports_from_the_wheel_alone(wheel: Path, tmp_path: Path) 
 
 
 def test_the_wheel_installs_the_built_front_end_extension_and_none_of_its_sources(
-    wheel: Path,
+    project_wheel: Path,
 ) -> None:
-    archive = zipfile.ZipFile(wheel)
+    archive = zipfile.ZipFile(project_wheel)
     names = archive.namelist()
     extension = {
         name[match.end() :]: name for name in names if (match := EXTENSION_DATA.match(name))
