@@ -74,9 +74,15 @@ def floor_source(category: str) -> str | None:
     return None
 
 
-def mcp_refusal(command_line: str, url: str) -> str | None:
-    """Why an MCP server (a stdio command line, or a URL) may not start, or None."""
-    return _refusal(f"MCP server {command_line or url}", lambda r: r.check_mcp(command_line, url))
+def mcp_refusal(
+    command_line: str, url: str, *, resolved: str = "", env: tuple[str, ...] = ()
+) -> str | None:
+    """Why an MCP server (a stdio command line, or a URL) may not start, or None. `resolved` is
+    the command line as it will run, `env` the names of the variables its entry sets."""
+    return _refusal(
+        f"MCP server {command_line or url}",
+        lambda r: r.check_mcp(command_line, url, resolved=resolved, env=env),
+    )
 
 
 def check_serve(host: str) -> None:

@@ -25,6 +25,32 @@ review) is looser than `ask`: the change lands before anyone looked at it."""
 CATEGORIES = ("read", "read-secret", "edit", "execute", "external")
 """The approval categories a floor may name (the tools' own category names)."""
 
+LOADING_VARIABLES = frozenset(
+    {
+        *("PATH", "PATHEXT", "COMSPEC", "HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA"),
+        *("XDG_CONFIG_HOME", "XDG_DATA_HOME", "BASH_ENV", "ENV"),
+        *("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE"),
+        *("NODE_OPTIONS", "NODE_PATH", "PERL5LIB", "PERL5OPT", "PERLLIB", "RUBYOPT", "RUBYLIB"),
+        *("GEM_HOME", "GEM_PATH", "CLASSPATH", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS"),
+        "_JAVA_OPTIONS",
+    }
+)
+"""Variables an MCP entry's `env` may not set under `mcp_commands`: they change which program
+runs (`PATH`), what it loads (`LD_PRELOAD`, `PYTHONPATH`, `NODE_OPTIONS`, ...) or where it reads
+its settings and fetches its package from (`HOME`'s `.npmrc`, `NPM_CONFIG_REGISTRY`,
+`UV_INDEX_URL`), so an allowed command line would run something else."""
+LOADING_PREFIXES = ("LD_", "DYLD_", "NPM_CONFIG_", "UV_", "PIP_", "YARN_", "BUN_", "DENO_")
+
+
+def loading_variables(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names (any case, as Windows and npm read them) that change what an entry runs."""
+    return tuple(
+        name
+        for name in names
+        if name.upper() in LOADING_VARIABLES or name.upper().startswith(LOADING_PREFIXES)
+    )
+
+
 LIST_KEYS = ("providers", "models", "base_urls", "mcp_commands", "mcp_urls", "serve_hosts")
 BOOL_KEYS = ("serve", "cassettes", "conversations", "completions")
 KEYS = (*LIST_KEYS, "approval_floors", *BOOL_KEYS)
@@ -71,16 +97,35 @@ class Rules:
         """The loosest approval this file lets the category have, if it names one."""
         return self.approval_floors.get(category)
 
-    def check_mcp(self, command_line: str, url: str) -> str | None:
+    def check_mcp(
+        self, command_line: str, url: str, *, resolved: str = "", env: tuple[str, ...] = ()
+    ) -> str | None:
         """Whether an MCP server may start (stdio: its command line) or be reached (its URL).
-        Once either MCP key is present, a server that matches neither is refused."""
+        Once either MCP key is present, a server that matches neither is refused.
+
+        A pattern whose program is a path (`/usr/bin/npx -y *`) is matched against the command
+        line as it will run (`resolved`: the program found on the server's own PATH); one that
+        names a bare program (`npx -y *`) against the line as written, which runs the program
+        the kernel's PATH finds, because an entry whose `env` sets a variable that changes
+        what runs or what it loads (`LOADING_VARIABLES`) is refused under `mcp_commands`."""
         if self.mcp_commands is None and self.mcp_urls is None:
             return None
         if command_line:
             allowed = self.mcp_commands or ()
-            if not _matches(command_line, allowed):
-                rule = f"mcp_commands = {_shown(allowed)}"
-                return self._refused(rule, f"the MCP server command {command_line!r}")
+            rule = f"mcp_commands = {_shown(allowed)}"
+            what = f"the MCP server command {command_line!r}"
+            changed = loading_variables(env)
+            if changed:
+                return self._refused(
+                    rule,
+                    f"{what} with {', '.join(changed)} set in its env (which changes what program "
+                    "runs or what it loads)",
+                )
+            if not any(
+                fnmatch.fnmatchcase(resolved if _names_path(p) else command_line, p)
+                for p in allowed
+            ):
+                return self._refused(rule, what)
             return None
         allowed = self.mcp_urls or ()
         shown = normal_url(url)
@@ -186,6 +231,12 @@ def normal_url(url: str) -> str:
         port = None
     netloc = f"{host}:{port}" if port is not None else host
     return f"{parts.scheme.lower()}://{netloc}{parts.path}".rstrip("/")
+
+
+def _names_path(pattern: str) -> bool:
+    """Whether a command pattern's program is a path (`/usr/bin/npx`, `C:\\tools\\x.exe`)."""
+    program = pattern.split(" ", 1)[0]
+    return "/" in program or "\\" in program
 
 
 def _matches(value: str, patterns: tuple[str, ...]) -> bool:

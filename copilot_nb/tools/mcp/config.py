@@ -32,6 +32,7 @@ from ...config import home_relative, private_dir, settings_dirs
 from ...errors import ConfigError
 from ...policy import mcp_refusal
 from ..masking import is_secret_name
+from .executable import resolved_line
 
 WORKSPACE_FILE = ".mcp.json"
 VSCODE_FILE = ".vscode/mcp.json"
@@ -148,11 +149,20 @@ def load_config(root: Path, user_dir: Path, environ: Mapping[str, str] | None = 
         servers.update(found)
         problems.extend(trouble)
     for name, server in list(servers.items()):  # the administrator's policy: never started
-        refusal = mcp_refusal(server.target if server.command else "", server.url)
+        refusal = policy_refusal(server)
         if refusal:
             del servers[name]
             problems.append(ConfigProblem(source=server.source, name=name, message=refusal))
     return McpConfig(servers=servers, problems=tuple(problems))
+
+
+def policy_refusal(server: ServerConfig) -> str | None:
+    """Why the administrator's policy refuses this server, matching the program that will run
+    (found on the PATH its `env` gives it) and the names of the variables it sets."""
+    if not server.command:
+        return mcp_refusal("", server.url)
+    resolved = resolved_line(server.command, server.args, server.env, server.cwd)
+    return mcp_refusal(server.target, "", resolved=resolved, env=tuple(server.env))
 
 
 def parse_config(

@@ -28,7 +28,7 @@ from typing import Any
 
 from ...errors import ConfigError
 from ...events import ApprovalNeeded, ToolFinished, ToolStarted
-from .config import ConfigProblem, McpConfig, ServerConfig, server_config
+from .config import ConfigProblem, McpConfig, ServerConfig, policy_refusal, server_config
 from .trust import ServerPins, launch_digest
 
 CATEGORY = "mcp-server"
@@ -105,12 +105,19 @@ class LaunchGate:
                 self.held[name] = kept or HeldServer(config=server, digest=digest)
                 continue
             try:
-                servers[name] = server_config(
+                filled = server_config(
                     name, server.entry, source=server.source, root=root, environ=env
                 )
             except ConfigError as exc:
                 del servers[name]
                 problems.append(ConfigProblem(source=server.source, name=name, message=str(exc)))
+                continue
+            refusal = policy_refusal(filled)  # its secrets filled in: what will really run
+            if refusal:
+                del servers[name]
+                problems.append(ConfigProblem(source=server.source, name=name, message=refusal))
+            else:
+                servers[name] = filled
         return McpConfig(servers=servers, problems=tuple(problems))
 
     def approve(self, root: Path | None, name: str) -> None:
