@@ -50,7 +50,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 # The notebook tasks of evals/ through %%copilot in a real kernel: `make eval MODEL=openai:gpt-4o`;
-# `offline` (the default) and `scripted` need no provider. EVAL_ARGS: e.g. --record DIR, --replay DIR.
+# `offline` (the default) and `scripted` need no provider. EVAL_ARGS: e.g. --record DIR, --replay DIR
+# (add --trust to use the approvals of cassettes you did not record).
 MODEL ?= offline
 eval: $(STAMP)
 	$(PY) -m evals.run --model $(MODEL) $(EVAL_ARGS)

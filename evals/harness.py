@@ -3,6 +3,13 @@
 One kernel serves the whole run (starting one per task would cost more than most tasks); each
 task still starts clean: a folder of its own made the working directory (the agent's workspace
 follows it), the user namespace reset, a new conversation and a cassette of its own.
+
+The harness approves as a user at the keyboard would, through the kernel's own prompts, never with
+`--yes`: recording, it answers each approval yes (never a secret read), and the cassette keeps
+each answer signed with the user's key. Replaying, it answers nothing: exactly as
+`%copilot replay`, only the recording's signed answers (or, with `trust`, its answers whatever
+their signature) approve the very calls they were given for, and any other call is denied, so a
+cassette changed by someone else runs none of its own code.
 """
 
 from __future__ import annotations
@@ -43,6 +50,13 @@ def _cell(code: str) -> str:
     return code.strip() + "\n"
 
 
+def _unsigned(notice: str) -> str:
+    """Why a replayed task may have failed: `%copilot replay` said the cassette is not the
+    user's own, so its recorded approvals were not used."""
+    said = [line for line in notice.splitlines() if line.startswith("Not signed by you")]
+    return f" ({said[0]})" if said else ""
+
+
 class Harness:
     """Runs tasks in one kernel. `before_task(task)` lets a caller change what the model will
     say (the scripted runs load each task's script into the loopback server there)."""
@@ -56,6 +70,7 @@ class Harness:
         replay: Path | None = None,
         before_task: Callable[[Task], None] | None = None,
         timeout: float = 600,
+        trust: bool = False,
     ) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="copilot_nb_eval_"))
         self.model = model
@@ -63,6 +78,9 @@ class Harness:
         self.replay = replay
         self.before_task = before_task
         self.timeout = timeout
+        self.trust = trust
+        """Replay with `--trust`: the user chose to let the cassettes' answers approve their calls
+        although they did not record them."""
         self.kernel = Kernel(self.root, env)
         loaded = self.kernel.execute("%load_ext copilot_nb")
         if loaded.status != "ok":
@@ -79,8 +97,9 @@ class Harness:
         cassette = self._cassette(task)
         if self.before_task is not None:
             self.before_task(task)
-        mode = "replay" if self.replay is not None else "record"
-        trust = " --trust" if self.replay is not None else ""
+        replaying = self.replay is not None
+        mode = "replay" if replaying else "record"
+        trust = " --trust" if replaying and self.trust else ""
         prepared = self.kernel.execute(
             _cell(
                 f"%reset -f\nimport os\nos.chdir({str(workdir)!r})\n"
@@ -90,13 +109,14 @@ class Harness:
         )
         if prepared.status != "ok":
             return self._failed(task, f"could not prepare the kernel: {prepared.error}")
-        options = "--new --yes" + (f" --model {self.model}" if self.model else "")
+        options = "--new" + (f" --model {self.model}" if self.model else "")
         started = time.monotonic()
         try:
             turn = self.kernel.execute(
                 _cell(f"%%copilot {options}\n{task.request}"),
                 timeout=self.timeout,
                 answers=list(task.user_answers) if task.user_answers else None,
+                approve=not replaying,
             )
         except TimeoutError as exc:
             return self._failed(task, str(exc), seconds=time.monotonic() - started)
@@ -116,6 +136,8 @@ class Harness:
                 ok, reason = task.check(Outcome(workdir=workdir, answer=text, tool_calls=calls))
             except Exception as exc:  # a checker meeting a mangled file: the task failed
                 ok, reason = False, f"checker: {type(exc).__name__}: {exc}"
+        if not ok and replaying:
+            reason += _unsigned(prepared.stdout)
         return Result(
             task=task.name,
             kind=task.kind,

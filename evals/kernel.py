@@ -11,6 +11,19 @@ from typing import Any
 
 from jupyter_client.manager import start_new_kernel
 
+from copilot_nb.jupyter.approval_prompt import ALLOW, VERBS
+
+SECRET_READ = f" wants to {VERBS['read-secret']}"
+"""How an approval prompt names a secret read: the harness's user never approves one."""
+
+
+def approval_answer(prompt: str, *, approve: bool) -> str | None:
+    """The harness's answer to an approval prompt (`y` when it approves, never for a secret
+    read), or None when the prompt is a question and not an approval."""
+    if not prompt.endswith(ALLOW):
+        return None
+    return "y" if approve and SECRET_READ not in prompt else "n"
+
 
 @dataclass
 class Execution:
@@ -46,11 +59,20 @@ class Kernel:
         )
 
     def execute(
-        self, code: str, timeout: float = 600, answers: list[str] | None = None
+        self,
+        code: str,
+        timeout: float = 600,
+        answers: list[str] | None = None,
+        *,
+        approve: bool = False,
     ) -> Execution:
-        """Run code; with `answers`, the kernel may ask through stdin (a console's `input()`)
-        and each question gets the next answer (an empty one when they run out)."""
-        msg_id = self.client.execute(code, allow_stdin=answers is not None)
+        """Run code; with `answers` or `approve`, the kernel may ask through stdin (a console's
+        `input()`): each question gets the next answer (an empty one when they run out), each
+        approval `y` when `approve` (never a secret read) and `n` otherwise. With neither, nobody
+        can answer and the kernel denies whatever it would ask."""
+        stdin = answers is not None or approve
+        answers = [] if answers is None else answers
+        msg_id = self.client.execute(code, allow_stdin=stdin)
         messages: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout
         while True:
@@ -58,8 +80,8 @@ class Kernel:
             if remaining <= 0:
                 self.manager.interrupt_kernel()
                 raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s")
-            if answers is not None:
-                self._answer(answers)
+            if stdin:
+                self._answer(answers, approve)
             try:
                 message = self.client.get_iopub_msg(timeout=min(remaining, 0.2))
             except queue.Empty:
@@ -76,12 +98,16 @@ class Kernel:
         error = f"{content.get('ename', '')}: {content.get('evalue', '')}"
         return Execution(content["status"], messages, error if content["status"] != "ok" else "")
 
-    def _answer(self, answers: list[str]) -> None:
+    def _answer(self, answers: list[str], approve: bool) -> None:
         try:
-            self.client.get_stdin_msg(timeout=0)
+            request = self.client.get_stdin_msg(timeout=0)
         except queue.Empty:
             return
-        self.client.input(answers.pop(0) if answers else "")
+        prompt = str(request["content"].get("prompt", ""))
+        answer = approval_answer(prompt, approve=approve)
+        if answer is None:
+            answer = answers.pop(0) if answers else ""
+        self.client.input(answer)
 
     def close(self) -> None:
         self.client.stop_channels()

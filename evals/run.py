@@ -3,6 +3,11 @@
 MODEL is a model string (`openai:gpt-4o`, `copilot:claude-sonnet-4`, `ollama:qwen3`), `offline`
 (the built-in demo model, which fails most tasks), or `scripted` / `scripted:wrong`: each task's
 own correct (or wrong) scripted solution, served over loopback, which tests the harness itself.
+
+`--record DIR` keeps each task's cassette (its approvals signed with your key); `--replay DIR`
+plays them back as `%copilot replay` does: only approvals you recorded stand in for you, and any
+other call is denied. `--trust` uses a cassette's approvals although you did not record it (a
+folder someone gave you): give it only after reading what the cassettes' calls do.
 """
 
 from __future__ import annotations
@@ -25,14 +30,21 @@ from .tasks import all_tasks
 
 @contextmanager
 def harness_for(
-    model: str, *, record: Path | None = None, replay: Path | None = None
+    model: str,
+    *,
+    record: Path | None = None,
+    replay: Path | None = None,
+    trust: bool = False,
+    config: Path | None = None,
 ) -> Iterator[Harness]:
     """A harness whose kernel talks to `model`; the offline and scripted ones see none of the
-    user's provider settings or config folder."""
+    user's provider settings or config folder (a new one, or `config`: a test's own user, whose
+    cassette key signs a recording and checks its replay)."""
     if model.startswith("scripted") or model == "offline":
         os.environ.pop("COPILOT_NB_CASSETTE", None)
         isolated = {v: "" for v in PROVIDER_VARIABLES if v != "COPILOT_NB_MODEL"}
-        isolated["COPILOT_NB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="copilot_nb_eval_config_")
+        folder = config or Path(tempfile.mkdtemp(prefix="copilot_nb_eval_config_"))
+        isolated["COPILOT_NB_CONFIG_DIR"] = str(folder)
     if model == "offline":
         harness = Harness(env={**isolated, "COPILOT_NB_MODEL": "offline"}, record=record)
     elif model.startswith("scripted"):
@@ -49,7 +61,7 @@ def harness_for(
             "OPENAI_API_KEY": "scripted",
         }
         try:
-            harness = Harness(env=env, record=record, replay=replay, before_task=load)
+            harness = Harness(env=env, record=record, replay=replay, before_task=load, trust=trust)
         except BaseException:
             server.stop()
             raise
@@ -60,7 +72,9 @@ def harness_for(
             server.stop()
         return
     else:
-        harness = Harness(env={"COPILOT_NB_MODEL": model}, record=record, replay=replay)
+        harness = Harness(
+            env={"COPILOT_NB_MODEL": model}, record=record, replay=replay, trust=trust
+        )
     try:
         yield harness
     finally:
@@ -73,12 +87,14 @@ def run(
     names: list[str] | None = None,
     record: Path | None = None,
     replay: Path | None = None,
+    trust: bool = False,
+    config: Path | None = None,
 ) -> list[Result]:
     tasks = [t for t in all_tasks() if not names or t.name in names]
     unknown = set(names or ()) - {t.name for t in tasks}
     if unknown:
         raise SystemExit(f"no such task: {', '.join(sorted(unknown))}")
-    with harness_for(model, record=record, replay=replay) as harness:
+    with harness_for(model, record=record, replay=replay, trust=trust, config=config) as harness:
         results = []
         for task in tasks:
             result = harness.run_task(task)
@@ -94,11 +110,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", action="append", dest="names", help="run only this task")
     parser.add_argument("--record", type=Path, help="keep each task's cassette in this folder")
     parser.add_argument("--replay", type=Path, help="replay each task's cassette from here")
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="with --replay: let cassettes you did not record approve their calls",
+    )
     parser.add_argument("--json", type=Path, default=Path("build/eval.json"), help="JSON out")
     args = parser.parse_args(argv)
     record = args.record.resolve() if args.record else None
     replay = args.replay.resolve() if args.replay else None
-    results = run(args.model, names=args.names, record=record, replay=replay)
+    if args.trust and replay is None:
+        parser.error("--trust applies to --replay only")
+    results = run(args.model, names=args.names, record=record, replay=replay, trust=args.trust)
     print()
     print(table(results))
     args.json.parent.mkdir(parents=True, exist_ok=True)

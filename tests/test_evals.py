@@ -4,8 +4,13 @@ can pass by accident and the harness measures what ran."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from copilot_nb.testing import call, reply
+from copilot_nb.testing.openai_wire import openai_sse_events
 from evals.harness import summary, table
 from evals.run import run
 from evals.tasks import all_tasks
@@ -34,3 +39,46 @@ def test_the_correct_scripts_pass_every_task_and_are_measured() -> None:
 def test_the_wrong_scripts_fail_every_task() -> None:
     results = run("scripted:wrong")
     assert [r.task for r in results if r.ok] == [], table(results)
+
+
+def _swap_code(tape: Path, code: str) -> None:
+    """What someone who changes a cassette does: the recorded reply that runs code now runs
+    `code` (the rest of the file, its signed header and answers, stays as it was)."""
+    lines = [json.loads(line) for line in tape.read_text().splitlines()]
+    for entry in lines:
+        response = entry.get("response") or {}
+        if "run_code" in response.get("text", ""):
+            turn = reply("", call("run_code", code=code))
+            events = openai_sse_events(turn, model="scripted", completion_id="swapped")
+            response["text"] = b"".join(events).decode()
+    tape.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.kernel
+def test_a_replay_approves_only_what_the_user_recorded(tmp_path: Path) -> None:
+    """Recording, the harness approves through the kernel's prompt (no --yes), so the cassette
+    keeps the user's signed answer and the user's own replay needs no one. A stranger's replay
+    (another key) asks, nobody answers, and the run is denied, unless they chose --trust. A
+    cassette whose code was swapped runs none of it: the swapped call asks and is denied."""
+    name = "df_total_revenue"
+    tapes, me, stranger = tmp_path / "tapes", tmp_path / "me", tmp_path / "stranger"
+    [recorded] = run("scripted", names=[name], record=tapes, config=me)
+    assert recorded.ok, recorded.reason
+    tape = tapes / f"{name}.copilot.jsonl"
+    answers = [e for e in map(json.loads, tape.read_text().splitlines()) if e["type"] == "approval"]
+    assert [(a["tool"], a["approved"], bool(a["sig"])) for a in answers] == [
+        ("run_code", True, True)
+    ]
+    [mine] = run("scripted", names=[name], replay=tapes, config=me)
+    assert mine.ok, mine.reason
+
+    [theirs] = run("scripted", names=[name], replay=tapes, config=stranger)
+    assert not theirs.ok and "Not signed by you" in theirs.reason
+    [trusted] = run("scripted", names=[name], replay=tapes, config=stranger, trust=True)
+    assert trusted.ok, trusted.reason
+
+    outside = tmp_path / "outside.txt"
+    _swap_code(tape, f"open({str(outside)!r}, 'w').write('ran')")
+    [swapped] = run("scripted", names=[name], replay=tapes, config=me)
+    assert not outside.exists()
+    assert not swapped.ok

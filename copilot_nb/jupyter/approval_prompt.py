@@ -61,6 +61,9 @@ VERBS = {
     "plan": "carry out this plan in agent mode",
 }
 """What a call of each approval category does, as the prompt says it (the panel has the same)."""
+ALLOW = ". Allow? [y/N] "
+"""How an approval asked with `input()` ends (after `question(event)`): a console's user, or a
+program driving the kernel (the evaluation harness), tells it from a question by this."""
 HEAD_LINES = 40
 HEAD_CHARS = 3000
 """A preview longer than this shows its start, and the rest behind "show all"."""
@@ -281,7 +284,7 @@ class CellApprover:
             ask_question_input(request, self._ask, self._show)
             return
         try:
-            reply = self._ask(f"{question(request)}. Allow? [y/N] ").strip()
+            reply = self._ask(question(request) + ALLOW).strip()
         except EOFError:  # Ctrl-D at the prompt
             reply = ""
         if reply.lower() in ("y", "yes"):
