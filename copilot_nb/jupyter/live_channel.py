@@ -331,10 +331,20 @@ def _file_reviewed(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -
     view.comm.send(answer)
 
 
+def _verify(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
+    """`{event: 'review_verify', id, records}`: which of the notebook's review records this
+    user's kernel wrote (signed with their key); the answer is `{event: 'review_verified', id,
+    ok: [bool, ...]}`, one per record. The page offers no other record as the agent's change."""
+    from ..tools.review_proof import verify
+
+    view.comm.send(verify(data))
+
+
 EVENTS: dict[str, EventHandler] = {
     "path": _renamed,
     "review": _reviewed,
     "review_file": _file_reviewed,
+    "review_verify": _verify,
 }
 """What a front end may say unasked, by its message's `event` key: one small handler each."""
 

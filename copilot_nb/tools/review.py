@@ -24,6 +24,7 @@ from typing import Any
 
 from ..workspace.checkpoints import Checkpoints
 from ..workspace.snapshots import Turn
+from .review_proof import sign_file
 
 OUTCOMES = ("kept", "undone", "refused")
 """What the user did with one change (`refused`: its Undo could not be made, with why)."""
@@ -67,8 +68,10 @@ class FileReview:
     root: Path
 
     def wire(self) -> dict[str, str]:
-        """The entry as the `review_files` request sends it."""
-        return {"turn": self.turn, "path": self.path, "diff": self.diff, "kind": self.kind}
+        """The entry as the `review_files` request sends it, signed with the user's key."""
+        return sign_file(
+            {"turn": self.turn, "path": self.path, "diff": self.diff, "kind": self.kind}
+        )
 
     def paths(self, checkpoint: Turn) -> list[Path]:
         """The checkpointed paths this change touched: the file, a moved file's both ends and

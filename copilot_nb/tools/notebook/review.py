@@ -4,9 +4,11 @@ Beside the stamp (`metadata.copilot_nb = {change, at, model}`), a cell the agent
 inserted or ran in review mode carries `review = {turn, kind, before, ran}`: `before` is the cell
 as it was before the agent first touched it (nbformat JSON; null for a cell the agent inserted),
 so the front end's Undo puts it back exactly, and a reload or a reopened notebook shows the
-review again. Later changes to a cell still under review keep that first `before`; a change made
-outside review mode keeps a pending review as it is. A deleted cell's review travels with the
-`delete` change (the front end keeps it in the notebook's metadata, `review_deleted`).
+review again. Each record is signed with the user's key (`tools/review_proof.py`): the front
+end offers only records this user's kernel vouches for. Later changes to a cell still under
+review keep that first `before`; a change made outside review mode keeps a pending review as it
+is. A deleted cell's review travels with the `delete` change (the front end keeps it in the
+notebook's metadata, `review_deleted`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..context import ToolContext
 from ..review import REVIEW_TURN_KEY
+from ..review_proof import sign_cell, sign_deleted
 from .store import STAMP_KEY, Opened
 
 REVIEW_KEY = "review"
@@ -67,11 +70,12 @@ def review_of(cell: Any, turn: str, kind: str, *, ran: bool = False) -> dict[str
         if old.get("kind") == "run" and kind == "edit":
             old["kind"] = "edit"
         old["ran"] = bool(old.get("ran")) or ran
-        return old
+        return sign_cell(str(cell.get("id", "")), old)
     if not turn:
         return None
     before = None if kind == "insert" else before_json(cell)
-    return {"turn": turn, "kind": kind, "before": before, "ran": ran}
+    review = {"turn": turn, "kind": kind, "before": before, "ran": ran}
+    return sign_cell(str(cell.get("id", "")), review)
 
 
 def marked(marks: dict[str, Any], review: dict[str, Any] | None) -> dict[str, Any]:
@@ -91,11 +95,12 @@ def deleted(cell: Any, turn: str, after_id: str | None) -> dict[str, Any] | None
     if old is None and not turn:
         return None
     before = old.get("before") if old is not None else None
-    return {
+    entry = {
         "turn": turn or (old or {}).get("turn", ""),
         "before": before if isinstance(before, dict) else before_json(cell),
         "after_id": after_id,
     }
+    return sign_deleted(entry)
 
 
 def tagged(undo: dict[str, Any], turn: str) -> dict[str, Any]:
