@@ -6,10 +6,15 @@ The same setup runs in-process (tests/test_secret_masking.py) and in a real kern
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
 
 OPENAI_KEY = "sk-proj-" + "A1b2C3d4" * 6
 GITHUB_TOKEN = "ghp_" + "Zq8" * 12
+HUGGING_FACE_TOKEN = "hf_" + "Kp4" * 11
 SECRETS = (
     OPENAI_KEY,
     "plain-but-named",
@@ -26,7 +31,11 @@ SETUP = f"""\
 import os, subprocess
 import numpy as np
 import pandas as pd
+import types
 from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
 
 @dataclass
 class Settings:
@@ -53,6 +62,19 @@ def helper(n):
     return n + 1
 gen = (i for i in range(3))
 """
+
+
+def named_by_tokens() -> dict[str, Any]:
+    """A notebook whose dict key, DataFrame column, Series name, attribute, module and class are
+    named by tokens: names that must not reach a prompt any more than the values would."""
+    return {
+        "cfg": {GITHUB_TOKEN: 1, "host": 2},
+        "frame": pd.DataFrame({OPENAI_KEY: [1], "price": [2.0]}),
+        "series": pd.Series([1, 2], name=HUGGING_FACE_TOKEN),
+        "obj": types.SimpleNamespace(**{GITHUB_TOKEN: 1, "port": 2}),
+        "mod": types.ModuleType(HUGGING_FACE_TOKEN),
+        "made": type(GITHUB_TOKEN, (), {})(),
+    }
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 
 import pandas as pd
+import pytest
 
 from copilot_nb.tools.kernel.completion_context import build_context
+from tests.secret_namespace import GITHUB_TOKEN as GITHUB
+from tests.secret_namespace import named_by_tokens
 
 TOKEN = "sk-proj-" + "a1B2c3D4" * 6
 
@@ -96,3 +99,51 @@ def test_attributes_are_read_without_running_properties():
     deeper = build_context(prefix="thing.costly.", suffix="", cells_above=[], namespace=namespace)
     assert "offers" not in "".join(t for _, t in deeper.pieces)
     assert ran == []
+
+
+def test_keys_columns_names_attributes_and_modules_that_are_tokens_are_left_out():
+    context = build_context(
+        prefix="print(cfg, frame, series, made)\nobj.",
+        suffix="",
+        cells_above=[],
+        namespace=named_by_tokens(),
+    )
+    assert context.pieces == (
+        (
+            "kernel",
+            "# Variables in the kernel:\n"
+            "# obj: types.SimpleNamespace\n"
+            "# series: pandas.Series (2,), dtype int64\n"
+            "# frame: pandas.DataFrame (1, 2)\n"
+            "#   columns: price (float64)\n"
+            "# cfg: dict len 2, keys: 'host'\n"
+            "# obj. offers: port",
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("prefix", "suffix"),
+    [
+        (f'key = "{GITHUB[:12]}" "{GITHUB[12:]}"\nprint(key', ")"),
+        (f'key = ("{GITHUB[:12]}"  # split\n       "{GITHUB[12:]}")\n', ""),
+        (f'key = "{GITHUB[:12]}" "{GITHUB[12:20]}', f'{GITHUB[20:]}"\nprint(key)'),
+        (f'key = "{GITHUB[:20]}', f'{GITHUB[20:]}"\nprint(key)'),
+        ('api_key = "hunter2" "-and-more"\n', ""),
+    ],
+    ids=["joined", "over-lines", "across-the-cursor", "one-literal-at-the-cursor", "named"],
+)
+def test_a_key_split_over_joined_literals_is_masked_whole(prefix: str, suffix: str) -> None:
+    context = build_context(prefix=prefix, suffix=suffix, cells_above=[], namespace={})
+    sent = context.prefix + context.suffix
+    for part in (GITHUB[:12], GITHUB[12:], GITHUB[20:], "hunter2", "-and-more"):
+        assert part not in sent
+    assert '"<masked: ' in context.prefix
+    assert context.suffix == (suffix[suffix.index('"') + 1 :] if '"' in suffix else suffix)
+
+
+def test_a_cell_above_with_a_key_split_over_joined_literals_is_left_out():
+    cells = [f'note = "{GITHUB[:10]}" \\\n    "{GITHUB[10:]}"', "n = 3"]
+    context = build_context(prefix="", suffix="", cells_above=cells, namespace={})
+    assert context.pieces == (("cells above", "n = 3"),)
+    assert context.cells_left_out == 1

@@ -4,6 +4,7 @@ text, the cache, cancellation by a newer request or by the front end, and its er
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 from copilot_nb.agent.completions.service import CompletionService
 from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.testing.fim_wires import FillServer
+from tests.secret_namespace import GITHUB_TOKEN, HUGGING_FACE_TOKEN, OPENAI_KEY, named_by_tokens
 
 
 class Document:
@@ -176,3 +178,23 @@ def test_an_error_shown_in_the_status_bar_masks_a_key_the_provider_echoed():
     key = "sk-proj-" + "Zx9" * 16
     shown = _short(ModelHTTPError(f"openai answered HTTP 401: Incorrect API key {key}", status=401))
     assert key not in shown and "HTTP 401" in shown
+
+
+async def test_no_token_named_in_the_kernel_or_split_over_literals_reaches_the_wire(monkeypatch):
+    split = f'key = "{GITHUB_TOKEN[:12]}" "{GITHUB_TOKEN[12:]}"\n'
+    above = [f'hf = ("{HUGGING_FACE_TOKEN[:9]}"\n      "{HUGGING_FACE_TOKEN[9:]}")', "x = 1"]
+    with FillServer(["sum()"]) as server:
+        monkeypatch.setenv("OLLAMA_BASE_URL", f"{server.base_url}/v1")
+        service = service_for("ollama:m", named_by_tokens())
+        doc = Document()
+        for ident, target in enumerate(("obj.", "frame.", "mod.", "made.", "series.")):
+            prefix = f"{split}print(cfg, frame, series, made, mod)\n{target}"
+            service.handle(ask(ident, prefix, cells_above=above), doc.send, doc)
+            assert (await doc.wait_final(ident))["text"] == "sum()"
+        assert len(server.calls) == 5
+        wire = json.dumps([(call.path, call.headers, call.body) for call in server.calls])
+        assert "'host'" in wire and "price (float64)" in wire and "x = 1" in wire
+        for token in (GITHUB_TOKEN, HUGGING_FACE_TOKEN, OPENAI_KEY):
+            for part in (token, token[:12], token[12:], token[:9], token[9:]):
+                assert part not in wire
+        await service.aclose()

@@ -113,6 +113,18 @@ def test_history_redacts_secret_literals_and_assignments_to_secret_names() -> No
     assert "total = 75" in redacted
 
 
+def test_history_masks_a_key_split_over_literals_python_joins() -> None:
+    source = (
+        f'note = "{GITHUB_TOKEN[:10]}" "{GITHUB_TOKEN[10:]}"\n'
+        'password = ("hunter2"  # the rest below\n    "-pw")\n'
+        'greeting = "hello" " world"\n'
+    )
+    redacted, count = redact_text(source)
+    assert count == 2
+    assert 'note = "<masked: 40 chars>"' in redacted and "-pw" not in redacted
+    assert 'greeting = "hello" " world"' in redacted
+
+
 @pytest.mark.parametrize("size", [1_500, 6_000, 100_000], ids=["short", "medium", "long"])
 def test_a_long_output_is_cut_as_any_output_is_and_a_secret_at_the_cut_stays_masked(
     size: int,

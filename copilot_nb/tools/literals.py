@@ -65,7 +65,7 @@ def runs(text: str) -> list[Run]:
             continue
         close()
         before.append(token)
-        del before[:-4]
+        del before[:-6]
     close()
     return found
 
@@ -96,7 +96,9 @@ def _contents(literal: str) -> str:
 
 def _owner(before: list[tokenize.TokenInfo]) -> str:
     """The name or key a run is given to: `api_key = `, `token=`, `"password": `, `cfg["key"] = `,
-    `api_key: str = `."""
+    `api_key: str = `, `password = (`."""
+    if len(before) >= 2 and before[-1].string == "(" and before[-2].string in _GIVING:
+        before = before[:-1]  # a value in brackets, to split it over lines
     if not before or before[-1].type != tokenize.OP or before[-1].string not in _GIVING:
         return ""
     rest = before[:-1]

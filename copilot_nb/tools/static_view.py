@@ -75,7 +75,14 @@ def static_attribute(value: Any, name: str) -> Any:
 def inherits(value: Any, *bases: type) -> bool:
     """Whether the value's real type has one of `bases` in its MRO (an `isinstance` that reads
     no `__class__` and runs no `__instancecheck__`)."""
-    return any(base is wanted for base in mro(type(value)) for wanted in bases)
+    kind = type(value)
+    for wanted in bases:
+        if type(wanted) is type:  # issubclass against a plain class is C's own MRO check
+            if issubclass(kind, wanted):
+                return True
+        elif any(base is wanted for base in mro(kind)):  # an ABC's __subclasscheck__ is code
+            return True
+    return False
 
 
 def is_one_of(kind: type, kinds: Iterable[type]) -> bool:
@@ -191,7 +198,7 @@ def instance_dict(value: Any) -> dict[str, Any] | None:
         found = _MODULE_DICT.__get__(value)
         return found if type(found) is dict else None
     descriptor = lookup_type(type(value), "__dict__")
-    if type(descriptor) is not types.GetSetDescriptorType:
+    if not is_one_of(type(descriptor), (types.GetSetDescriptorType, types.MemberDescriptorType)):
         return None
     try:
         found = descriptor.__get__(value)
