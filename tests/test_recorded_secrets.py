@@ -7,6 +7,7 @@ Each is checked in the cassette and in the saved conversation alike."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from copilot_nb.models.recording_scrub import (
     MIN_WITHHELD_VALUE,
     REDACTED,
     WITHHELD,
+    WORKSPACE,
     Scrubber,
     withheld_values,
 )
@@ -32,16 +34,21 @@ KEY = "sk-proj-" + "R3a" * 14
 
 
 def test_every_secret_named_environment_variable_is_redacted_and_short_values_are_not() -> None:
+    notebook = os.path.join(os.getcwd(), "analysis.ipynb")
     scrubber = Scrubber.here(
         {
             "AWS_SECRET_ACCESS_KEY": AWS,
             "AZURE_OPENAI_API_KEY": AZURE,
             "XDG_SESSION_ID": "3",
             "EDITOR": "vim-with-plugins",
+            "JPY_SESSION_NAME": notebook,  # a path names a place, not a secret
         }
     )
-    text = scrubber.text(f"aws={AWS} azure={AZURE} session 3 editor vim-with-plugins")
-    assert text == f"aws={REDACTED} azure={REDACTED} session 3 editor vim-with-plugins"
+    text = scrubber.text(f"aws={AWS} azure={AZURE} session 3 editor vim-with-plugins {notebook}")
+    assert text == (
+        f"aws={REDACTED} azure={REDACTED} session 3 editor vim-with-plugins "
+        f"{WORKSPACE}/analysis.ipynb"
+    )
 
 
 def test_the_values_of_a_secret_file_are_its_lines_values_from_the_minimum_length() -> None:
@@ -53,6 +60,7 @@ def test_the_values_of_a_secret_file_are_its_lines_values_from_the_minimum_lengt
         "     5\tSALT=a1b2c3d4e5f6  # rotated monthly\n"
         '     6\t  "auth": "dXNlcjpwYXNzd29yZA==",\n'
         "     7\tAAAAB3NzaC1yc2EAAAADAQABAAABAQ\n"
+        "     8\tDATA_DIR=/srv/data/sales\n"
     )
     assert withheld_values(content) == {
         PASSWORD,

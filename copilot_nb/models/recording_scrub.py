@@ -44,13 +44,20 @@ MIN_WITHHELD_VALUE = 10
 and `127.0.0.1` (9 characters), `true`, `5432` stay readable; a key or password is longer."""
 
 
+_PATH = re.compile(r"^(?:[/~]|[A-Za-z]:[\\/])")
+"""An absolute path: what `JPY_SESSION_NAME` (the notebook), `SSH_AUTH_SOCK` or
+`GOOGLE_APPLICATION_CREDENTIALS` hold. It names where a secret is, and is not one: redacting it
+would hide the notebook's own path, which becomes `<workspace>/…` instead."""
+
+
 def environment_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
     """The values of every secret-named variable of the environment (`AWS_SECRET_ACCESS_KEY`,
-    `AZURE_OPENAI_API_KEY`, `GITHUB_TOKEN`: the names the kernel's masking hides), longest first."""
+    `AZURE_OPENAI_API_KEY`, `GITHUB_TOKEN`: the names the kernel's masking hides), longest first;
+    not a path."""
     found = {
         value
         for name, value in environ.items()
-        if is_secret_name(name) and len(value) >= MIN_ENVIRONMENT_SECRET
+        if is_secret_name(name) and len(value) >= MIN_ENVIRONMENT_SECRET and not _PATH.match(value)
     }
     return tuple(sorted(found, key=lambda v: (-len(v), v)))
 
@@ -66,7 +73,7 @@ _NUMBERED = re.compile(r"^\s*\d+\t")
 def withheld_values(content: str) -> set[str]:
     """The values in a secret's contents: each `KEY=VALUE` line's value (unquoted, without a
     trailing comment) and each line that is one token (a key file), at least
-    `MIN_WITHHELD_VALUE` long."""
+    `MIN_WITHHELD_VALUE` long and not a path."""
     found: set[str] = set()
     for line in content.splitlines():
         match = _ASSIGNMENT.match(line)
@@ -76,7 +83,7 @@ def withheld_values(content: str) -> set[str]:
             value = _NUMBERED.sub("", line).strip()
             if any(c.isspace() for c in value):
                 continue
-        if len(value) >= MIN_WITHHELD_VALUE:
+        if len(value) >= MIN_WITHHELD_VALUE and not _PATH.match(value):
             found.add(value)
     return found
 
