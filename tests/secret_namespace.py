@@ -6,11 +6,8 @@ The same setup runs in-process (tests/test_secret_masking.py) and in a real kern
 
 from __future__ import annotations
 
-import types
 from dataclasses import dataclass
 from typing import Any
-
-import pandas as pd
 
 OPENAI_KEY = "sk-proj-" + "A1b2C3d4" * 6
 GITHUB_TOKEN = "ghp_" + "Zq8" * 12
@@ -31,11 +28,8 @@ SETUP = f"""\
 import os, subprocess
 import numpy as np
 import pandas as pd
-import types
 from dataclasses import dataclass
 from typing import Any
-
-import pandas as pd
 
 @dataclass
 class Settings:
@@ -64,17 +58,32 @@ gen = (i for i in range(3))
 """
 
 
+NAMED_BY_TOKENS = f"""\
+import types
+import pandas as pd
+cfg = {{"{GITHUB_TOKEN}": 1, "host": 2}}
+frame = pd.DataFrame({{"{OPENAI_KEY}": [1], "price": [2.0]}})
+series = pd.Series([1, 2], name="{HUGGING_FACE_TOKEN}")
+obj = types.SimpleNamespace(**{{"{GITHUB_TOKEN}": 1, "port": 2}})
+mod = types.ModuleType("{HUGGING_FACE_TOKEN}")
+made = type("{GITHUB_TOKEN}", (), {{}})()
+"""
+"""A notebook whose dict key, DataFrame column, Series name, attribute, module and class are
+named by tokens: names that must not reach a prompt any more than the values would."""
+
+
 def named_by_tokens() -> dict[str, Any]:
-    """A notebook whose dict key, DataFrame column, Series name, attribute, module and class are
-    named by tokens: names that must not reach a prompt any more than the values would."""
-    return {
-        "cfg": {GITHUB_TOKEN: 1, "host": 2},
-        "frame": pd.DataFrame({OPENAI_KEY: [1], "price": [2.0]}),
-        "series": pd.Series([1, 2], name=HUGGING_FACE_TOKEN),
-        "obj": types.SimpleNamespace(**{GITHUB_TOKEN: 1, "port": 2}),
-        "mod": types.ModuleType(HUGGING_FACE_TOKEN),
-        "made": type(GITHUB_TOKEN, (), {})(),
-    }
+    """NAMED_BY_TOKENS's variables, run here."""
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    exec(NAMED_BY_TOKENS, namespace)
+    return {k: v for k, v in namespace.items() if k[0] != "_" and k not in ("types", "pd")}
+
+
+def assert_no_token_named(wire: str) -> None:
+    """None of NAMED_BY_TOKENS's tokens, nor a half of one split at 9 or 12, is in `wire`."""
+    for token in (GITHUB_TOKEN, HUGGING_FACE_TOKEN, OPENAI_KEY):
+        for part in (token, token[:12], token[12:], token[:9], token[9:]):
+            assert part not in wire, f"{part!r} was sent"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ shell; answered at once on a subshell)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -18,6 +19,7 @@ from copilot_nb.testing import reply
 from copilot_nb.testing.fim_wires import FillServer
 from tests.kernel_session import KernelSession, scripted_env
 from tests.live_frontend import LiveFrontEnd
+from tests.secret_namespace import GITHUB_TOKEN, NAMED_BY_TOKENS, assert_no_token_named
 
 pytestmark = pytest.mark.kernel
 
@@ -201,3 +203,17 @@ def test_a_busy_kernel_answers_after_the_cell_or_at_once_on_a_subshell(session):
     assert interrupted.status == "error"  # KeyboardInterrupt
     _, queued = front.final(1, timeout=30)
     assert queued["text"] == "price'].sum()", "answered once the cell ended, in full"
+
+
+def test_no_token_named_in_the_kernel_or_split_over_literals_reaches_the_model(
+    session, model_server
+):
+    kernel, front = session
+    assert kernel.execute(NAMED_BY_TOKENS).status == "ok"
+    split = f'key = "{GITHUB_TOKEN[:12]}" "{GITHUB_TOKEN[12:]}"\n'
+    for ident, target in enumerate(("obj.", "frame.", "mod.", "made.", "series."), 1):
+        front.ask(ident, f"{split}print(cfg, frame, series, made, mod)\n{target}")
+        assert front.final(ident)[1]["text"] == "price'].sum()"
+    wire = json.dumps([(call.path, call.headers, call.body) for call in model_server.calls])
+    assert len(model_server.calls) == 5 and "'host'" in wire and "price (float64)" in wire
+    assert_no_token_named(wire)

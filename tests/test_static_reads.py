@@ -15,6 +15,7 @@ from copilot_nb.tools.context import ToolContext
 from copilot_nb.tools.context_block import context_block
 from copilot_nb.tools.kernel.completion_context import build_context
 from copilot_nb.tools.kernel.tools import inspect_variable, list_variables
+from copilot_nb.tools.static_view import type_name
 
 RAN: list[str] = []
 """Every hook of the objects below that ran, in order."""
@@ -227,3 +228,9 @@ async def test_inspect_variable_runs_only_the_repr_it_documents(namespace: dict[
     out = await inspect_variable(ctx, "traps")
     assert out.content.splitlines()[0].startswith("traps: tests.TrapDict, len 2, ")
     assert RAN == ["__repr__"]
+
+
+def test_a_class_made_where_no_module_name_is_defined_is_still_named() -> None:
+    namespace: dict[str, Any] = {}
+    exec("made = type('Made', (), {})()", namespace)
+    assert type_name(namespace["made"]) == "Made"

@@ -98,7 +98,10 @@ def class_name(kind: type) -> str:
 
 def class_module(kind: type) -> str:
     """A class's `__module__` as stored ("" when it is not a plain string)."""
-    module = _MODULE.__get__(kind)
+    try:
+        module = _MODULE.__get__(kind)
+    except AttributeError:  # a class made where no `__name__` was defined has none
+        return ""
     return module if type(module) is str else ""
 
 
