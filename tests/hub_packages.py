@@ -27,7 +27,10 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-SERVER_PACKAGES = ("jupyterhub", "jupyterlab", "ipykernel", "pip")
+SERVER_PACKAGES = ("jupyterhub", "jupyterlab", "ipykernel")
+# What the servers read from their prefix besides site-packages: Jupyter's data and config
+# folders. The rest (scripts naming the source's interpreter, the hub's own web pages) is skipped.
+PREFIX_FOLDERS = ("share/jupyter/", "etc/jupyter/")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,15 +82,15 @@ def needed(site: Path, requirements: Iterable[str]) -> list[Distribution]:
 
 def copy_distribution(dist: Distribution, venv: Path, site: Path) -> None:
     """Put one installed distribution's files (its RECORD) at the same places in `venv`, whose
-    site-packages is `site`: modules, metadata and data files (`share/jupyter`, `etc/jupyter`).
-    Scripts are left out: their first line names the source's interpreter."""
+    site-packages is `site`: modules, metadata, and data in PREFIX_FOLDERS."""
     if dist.files is None:
         raise LookupError(f"{dist.metadata['Name']} has no RECORD to copy from")
-    root, scripts = str(venv) + os.sep, str(venv / "bin") + os.sep
+    inside, prefix = str(site) + os.sep, str(venv) + os.sep
+    wanted = tuple(prefix + folder for folder in PREFIX_FOLDERS)
     made: set[str] = set()
     for file in dist.files:
         target = os.path.normpath(os.path.join(site, file))
-        if target.startswith(scripts) or not target.startswith(root):
+        if not target.startswith((inside, *wanted)):
             continue
         origin = str(dist.locate_file(file))
         parent = os.path.dirname(target)
@@ -104,25 +107,29 @@ def copy_distribution(dist: Distribution, venv: Path, site: Path) -> None:
 
 def install(source: Source, venv: Path) -> None:
     """Fill the (empty) `venv` with what the users' servers run: the needed distributions from
-    the source, then the project's wheel, by the venv's own pip, with no index. pip refuses if
-    the copies leave any requirement of the wheel unmet."""
+    the source, then the project's wheel, by the source's pip, with no index. pip refuses if the
+    copies leave any requirement of the wheel unmet."""
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     site = venv / "lib" / version / "site-packages"
     requirements = [*wheel_requirements(source.wheel), *SERVER_PACKAGES]
     for dist in needed(source.site_packages, requirements):
         copy_distribution(dist, venv, site)
-    subprocess.run(
+    run = subprocess.run(
         [
-            str(venv / "bin" / "python"),
+            str(source.prefix / "bin" / "python"),
             "-m",
             "pip",
+            "--python",
+            str(venv / "bin" / "python"),
             "install",
             "--no-index",
             "--quiet",
             "--disable-pip-version-check",
             str(source.wheel),
         ],
-        check=True,
         capture_output=True,
+        text=True,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PIP_NO_INPUT": "1"},
     )
+    if run.returncode:
+        raise RuntimeError(f"pip could not install {source.wheel.name} in {venv}:\n{run.stderr}")

@@ -16,11 +16,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def project_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`python -m build --wheel` of this checkout, without isolation (the venv has the tools)."""
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
+    run = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
         cwd=ROOT,
-        check=True,
         capture_output=True,
+        text=True,
     )
+    if run.returncode:
+        raise RuntimeError(f"the wheel did not build:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
     (built,) = out.glob("copilot_nb-*.whl")
     return built
