@@ -60,8 +60,6 @@ _ADJACENT = re.compile(
 )
 """Where a string literal may be followed by another (Python joins them): only text with one is
 tokenized, which takes milliseconds."""
-_CELL_TOKENIZED = 20_000
-"""Characters of a typed cell that is always tokenized (a literal may cross the cursor)."""
 _MARGIN = 4000
 """Characters past a cut that are still searched for secrets (a PEM key is about 3,300)."""
 REVEAL_HINT = "inspect_variable(name=..., reveal=True) asks the user to show it"
@@ -161,7 +159,9 @@ def redact_cell(prefix: str, suffix: str) -> tuple[str, str, int]:
     """The cell being typed, `redact_text`-ed as one text (a key may cross the cursor, or be
     split over literals on both sides of it), and split at the cursor again."""
     whole = prefix + suffix
-    tokenize = len(whole) <= _CELL_TOKENIZED or bool(_ADJACENT.search(whole))
+    line = prefix[prefix.rfind("\n") + 1 :]
+    crossing = "'" in line or '"' in line or prefix.count('"""') % 2 or prefix.count("'''") % 2
+    tokenize = bool(crossing) or bool(_ADJACENT.search(whole))
     whole, joined, cursor = mask_joined_literals(whole, tokenize=tokenize, cursor=len(prefix))
     before, found_before = _redact_literals(whole[:cursor])
     after, found_after = _redact_literals(whole[cursor:])

@@ -156,8 +156,8 @@ def _kernel(
 
 def _modules(namespace: Mapping[str, Any]) -> list[str]:
     found = []
-    for name, value in namespace.items():
-        if inherits(value, types.ModuleType) and not name.startswith("_"):
+    for name, value in namespace.items():  # issubclass on the real type: no __class__ is read
+        if issubclass(type(value), types.ModuleType) and not name.startswith("_"):
             real = (instance_dict(value) or {}).get("__name__")
             if type(real) is not str or _hidden_label(real) or _hidden_label(name):
                 continue
@@ -212,8 +212,10 @@ def _describe(name: str, value: Any) -> list[str]:
     return [head]
 
 
+@functools.lru_cache(maxsize=1024)
 def _dtype(dtype: Any) -> str:
-    """A dtype as text, unless it names a secret (a structured array's field names)."""
+    """A dtype (numpy's or pandas', only) as text, unless it names a secret (a structured
+    array's field names); remembered: formatting a dtype is slow, and the same come each time."""
     text = str(dtype)
     return "?" if _hidden_label(text) else text
 
