@@ -39,7 +39,7 @@ from tests.lab_server import (  # noqa: E402
     show_notebook,
     write_notebook,
 )
-from tests.review_page import edit, in_kernel, send  # noqa: E402
+from tests.review_page import SIGN, edit, in_kernel, send  # noqa: E402
 
 EDITS = 15
 CELLS = 200
@@ -89,6 +89,8 @@ def _notebook_under_review(path: Path, *, review: bool) -> None:
     """CELLS cells the agent changed (each with its record when `review`), then the user's."""
     import nbformat
 
+    from copilot_nb.tools import review_proof
+
     cells = []
     for n in range(CELLS):
         cell = nbformat.v4.new_code_cell(f"value_{n} = {n} * 3\nvalue_{n} += 1\nvalue_{n}")
@@ -101,6 +103,7 @@ def _notebook_under_review(path: Path, *, review: bool) -> None:
                 "execution_count": None,
             }
             record = {"turn": "t1", "kind": "edit", "before": before, "ran": False}
+            record = review_proof.sign_cell(cell.id, record)  # as the kernel signs (same key)
             cell.metadata["copilot_nb"] = {"change": "edited", "review": record}
         cells.append(cell)
     cells.append(nbformat.v4.new_code_cell("mine = 0"))
@@ -124,13 +127,14 @@ def measure_visible(page: Any, lab: dict[str, Any]) -> dict[str, list[float]]:
     sent = []
     for n in range(EDITS):
         change = edit(cells[n + 1], f"x_{n} = {n}\nreview_marker_{n} = True")
-        code = (
+        code = SIGN + (
             "import json as _j, time as _t\n"
             "from pathlib import Path as _P\n"
             "from copilot_nb.jupyter.live_channel import live_channel as _lc\n"
             f"_v = await _lc(get_ipython()).find(_P({str(path)!r}))\n"
+            f"_c = _signed({{'changes': [_j.loads({json.dumps(change)!r})]}})\n"
             "_sent = _t.time()\n"
-            f"await _v.request('apply', changes=[_j.loads({json.dumps(change)!r})])\n"
+            "await _v.request('apply', **_c)\n"
             "print(_sent)"
         )
         sent.append(float(in_kernel(page, code).strip().splitlines()[-1]))
@@ -145,6 +149,7 @@ def measure_visible(page: Any, lab: dict[str, Any]) -> dict[str, list[float]]:
 
 def _type_in(page: Any, lab: dict[str, Any], name: str) -> dict[str, list[float]]:
     show_notebook(page, lab, name)
+    in_kernel(page, "%load_ext copilot_nb")  # attached (the kernel vouches for its records)
     if name.startswith("review"):
         page.locator(".jp-Notebook .jp-Cell > .cnb-review").nth(CELLS - 1).wait_for(timeout=LONG)
     page.evaluate(TIME_KEYS)

@@ -104,15 +104,16 @@ class LiveFrontEnd:
             return copy.deepcopy(self.metadata.get("copilot_nb", {}).get(key, []))
 
     def review_cell(self, cell_id: str, outcome: str, by: str = "button") -> dict[str, Any]:
-        """Keep or Undo one cell under review as the extension does (Undo restores `before`
-        exactly, or removes a cell the agent inserted), then tell the kernel; its review."""
+        """Keep or Undo one cell under review as the extension does (Undo puts back `before`'s
+        source only, untrusted and without outputs, or removes a cell the agent inserted), then
+        tell the kernel; its review."""
         with self.lock:
             index = self._index(cell_id)
             review = self.cells[index]["metadata"]["copilot_nb"].pop("review")
             if outcome == "undone" and review["before"] is None:
                 del self.cells[index]
             elif outcome == "undone":
-                self.cells[index] = _stored(review["before"])
+                self.cells[index] = _undone(self.cells[index], review["before"])
         told = {"turn": review["turn"], "cell_id": cell_id, "kind": review["kind"]}
         self.send_event({"event": "review", "outcomes": [{**told, "outcome": outcome, "by": by}]})
         return review
@@ -123,7 +124,7 @@ class LiveFrontEnd:
             review = self.metadata["copilot_nb"]["review_deleted"].pop(position)
             after = review["after_id"]
             at = self._index(after) + 1 if after else 0
-            self.cells.insert(at, _stored(review["before"]))
+            self.cells.insert(at, _undone(None, review["before"]))
         told = {"turn": review["turn"], "cell_id": review["before"]["id"], "kind": "delete"}
         self.send_event({"event": "review", "outcomes": [{**told, "outcome": "undone"}]})
         return review
@@ -291,6 +292,27 @@ def _stored(cell: dict[str, Any]) -> dict[str, Any]:
     kept["source"] = "".join(source) if isinstance(source, list) else source
     kept.setdefault("metadata", {})
     return kept
+
+
+def _undone(cell: dict[str, Any] | None, before: dict[str, Any]) -> dict[str, Any]:
+    """What the extension's Undo leaves (reviewRecords.ts): `before`'s source in the cell's own
+    type, or a deleted cell back as a new one of an allowed type with its id; never trust,
+    outputs or metadata from the record."""
+    source = _stored(before)["source"]
+    if cell is None:
+        kind = before.get("cell_type")
+        cell = {
+            "id": before.get("id"),
+            "cell_type": kind if kind in ("code", "markdown") else "raw",
+        }
+    metadata = {
+        k: v for k, v in (cell.get("metadata") or {}).items() if k not in ("copilot_nb", "trusted")
+    }
+    restored = {"id": cell["id"], "cell_type": cell["cell_type"], "source": source}
+    restored["metadata"] = metadata
+    if restored["cell_type"] == "code":
+        restored["outputs"], restored["execution_count"] = [], None
+    return restored
 
 
 def wait_until(condition: Any, timeout: float = 10, what: str = "the condition") -> None:

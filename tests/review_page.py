@@ -5,8 +5,9 @@ The kernel runs code the page sends it (the notebook's own kernel connection, as
 but without adding a cell): it finds the open notebook through copilot_nb's live channel and
 sends `apply` (the changes as the agent's tools make them in review mode: the stamp and the
 review record in the cell's metadata, a deleted cell's record on its `delete`) or
-`review_files`. What the front end sends the kernel (`{event: 'review', ...}`) is read off the
-page's kernel websocket.
+`review_files`, each record signed in the kernel with the user's key as the tools sign theirs
+(`copilot_nb/tools/review_proof.py`). What the front end sends the kernel (`{event: 'review',
+...}`) is read off the page's kernel websocket.
 """
 
 from __future__ import annotations
@@ -31,17 +32,39 @@ async ([code]) => {
   return said.join('');
 }
 """
-SEND = """
+SIGN = """
 import json as _json
+from copilot_nb.tools import review_proof as _proof
+
+def _signed(fields):
+    for change in fields.get("changes", []):
+        cell = change.get("cell") or {}
+        meta = (change.get("metadata") or cell.get("metadata") or {}).get("copilot_nb") or {}
+        if "review" in meta:
+            meta["review"] = _proof.sign_cell(change.get("cell_id") or cell["id"], meta["review"])
+        if "review" in change:
+            change["review"] = _proof.sign_deleted(change["review"])
+    if "files" in fields:
+        fields["files"] = [_proof.sign_file(f) for f in fields["files"]]
+    return fields
+"""
+"""Kernel code defining `_signed(fields)`: a request's review records signed with the user's key,
+as the agent's tools sign theirs."""
+SEND = """
 from pathlib import Path as _Path
 from copilot_nb.jupyter.live_channel import live_channel as _live_channel
 _view = await _live_channel(get_ipython()).find(_Path({path!r}))
-print(_json.dumps(await _view.request({op!r}, **_json.loads({fields!r}))))
+print(_json.dumps(await _view.request({op!r}, **_signed(_json.loads({fields!r})))))
 """
 
 
 def in_kernel(page: Any, code: str) -> str:
-    """Run code in the open notebook's kernel; what it printed (an error raises)."""
+    """Run code in the open notebook's kernel; what it printed (an error raises). Waits for
+    the page's kernel connection first (after a reload the session comes a moment later)."""
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel",
+        timeout=120_000,
+    )
     said = str(page.evaluate(RUN_IN_KERNEL, [code]))
     if "ERROR " in said:
         raise AssertionError(said)
@@ -50,7 +73,7 @@ def in_kernel(page: Any, code: str) -> str:
 
 def send(page: Any, path: Path, op: str, **fields: Any) -> dict[str, Any]:
     """One live-channel request from the kernel to the open notebook at `path`; its result."""
-    code = SEND.format(path=str(path), op=op, fields=json.dumps(fields))
+    code = SIGN + SEND.format(path=str(path), op=op, fields=json.dumps(fields))
     return dict(json.loads(in_kernel(page, code).strip().splitlines()[-1]))
 
 

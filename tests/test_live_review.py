@@ -2,8 +2,8 @@
 there for the user's Keep or Undo; the next turn hears what the user chose.
 
 The front end is `live_frontend.LiveFrontEnd`, the stand-in that speaks the extension's comm
-protocol; its `review_cell` and `undo_deleted` do what the extension's Keep and Undo do (restore
-`before` exactly, then tell the kernel). No cell here passes `--yes`: review is the default.
+protocol; its `review_cell` and `undo_deleted` do what the extension's Keep and Undo do (put back
+`before`'s source, then tell the kernel). No cell here passes `--yes`: review is the default.
 """
 
 from __future__ import annotations

@@ -188,6 +188,10 @@ class LiveDocument {
 
   private onRequest(comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
     const data = msg.content.data as JSONObject;
+    if (data.event === 'review_verified') {
+      this.review.verified(data); // which review records the kernel vouches for
+      return;
+    }
     if (data.event === 'review_file_result') {
       this.review.fileResult(data); // the kernel's answer to a file's Keep or Undo
       return;

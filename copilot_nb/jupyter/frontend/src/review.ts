@@ -5,8 +5,11 @@
  * the same review: a changed or inserted cell carries `metadata.copilot_nb.review` (`before`
  * is the cell as it was before the agent first touched it), a deleted cell is an entry of the
  * notebook's `copilot_nb.review_deleted`, a changed file one of `copilot_nb.review_files`.
- * Keep drops the record; Undo restores `before` exactly, through the shared model's
- * transactions, so the notebook's own undo history (Ctrl+Z in a cell, Z for cells) has it.
+ * Only records this user's kernel vouched for (signed with their key, `reviewProof.ts`) are
+ * offered: a notebook from elsewhere can carry any metadata. Keep drops the record; Undo puts
+ * back `before`'s source only, as an untrusted cell without outputs (`restoreCell`), through
+ * the shared model's transactions, so the notebook's own undo history (Ctrl+Z in a cell, Z for
+ * cells) has it.
  * Nothing waits for the kernel, so both work while it restarts; what the user decided goes to
  * the kernel as `{event: 'review', outcomes}`, queued until a comm is attached.
  *
@@ -30,9 +33,11 @@ import {
   filesOf,
   placeOf,
   restoreCell,
+  restoredCell,
   reviewOf,
   sourceOf
 } from './reviewRecords';
+import { Vouchers } from './reviewProof';
 
 export type { By, ICellReview, IDeletedReview, IFileReview, IOutcome };
 
@@ -45,6 +50,7 @@ export class ReviewDocument {
     private readonly model: INotebookModel,
     private readonly send: (data: JSONObject) => boolean
   ) {
+    this.vouchers = new Vouchers(send, () => this.reread());
     const shared = this.shared;
     shared.changed.connect(this.onNotebookChanged, this);
     shared.metadataChanged.connect(this.onNotebookMetadata, this);
@@ -56,8 +62,13 @@ export class ReviewDocument {
   readonly cells = new Map<string, ICellReview>();
   /** A short note a cell's bar shows for a while (kept by typing, an Undo refused). */
   readonly notes = new Map<string, string>();
+  /** The deleted cells and files offered for review (vouched for by the kernel). */
   deleted: IDeletedReview[] = [];
   files: IFileReview[] = [];
+  /** The notebook's lists as written, offered or not: what its writes build on. */
+  private allDeleted: IDeletedReview[] = [];
+  private allFiles: IFileReview[] = [];
+  private readonly vouchers: Vouchers;
   /** Notes on files, by `turn path` (an Undo the kernel refused, one under way). */
   readonly fileNotes = new Map<string, string>();
 
@@ -127,6 +138,7 @@ export class ReviewDocument {
     const outcome = { turn: review.turn, cell_id: id, kind: review.kind, by };
     try {
       this.step(() => restoreCell(this.shared, index, review), this.shared.cells[index]);
+      this.untrust(id);
     } catch (error) {
       const why = `could not restore the cell: ${String((error as Error).message ?? error)}`;
       this.notes.set(id, `Not undone: ${why}`);
@@ -145,14 +157,20 @@ export class ReviewDocument {
 
   undoDeleted(entry: IDeletedReview, by: By = 'button'): void {
     const id = String(entry.before.id ?? '');
+    let back: string | null = null;
     this.step(() =>
       this.shared.transact(() => {
         if (this.indexOf(id) < 0) {
-          this.shared.insertCell(placeOf(this.shared, this.deleted, entry), entry.before as any);
+          const cell = restoredCell(entry, taken => this.indexOf(taken) >= 0);
+          const at = placeOf(this.shared, this.deleted, entry);
+          back = this.shared.insertCell(at, cell as any).getId();
         }
         this.writeDeleted(this.without(entry));
       })
     );
+    if (back) {
+      this.untrust(back);
+    }
     this.report({ turn: entry.turn, cell_id: id, kind: 'delete', outcome: 'undone', by });
   }
 
@@ -191,6 +209,11 @@ export class ReviewDocument {
     }
   }
 
+  /** The kernel's answer to `review_verify`: which records it vouches for. */
+  verified(data: JSONObject): void {
+    this.vouchers.answer(data);
+  }
+
   /** The kernel's answer to a file's Undo: the entry goes, or the note says why not. */
   fileResult(data: JSONObject): void {
     const file = this.fileRequests.get(data.id);
@@ -209,14 +232,20 @@ export class ReviewDocument {
 
   /** The kernel's `review_files` request: list these files for review (same turn and path once). */
   addFiles(files: JSONObject[]): JSONObject {
-    const given = (files ?? []).filter(f => f && typeof f.path === 'string').map(f => ({
+    files = (files ?? []).filter(f => f && typeof f.path === 'string');
+    const given: IFileReview[] = files.map(f => ({
       turn: String(f.turn ?? ''),
       path: f.path as string,
       diff: String(f.diff ?? ''),
       kind: String(f.kind ?? 'edit')
     }));
+    given.forEach((f: IFileReview, i) => {
+      if (typeof files[i].sig === 'string') {
+        f.sig = files[i].sig;
+      }
+    });
     const keys = new Set(given.map(fileKey));
-    const kept = this.files.filter(f => !keys.has(fileKey(f)));
+    const kept = this.allFiles.filter(f => !keys.has(fileKey(f)));
     this.writeNotebook('review_files', [...kept, ...given]);
     return { files: kept.length + given.length };
   }
@@ -229,12 +258,16 @@ export class ReviewDocument {
       after_id: (review.after_id as string) ?? null,
       index
     };
-    this.writeDeleted([...this.deleted, entry]);
+    if (typeof review.sig === 'string') {
+      entry.sig = review.sig;
+    }
+    this.writeDeleted([...this.allDeleted, entry]);
   }
 
   /** The comm is attached (again): send what waited. */
   set attached(value: boolean) {
     this.isAttached = value;
+    this.vouchers.attached = value;
     if (value) {
       this.flush();
     }
@@ -305,9 +338,21 @@ export class ReviewDocument {
     this.report({ turn: review.turn, cell_id: id, kind: review.kind, outcome, by: 'typing' });
   }
 
+  /** The kernel vouched for more records: read every one again. */
+  private reread(): void {
+    for (const cell of this.shared.cells) {
+      this.readCell(cell);
+    }
+    this.readNotebook();
+    this.emit(null);
+  }
+
+  /** A cell's record, if well formed and vouched for by this user's kernel. */
   private readCell(cell: any): boolean {
     const id = cell.getId();
-    const review = reviewOf(cell.getMetadata(KEY));
+    const parsed = reviewOf(cell.getMetadata(KEY));
+    const item = parsed && { kind: 'cell' as const, cell_id: id, record: parsed.record };
+    const review = item && this.vouchers.vouched(item) ? parsed : null;
     const had = this.cells.get(id);
     if (review) {
       this.cells.set(id, review);
@@ -370,9 +415,24 @@ export class ReviewDocument {
   }
 
   private readNotebook(): void {
-    const meta: JSONObject = this.shared.getMetadata(KEY) ?? {};
-    this.deleted = deletedOf(meta);
-    this.files = filesOf(meta);
+    this.readLists(this.shared.getMetadata(KEY) ?? {});
+  }
+
+  /** The notebook's lists as written (`all…`), and what of them is offered (vouched for). */
+  private readLists(meta: JSONObject): void {
+    this.allDeleted = deletedOf(meta);
+    this.allFiles = filesOf(meta);
+    this.deleted = this.allDeleted.filter(e => this.vouchers.vouched({ kind: 'deleted', record: e }));
+    this.files = this.allFiles.filter(f => this.vouchers.vouched({ kind: 'file', record: f }));
+  }
+
+  /** A cell an Undo put back renders its outputs as untrusted (it has none, and stays so). */
+  private untrust(id: string): void {
+    const index = this.indexOf(id);
+    const cell = index < 0 ? null : this.model.cells.get(index);
+    if (cell) {
+      cell.trusted = false;
+    }
   }
 
   // --- changing the model ---------------------------------------------------------------------
@@ -380,7 +440,7 @@ export class ReviewDocument {
 
   private without(entry: IDeletedReview): IDeletedReview[] {
     const id = entry.before.id;
-    return this.deleted.filter(e => e !== entry && !(e.turn === entry.turn && e.before.id === id));
+    return this.allDeleted.filter(e => e !== entry && !(e.turn === entry.turn && e.before.id === id));
   }
 
   private writeDeleted(entries: IDeletedReview[]): void {
@@ -394,7 +454,7 @@ export class ReviewDocument {
       this.shared.transact(() =>
         this.writeNotebook(
           'review_files',
-          this.files.filter(f => fileKey(f) !== key)
+          this.allFiles.filter(f => fileKey(f) !== key)
         )
       )
     );
@@ -415,8 +475,7 @@ export class ReviewDocument {
     }
     // Read back at once: inside a transaction the change is announced only when it ends, and
     // a second record in the same transaction must build on this one.
-    this.deleted = deletedOf(meta);
-    this.files = filesOf(meta);
+    this.readLists(meta);
   }
 
   // --- telling the kernel and the views -------------------------------------------------------

@@ -3,7 +3,10 @@
  * what Undo puts back from them: a changed or inserted cell's `metadata.copilot_nb.review`
  * (`before` is the cell as it was before the agent first touched it), the notebook's
  * `copilot_nb.review_deleted` and `copilot_nb.review_files`. Anything malformed is left out,
- * never trusted: the records come from the kernel, and from whoever wrote the file.
+ * never trusted: the records come from the kernel, and from whoever wrote the file. Each record
+ * carries the kernel's signature (`sig`), which only the kernel can check (`review.ts` asks it);
+ * and whatever a record says, Undo puts back source text only, in an untrusted cell without
+ * outputs: never trust, outputs, attachments or another cell type from a record.
  */
 import { JSONObject } from './changes';
 
@@ -15,6 +18,8 @@ export interface ICellReview {
   kind: 'edit' | 'insert' | 'run';
   before: JSONObject | null;
   ran: boolean;
+  /** The record as the metadata holds it (what the kernel is asked to vouch for). */
+  record: JSONObject;
 }
 
 /** A cell the agent deleted, waiting for review (`copilot_nb.review_deleted` of the notebook). */
@@ -23,6 +28,7 @@ export interface IDeletedReview {
   before: JSONObject;
   after_id: string | null;
   index?: number;
+  sig?: string;
 }
 
 /** A file the agent changed, waiting for review (`copilot_nb.review_files` of the notebook). */
@@ -31,6 +37,7 @@ export interface IFileReview {
   path: string;
   diff: string;
   kind: string;
+  sig?: string;
 }
 
 export type By = 'button' | 'typing' | 'all';
@@ -55,7 +62,8 @@ export function reviewOf(meta: unknown): ICellReview | null {
   if (review.kind !== 'insert' && !before) {
     return null;
   }
-  return { turn: String(review.turn ?? ''), kind: review.kind, before, ran: !!review.ran };
+  const turn = String(review.turn ?? '');
+  return { turn, kind: review.kind, before, ran: !!review.ran, record: review };
 }
 
 /** A cell's source as one string (nbformat allows a list of lines). */
@@ -76,7 +84,16 @@ export function filesOf(meta: JSONObject): IFileReview[] {
   return files.filter((f: any) => f && typeof f.path === 'string');
 }
 
-/** Put the cell back as `before` said (one step of the history), or take an inserted cell away. */
+/** The cell types a deleted cell can come back as (anything else comes back as raw text). */
+const CELL_TYPES = ['code', 'markdown', 'raw'];
+/** An id a deleted cell may keep (nbformat's own pattern); any other gets a new one. */
+const CELL_ID = /^[a-zA-Z0-9-_]{1,64}$/;
+
+/**
+ * Undo of a changed cell: its source as `before` had it, in the cell's current type, with no
+ * outputs and no trust (an inserted cell is taken away). The record's other fields (metadata,
+ * outputs, a different type) are never put back: a record can come from anyone's file.
+ */
 export function restoreCell(shared: any, index: number, review: ICellReview): void {
   const cell = shared.cells[index];
   const before = review.before;
@@ -84,28 +101,34 @@ export function restoreCell(shared: any, index: number, review: ICellReview): vo
     shared.transact(() => shared.deleteCell(index));
     return;
   }
-  if ((before.cell_type ?? cell.cell_type) !== cell.cell_type) {
-    // Another type of cell: only a new cell with the same id can be it.
-    shared.transact(() => {
-      shared.deleteCell(index);
-      shared.insertCell(index, { ...before, id: cell.getId() });
-    });
-    return;
-  }
   cell.transact(() => {
     cell.setSource(sourceOf(before));
-    const metadata: JSONObject = before.metadata ?? {};
-    for (const key of Object.keys(cell.getMetadata())) {
-      if (!(key in metadata)) {
-        cell.deleteMetadata(key);
-      }
-    }
-    cell.setMetadata(metadata);
+    cell.deleteMetadata(KEY); // the agent's stamp and this record
+    cell.deleteMetadata('trusted');
     if (cell.cell_type === 'code') {
-      cell.setOutputs(before.outputs ?? []);
-      cell.execution_count = before.execution_count ?? null;
+      cell.setOutputs([]);
+      cell.execution_count = null;
     }
   });
+}
+
+/** The cell an Undo of a deletion inserts: the record's source only, never trusted. */
+export function restoredCell(entry: IDeletedReview, taken: (id: string) => boolean): JSONObject {
+  const type = String(entry.before.cell_type ?? '');
+  const cell: JSONObject = {
+    cell_type: CELL_TYPES.includes(type) ? type : 'raw',
+    source: sourceOf(entry.before),
+    metadata: {}
+  };
+  const id = entry.before.id;
+  if (typeof id === 'string' && CELL_ID.test(id) && !taken(id)) {
+    cell.id = id;
+  }
+  if (cell.cell_type === 'code') {
+    cell.outputs = [];
+    cell.execution_count = null;
+  }
+  return cell;
 }
 
 /** A cell's metadata without its review record (the stamp stays). */
