@@ -97,11 +97,11 @@ def test_a_copilot_model_whose_list_names_its_family_gets_that_familys_words(
     model = ScriptedModel(name="oswe-vscode-prime")
     session = CopilotSession(SimpleNamespace(user_ns={}), resolve=lambda spec: model)
     agent = session.agent_for(model)
-    prepare(agent)
-    assert CLAUDE.instructions not in agent.system_prompt, "by name: the generic family"
+    prompt = prepare(agent.workspace, model).system_prompt
+    assert CLAUDE.instructions not in prompt, "by name: the generic family"
 
     listing = {"data": [{"id": "oswe-vscode-prime", "capabilities": {"family": "claude-opus-4"}}]}
     (model.info,) = parse_models(listing)  # as CopilotChat keeps its entry once listed
-    prepare(agent)
-    assert CLAUDE.instructions in agent.system_prompt
+    prompt = prepare(agent.workspace, model).system_prompt
+    assert CLAUDE.instructions in prompt
     assert session.tools_for(agent.workspace, agent=agent).threshold == CLAUDE.defer_threshold

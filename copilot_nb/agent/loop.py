@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any
 
 from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
@@ -27,7 +28,6 @@ from ..events import (
     ToolCallDelta,
     ToolFinished,
     ToolStarted,
-    ToolsUpdated,
     UsageReported,
 )
 from ..messages import (
@@ -47,6 +47,7 @@ from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy, answer_of, decide_call, policy_refusal
 from .context_window import ContextWindow
+from .run_settings import ActiveRun, RunSettings, resolve
 from .side_channel import SideChannel
 from .tool_calls import kept_reply, summarize_call
 
@@ -90,6 +91,7 @@ class Agent:
         approvals: ApprovalPolicy | None = None,
         context: ContextWindow | None = None,
         tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+        history: Iterable[Message] = (),
     ) -> None:
         if tool_timeout is not None and not tool_timeout > 0:
             raise ConfigError(
@@ -97,8 +99,6 @@ class Agent:
             )
         self.model = model
         self.approvals = approvals if approvals is not None else _SCRIPT_POLICY
-        self.request_options: dict[str, Any] = {}
-        """Extra request fields for every model call (temperature, tool_choice, ...)."""
         if not isinstance(workspace, Workspace):
             workspace = Workspace(workspace if workspace is not None else os.getcwd())
         self.workspace = workspace
@@ -112,27 +112,31 @@ class Agent:
         own limit (run_code's timeout) may run that long plus a grace."""
         self.context = context if context is not None else ContextWindow()
         """Measures each request against the model's window and compacts the conversation."""
-        self.messages: list[Message] = [SystemMessage(content=self.system_prompt)]
+        self.messages: list[Message] = [SystemMessage(content=self.system_prompt), *history]
+        """The conversation: our system prompt, then `history` (a resumed one), then each run's."""
         self.running = False
         """True while a turn is under way."""
-        self.context_block: Callable[[], Awaitable[str]] | None = None
-        """Built at the start of each turn: what the model should know about the notebook and
-        the project (`tools/context_block.py`); sent with the turn's request, never kept in
-        the history."""
-        self.on_message: Callable[[Message], None] | None = None
-        """Told of each message as a run adds it (the saved conversation writes it down as it
-        happens); compaction's rewrites are not additions."""
         self._block = ""
         self._side = SideChannel()
         self.current_call_id = ""
         """The id of the tool call running now (a subagent marks its events with it)."""
-        self.run_approvals = self.approvals
-        """The policy of the run under way (a turn's own, e.g. --yes); subagents follow it."""
-        """Events a running tool sends out while it runs (a subagent's calls and questions)."""
-        self.tool_updates: Callable[[], Awaitable[list[ToolsUpdated]]] | None = None
-        """Asked before each model request: how the tool set changed since the last time (an
-        MCP server's tools). Whoever answers has already made `tools` current; the loop shows
-        the changes, and the request offers the new set."""
+        self._active: ActiveRun | None = None
+
+    @property
+    def active(self) -> ActiveRun:
+        """The settings of the run under way, else of the last run, else the agent's own: what
+        a tool running under this agent follows (a subagent takes its model and approvals)."""
+        return self._active if self._active is not None else self._own()
+
+    def _own(self) -> ActiveRun:
+        return ActiveRun(
+            model=self.model,
+            tools=self.tools,
+            approvals=self.approvals,
+            max_rounds=self.max_rounds,
+            tool_timeout=self.tool_timeout,
+            system_prompt=self.system_prompt,
+        )
 
     def emit(self, event: AgentEvent) -> None:
         """Send an event out of this agent's run while a tool runs (a subagent's own events)."""
@@ -144,8 +148,11 @@ class Agent:
         return with_request_block(self.messages, self._block)
 
     def set_system_prompt(self, text: str) -> None:
-        """A new system prompt (an instruction file changed): the next request sends it."""
+        """A new system prompt of the agent's own: the next request sends it."""
         self.system_prompt = text
+        self._set_history_prompt(text)
+
+    def _set_history_prompt(self, text: str) -> None:
         if self.messages and isinstance(self.messages[0], SystemMessage):
             self.messages[0] = SystemMessage(content=text)
 
@@ -175,34 +182,42 @@ class Agent:
         *,
         max_rounds: int | None = None,
         approvals: ApprovalPolicy | None = None,
+        settings: RunSettings | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Stream one turn: text as it arrives, each tool call and its outcome, then Done or Failed.
 
-        `approvals` decides for this turn only (a `--yes` cell), leaving `self.approvals` as it
-        was. One turn at a time: a second run while one is under way (the chat panel and a cell
-        on the same conversation) ends at once with a `Failed` that says so.
+        `settings` hold for this run only (the agent's own fill what they leave out), and so do
+        `max_rounds` and `approvals` (a `--yes` cell), which win over the same in `settings`.
+        One turn at a time: a second run while one is under way (the chat panel and a cell on
+        the same conversation) ends at once with a `Failed` that says so.
         """
         if self.running:
             yield Failed(error=BUSY)
             return
         self.running = True
-        policy = approvals if approvals is not None else self.approvals
-        self.run_approvals = policy
+        run = resolve(settings or RunSettings(), self._own())
+        if max_rounds is not None or approvals is not None:
+            run = replace(
+                run,
+                max_rounds=max_rounds if max_rounds is not None else run.max_rounds,
+                approvals=approvals if approvals is not None else run.approvals,
+            )
+        self._active = run
         try:
-            async with aclosing(self._turn(prompt, max_rounds, policy)) as events:
+            async with aclosing(self._turn(prompt)) as events:
                 async for event in events:
                     yield event
         finally:
             self.running = False
 
-    async def _turn(
-        self, prompt: str, max_rounds: int | None, approvals: ApprovalPolicy
-    ) -> AsyncGenerator[AgentEvent, None]:
+    async def _turn(self, prompt: str) -> AsyncGenerator[AgentEvent, None]:
+        run = self.active
         self.workspace.begin_turn(prompt)
+        self._set_history_prompt(run.system_prompt)  # the run's instructions, current
         self._close_open_tool_calls()
-        self._block = await self.context_block() if self.context_block is not None else ""
+        self._block = await run.context_block() if run.context_block is not None else ""
         self._keep(UserMessage(content=prompt))
-        rounds = max_rounds if max_rounds is not None else self.max_rounds
+        rounds = run.max_rounds
         for _ in range(rounds):
             reply: list[AssistantMessage] = []
             try:
@@ -213,12 +228,12 @@ class Agent:
                 return
             except (RecursionError, MemoryError) as exc:  # a reply too deep or too big to decode
                 yield Failed(
-                    error=f"{self.model.name}: its reply could not be read "
+                    error=f"{run.model.name}: its reply could not be read "
                     f"({type(exc).__name__}); ask again, or start a new conversation."
                 )
                 return
             if not reply:
-                yield Failed(error=f"{self.model.name}: the reply ended without a final message")
+                yield Failed(error=f"{run.model.name}: the reply ended without a final message")
                 return
             kept = kept_reply(reply[0])
             self._keep(kept)
@@ -230,7 +245,7 @@ class Agent:
                 return
             try:
                 for call, sent in zip(kept.tool_calls, reply[0].tool_calls, strict=True):
-                    async for tool_event in self._run_tool(call, sent.arguments, approvals):
+                    async for tool_event in self._run_tool(call, sent.arguments):
                         yield tool_event
             finally:
                 self._close_open_tool_calls()
@@ -249,18 +264,22 @@ class Agent:
         the request is safe. What the user saw of a reply that never completed
         stays in the conversation, marked as interrupted.
         """
-        if self.tool_updates is not None:
-            for update in await self.tool_updates():
+        run = self.active
+        if run.tool_updates is not None:
+            changes = await run.tool_updates()
+            if changes.tools is not None:  # offered from this request on
+                self._active = run = replace(run, tools=changes.tools)
+            for update in changes.updates:
                 yield update
-        tools = self.tools.list_tools()
-        self.messages = await self.context.fit(self.messages, self.model, tools)
+        tools = run.tools.list_tools()
+        self.messages = await self.context.fit(self.messages, run.model, tools)
         if self.context.last_compaction is not None:
             yield Notice(text=self.context.last_compaction.describe())
         for attempt in range(1 + STREAM_RETRIES):
             partial: list[str] = []
             try:
-                async for event in self.model.stream(
-                    self.request_messages(), tools=tools, **self.request_options
+                async for event in run.model.stream(
+                    self.request_messages(), tools=tools, **run.request_options
                 ):
                     if isinstance(event, TextDelta):
                         partial.append(event.text)
@@ -281,18 +300,17 @@ class Agent:
                 self._keep_partial_text(partial)  # interrupted or failed mid-stream
                 raise
 
-    async def _run_tool(
-        self, call: ToolCall, arguments: Any, approvals: ApprovalPolicy
-    ) -> AsyncGenerator[AgentEvent, None]:
+    async def _run_tool(self, call: ToolCall, arguments: Any) -> AsyncGenerator[AgentEvent, None]:
         """Run one call with the `arguments` the model sent (`call` is the call as kept)."""
         summary = summarize_call(call)
         yield ToolStarted(
             call_id=call.id, name=call.name, arguments=call.arguments, summary=summary
         )
-        tool = self.tools.get(call.name)
+        run = self.active
+        tool = run.tools.get(call.name)
         if isinstance(arguments, str):  # not parsed yet, or refused (not JSON, too deep, too big)
             arguments = parse_arguments(arguments)
-        category, decision = decide_call(approvals, call.name, tool, arguments)
+        category, decision = decide_call(run.approvals, call.name, tool, arguments)
         trust = tool.trust if tool is not None else None
         refusal = ""
         if decision == "deny":
@@ -318,7 +336,7 @@ class Agent:
         else:
             self.current_call_id = call.id
             done: list[ToolOutput] = []
-            work = self.tools.call_tool(call.name, arguments, timeout=self.tool_timeout)
+            work = run.tools.call_tool(call.name, arguments, timeout=run.tool_timeout)
             async for side_event in self._side.run(work, done):
                 yield side_event
             output = done[0]
@@ -343,8 +361,8 @@ class Agent:
 
     def _keep(self, message: Message) -> None:
         self.messages.append(message)
-        if self.on_message is not None:
-            self.on_message(message)
+        if (hook := self.active.on_message) is not None:
+            hook(message)
 
     def _keep_partial_text(self, partial: list[str]) -> None:
         if partial:

@@ -23,8 +23,8 @@ from ..tools.wrappers import FilteredToolSet
 from .mode_names import MODES, TurnMode
 
 if TYPE_CHECKING:
-    from .approvals import ApprovalPolicy
     from .loop import Agent
+    from .run_settings import RunSettings
 
 
 PLAN_TOOL = "approve_plan"
@@ -79,17 +79,13 @@ async def run_in_mode(
     agent: Agent,
     prompt: str,
     mode: TurnMode,
-    enter: Callable[[TurnMode], None],
-    *,
-    max_rounds: int | None = None,
-    approvals: ApprovalPolicy | None = None,
+    settings_for: Callable[[TurnMode], RunSettings],
 ) -> AsyncGenerator[AgentEvent, None]:
-    """One turn in `mode`: `enter(mode)` sets the agent's tools and instructions first. A plan
-    turn's answer becomes a question; approved, the turn goes on in agent mode with the plan as
-    its request; otherwise it ends with the plan (headless: the plan only)."""
-    enter(mode)
+    """One turn in `mode`, each run with `settings_for(mode)` (the mode's tools and
+    instructions). A plan turn's answer becomes a question; approved, the turn goes on in agent
+    mode with the plan as its request; otherwise it ends with the plan (headless: the plan only)."""
     plan: str | None = None
-    async with aclosing(agent.run(prompt, max_rounds=max_rounds, approvals=approvals)) as events:
+    async with aclosing(agent.run(prompt, settings=settings_for(mode))) as events:
         async for event in events:
             if mode == "plan" and isinstance(event, Done):
                 plan = event.text
@@ -103,8 +99,7 @@ async def run_in_mode(
     if not approved:
         yield Done(text=plan)
         return
-    enter("agent")
-    run = agent.run(RUN_PLAN.format(plan=plan), max_rounds=max_rounds, approvals=approvals)
+    run = agent.run(RUN_PLAN.format(plan=plan), settings=settings_for("agent"))
     async with aclosing(run) as events:
         async for event in events:
             yield event

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from ..models.base import Model
 from ..tools.context import LiveNotebooks, ToolContext
 from ..tools.context_block import context_block
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
 from .families import family_for, listed_family
 from .instructions import Instructions, instruction_files, with_instructions
-from .loop import Agent
 from .mode_names import TurnMode
+from .run_settings import RunSettings
 from .system_prompt import notebook_prompt
 
 
@@ -83,24 +84,22 @@ def block_context(
 
 
 def prepare(
-    agent: Agent, shell: Any = None, live: LiveNotebooks | None = None, mode: TurnMode = "agent"
-) -> None:
-    """Point an agent at this turn's prompt: instruction files now, the block at its start."""
+    workspace: Workspace,
+    model: Model,
+    shell: Any = None,
+    live: LiveNotebooks | None = None,
+    mode: TurnMode = "agent",
+) -> RunSettings:
+    """A run's prompt: the instruction files read now, the block built when the run starts."""
     text, _ = system_prompt(
-        agent.workspace,
-        shell,
-        mode=mode,
-        model=agent.model.name,
-        listed=listed_family(agent.model),
+        workspace, shell, mode=mode, model=model.name, listed=listed_family(model)
     )
-    if text != agent.system_prompt:
-        agent.set_system_prompt(text)
-    ctx = block_context(agent.workspace, shell, live)
+    ctx = block_context(workspace, shell, live)
 
     async def build() -> str:
         return await context_block(ctx)
 
-    agent.context_block = build
+    return RunSettings(system_prompt=text, context_block=build)
 
 
 async def preview(

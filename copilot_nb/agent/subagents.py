@@ -134,16 +134,17 @@ def delegate_tool(
         definition = agent_definitions(parent.workspace).get(agent)
         if definition is None:
             raise ConfigError(f"no agent named {agent!r}; agents: {', '.join(definitions)}")
-        model = resolve(definition.model) if definition.model else parent.model
-        tools = child_tools(parent.tools, definition)
+        run = parent.active  # the parent's run: its model, tools and approvals
+        model = resolve(definition.model) if definition.model else run.model
+        tools = child_tools(run.tools, definition)
         child = Agent(
             model=model,
             workspace=parent.workspace,
             tools=tools,
             system_prompt=definition.instructions,
             max_rounds=definition.max_rounds,
-            approvals=parent.run_approvals,
-            tool_timeout=parent.tool_timeout,
+            approvals=run.approvals,
+            tool_timeout=run.tool_timeout,
         )
         if depth < MAX_DEPTH:
             tools.add(delegate_tool(child, resolve=resolve, depth=depth + 1))

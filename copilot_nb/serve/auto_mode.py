@@ -17,6 +17,7 @@ from typing import Any
 
 from ..agent.approver import UNANSWERED
 from ..agent.loop import Agent
+from ..agent.run_settings import RunSettings
 from ..events import (
     AgentEvent,
     ApprovalNeeded,
@@ -66,9 +67,8 @@ def agent_for(backend: Backend, chat: ChatRequest, model: Model) -> tuple[Agent,
         max_rounds=chat.max_tool_rounds or DEFAULT_ROUNDS,
         approvals=backend.approvals(),
         tool_timeout=backend.tool_timeout,
+        history=[m for m in messages[:-1] if not isinstance(m, SystemMessage)],
     )
-    agent.messages.extend(m for m in messages[:-1] if not isinstance(m, SystemMessage))
-    agent.request_options = dict(chat.options)
     return agent, messages[-1].content
 
 
@@ -80,11 +80,11 @@ async def auto_response(
     except ApiError as exc:
         return error_response(exc)
     if chat.stream:
-        return event_stream(_stream(backend, agent, prompt, encoder, relay))
+        return event_stream(_stream(backend, agent, prompt, chat, encoder, relay))
     text, usage, calls, failure = "", Usage(), [], ""
     asked: list[ApprovalNeeded] = []
     try:
-        async with aclosing(agent.run(prompt)) as events:
+        async with aclosing(agent.run(prompt, settings=settings_of(chat))) as events:
             async for event in events:
                 _answer(backend, event, asked)
                 if isinstance(event, UsageReported):
@@ -107,14 +107,24 @@ async def auto_response(
     return json_response(body)
 
 
+def settings_of(chat: ChatRequest) -> RunSettings:
+    """The client's request fields (temperature, tool_choice, ...) for every model call."""
+    return RunSettings(request_options=dict(chat.options))
+
+
 async def _stream(
-    backend: Backend, agent: Agent, prompt: str, encoder: ChunkEncoder, relay: Relay
+    backend: Backend,
+    agent: Agent,
+    prompt: str,
+    chat: ChatRequest,
+    encoder: ChunkEncoder,
+    relay: Relay,
 ) -> AsyncIterator[bytes]:
     yield encoder.start()
     usage = Usage()
     asked: list[ApprovalNeeded] = []
     try:
-        async with aclosing(agent.run(prompt)) as events:
+        async with aclosing(agent.run(prompt, settings=settings_of(chat))) as events:
             async for event in events:
                 _answer(backend, event, asked)
                 if isinstance(event, (TextDelta, ReasoningDelta)):

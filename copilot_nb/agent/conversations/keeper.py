@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...events import AgentEvent, Notice
-from ...messages import Message, SystemMessage
+from ...messages import Message
 from ..context_window import known_window
 from ..loop import Agent
 from .format import now, record
@@ -76,14 +76,13 @@ class Keeper:
 
     # --- a turn -------------------------------------------------------------------------------
 
-    def begin(self, agent: Agent, prompt: str, *, cassette: bool) -> Recorder | None:
-        """The writer of this turn (None: not saving), hooked to the agent's new messages."""
+    def begin(self, prompt: str, *, cassette: bool) -> Recorder | None:
+        """The writer of this turn (None: not saving); its `message` hears the run's messages."""
         if not self.enabled or cassette:
             return None
         if self.recorder is None:
             self.recorder = Recorder(file_for(self.user_ns))
         self.recorder.begin(prompt)
-        agent.on_message = self.recorder.message
         return self.recorder
 
     def notice(self) -> Notice | None:
@@ -98,10 +97,9 @@ class Keeper:
             self.recorder.event(event, lambda name, arguments: _category(agent, name, arguments))
 
     def end(self, agent: Agent) -> None:
-        agent.on_message = None
         if self.recorder is None or not self.recorder.turn:
             return
-        model = agent.model
+        model = agent.active.model
         provider = str(
             getattr(model, "provider", "")
             or ("offline" if getattr(model, "offline", False) else "")
@@ -112,14 +110,10 @@ class Keeper:
 
     # --- the conversation ---------------------------------------------------------------------
 
-    def seed(self, agent: Agent) -> None:
-        """A new agent takes up the resumed history, after its own system prompt."""
-        if self.pending is not None:
-            system = (
-                agent.messages[0] if agent.messages else SystemMessage(content=agent.system_prompt)
-            )
-            agent.messages = [system, *self.pending]
-            self.pending = None
+    def seed(self) -> list[Message]:
+        """The resumed history (once), for the next agent the session builds."""
+        pending, self.pending = self.pending or [], None
+        return pending
 
     def reset(self) -> None:
         """A new conversation, written down at once so a restart resumes it, not the old one."""
@@ -168,7 +162,7 @@ def _resumed(file: ConversationFile, loaded: Loaded) -> Resumed:
 
 
 def _category(agent: Agent, name: str, arguments: Any) -> str:
-    tool = agent.tools.get(name)
+    tool = agent.active.tools.get(name)
     if tool is None or not isinstance(arguments, Mapping):
         return ""
     return tool.category_for(arguments)

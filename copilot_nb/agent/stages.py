@@ -1,0 +1,210 @@
+"""The stages of a turn, in the order `TURN` enters them (see `turn.py`).
+
+Each owns one concern of a turn, its set-up and its tear-down: one turn at a time, the questions
+left unanswered, the cassette, a new conversation, the workspace's MCP servers, the agent and
+its tools, `@` references, the model, review, saving, and last the loop in the turn's mode.
+A stage that shows nothing ends in `return; yield` (still an async generator, as `Stage` wants).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import replace
+
+from ..errors import ConfigError
+from ..events import AgentEvent, ApprovalNeeded, CellChanged, Failed, FileChanged
+from ..models.cassettes.cassette import CassetteMismatch
+from .cassette_approvals import CassetteApprover
+from .loop import BUSY
+from .mode_names import TurnMode
+from .modes import run_in_mode, tools_for_mode
+from .prompt_assembly import prepare
+from .references import attach_references
+from .review_mode import FALLBACK_NOTE, edit_setting, fallback_said, list_file, resolved
+from .run_settings import RunSettings
+from .turn import Stage, Turn, TurnEvent, TurnNote, current_dir
+
+
+async def one_at_a_time(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """A second turn while one runs (a cell and the panel) ends at once, saying so."""
+    host = turn.host
+    if host.busy:  # checked and set with no await between
+        yield Failed(error=BUSY)
+        return
+    host.turning = True
+    turn.stack.callback(setattr, host, "turning", False)
+
+
+async def questions(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """Each question goes to the approver once a surface has shown it; unanswered ones are
+    denied when the turn ends."""
+
+    def note(event: AgentEvent) -> list[TurnEvent]:
+        if isinstance(event, ApprovalNeeded):
+            turn.asked.append(event)
+        return []
+
+    async def answer(event: AgentEvent) -> None:
+        if isinstance(event, ApprovalNeeded):
+            turn.approver.answer(event)
+
+    turn.before.append(note)
+    turn.after.append(answer)
+    turn.stack.callback(turn.deny_unanswered)
+    return
+    yield
+
+
+async def cassette(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """The cassette the turn records to or replays from; a replay answers as recorded."""
+    try:
+        turn.cassette = turn.host.cassette()
+    except CassetteMismatch as exc:
+        yield Failed(error=str(exc))
+        return
+    if turn.cassette is not None:
+        turn.cassette.mark()
+        turn.approver = CassetteApprover(turn.approver, turn.cassette)
+
+
+async def conversation(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """`new` forgets the conversation first."""
+    if turn.new:
+        turn.host.reset()
+    return
+    yield
+
+
+async def servers(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """The workspace's MCP servers: each new one asked about (by a person), then started."""
+    mcp = turn.host.mcp
+    mcp.configure(current_dir())
+    async with aclosing(mcp.launches(turn.standing.external, turn.asker.answer)) as asked:
+        async for question in asked:
+            yield question
+    await mcp.start()
+
+
+async def agent(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """The conversation's agent in the current directory, and what its run uses: the model,
+    the tools for this model and agent, the round and time limits."""
+    host = turn.host
+    turn.agent = host.agent_for(turn.model)
+    turn.settings = replace(
+        turn.settings,
+        model=turn.model,
+        tools=host.tools_for(turn.agent.workspace, turn.agent, model=turn.model),
+        max_rounds=turn.settings.max_rounds or host.max_rounds,
+        tool_timeout=host.tool_timeout,
+    )
+    host.mcp.asker = turn.agent  # a server's question goes out through the running call
+    turn.stack.callback(setattr, host.mcp, "asker", None)
+    return
+    yield
+
+
+async def references(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """`@path`, `@cell:` and `@var:` attached through the read tools, before anything is sent."""
+    workspace, tools = turn.the_agent().workspace, turn.settings.tools
+    assert tools is not None
+    try:
+        turn.prompt = await attach_references(turn.prompt, workspace, tools)
+    except ConfigError as exc:
+        yield Failed(error=str(exc))
+
+
+async def model_note(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """The offline demo model says what it is."""
+    if getattr(turn.model, "offline", False):
+        from ..testing.offline import OFFLINE_NOTE
+
+        yield TurnNote(text=OFFLINE_NOTE)
+
+
+async def review(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """`review` resolved for this turn (a live notebook attached: allow and review, else ask);
+    the files the turn changes are listed in the notebook's review."""
+    host, live = turn.host, turn.host.live
+    if live is not None and edit_setting(turn.standing) == "review":
+        await live.attach_soon()  # "Run All": the page may attach a moment later
+    approvals, reviewing = resolved(turn.standing, live)
+    turn.settings = replace(turn.settings, approvals=approvals)
+    if live is not None:
+        live.review.begin(reviewing)
+        turn.stack.callback(live.review.end)
+    if not host.review_fallback_said and fallback_said(turn.standing, live, host.shell):
+        host.review_fallback_said = True  # once per kernel: it holds until one attaches
+        yield TurnNote(text=FALLBACK_NOTE)
+    if reviewing:
+        workspace = turn.the_agent().workspace
+
+        async def listed(event: AgentEvent) -> None:
+            if isinstance(event, (FileChanged, CellChanged)):
+                await list_file(live, host.shell, workspace, event)
+
+        turn.after.append(listed)
+
+
+async def saving(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """The turn written down as it goes (not while a cassette is the record); a notice, once,
+    when saving stopped."""
+    saved, the_agent = turn.host.saved, turn.the_agent()
+    recorder = saved.begin(turn.prompt, cassette=turn.cassette is not None)
+    turn.stack.callback(saved.end, the_agent)
+    if recorder is not None:
+        turn.settings = replace(turn.settings, on_message=recorder.message)
+
+    def observe(event: AgentEvent) -> list[TurnEvent]:
+        saved.observe(the_agent, event)
+        notice = saved.notice() if recorder is not None else None
+        return [notice] if notice is not None else []
+
+    turn.before.append(observe)
+    return
+    yield
+
+
+async def loop(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """The agent's run in the turn's mode, each event through the stages' hooks; a plan turn
+    becomes an agent turn once approved, with that mode's tools and instructions."""
+    host, the_agent = turn.host, turn.the_agent()
+    turn.stack.callback(setattr, host, "turn_mode", "agent")
+
+    def settings_for(mode: TurnMode) -> RunSettings:
+        host.turn_mode = mode
+        tools = host.tools_for(the_agent.workspace, the_agent, model=turn.model)
+        prompt = prepare(the_agent.workspace, turn.model, host.shell, host.live, mode=mode)
+        return replace(
+            turn.settings,
+            tools=tools_for_mode(tools, mode),
+            system_prompt=prompt.system_prompt,
+            context_block=prompt.context_block,
+            tool_updates=lambda: host.tool_changes(the_agent, turn.model, mode),
+        )
+
+    run = run_in_mode(the_agent, turn.prompt, turn.mode, settings_for)
+    async with aclosing(run) as events:
+        async for event in events:
+            for hook in turn.before:
+                for note in hook(event):
+                    yield note
+            yield event
+            for after in turn.after:
+                await after(event)
+
+
+TURN: tuple[Stage, ...] = (
+    one_at_a_time,
+    questions,
+    cassette,
+    conversation,
+    servers,
+    agent,
+    references,
+    model_note,
+    review,
+    saving,
+    loop,
+)
+"""A turn, stage by stage, in the order they are entered (and torn down in reverse)."""
