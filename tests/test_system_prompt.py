@@ -10,7 +10,7 @@ from copilot_nb.agent.ask_user import ask_user_tool
 from copilot_nb.agent.families import CLAUDE, CODEX, GENERIC, GPT, SMALL, family_for, family_of
 from copilot_nb.agent.modes import MODES
 from copilot_nb.agent.session import CopilotSession
-from copilot_nb.agent.system_prompt import notebook_prompt
+from copilot_nb.agent.system_prompt import WORKSPACE_LINE, notebook_prompt
 from copilot_nb.agent.tokens import estimate_tokens
 from copilot_nb.workspace.workspace import Workspace
 
@@ -65,7 +65,8 @@ def test_a_model_gets_its_family_by_name(name: str, family) -> None:
 def test_a_family_adds_its_words_and_a_mode_adds_its_own() -> None:
     plain = notebook_prompt("<workspace>")
     claude = notebook_prompt("<workspace>", family=CLAUDE)
-    assert claude.startswith(plain) and CLAUDE.instructions in claude
+    shared = plain.removesuffix(WORKSPACE_LINE.format(root="<workspace>"))
+    assert claude.startswith(shared) and CLAUDE.instructions in claude
     assert "Mode: plan" in notebook_prompt("<workspace>", mode="plan")
     assert "Mode:" not in plain
 

@@ -13,7 +13,7 @@ from .mode_names import TurnMode
 
 NOTEBOOK_PROMPT = """\
 You are copilot_nb, a coding agent inside the user's running Jupyter kernel. You work in the \
-project directory {root} through your tools, beside a person who is using the same notebook.
+project directory through your tools, beside a person who is using the same notebook.
 
 How this notebook works:
 - The notebook is live: the user may be typing or running cells while you work. Read a cell \
@@ -42,7 +42,11 @@ that changes the result.
 When you are done, answer briefly in Markdown: what you found or changed (cells by their first \
 line, files by path), how you checked it, and anything left to do.
 """
-"""The notebook agent's instructions (`{root}` is the workspace)."""
+"""The notebook agent's instructions: the same words for every workspace, user and day."""
+
+WORKSPACE_LINE = "Project directory: {root}\n"
+"""What varies from one workspace to the next: said last, after all that does not, so a
+provider's (or llama-server's) prompt cache reuses the whole shared prefix."""
 
 MODE_PROMPTS: dict[TurnMode, str] = {
     "agent": "",
@@ -63,10 +67,14 @@ any step runs, and then you carry it out.
 
 def notebook_prompt(root: str, *, mode: TurnMode = "agent", family: Family | None = None) -> str:
     """The instructions for one turn: the notebook agent's, then the model family's, then the
-    mode's (the user's instruction files follow, in `instructions.py`)."""
-    parts = [NOTEBOOK_PROMPT.format(root=root)]
+    mode's, then the workspace (the user's instruction files follow, in `instructions.py`).
+
+    Ordered from what changes least to what changes most, so two workspaces share a prefix that
+    prompt caches (hosted providers', llama-server's) keep: the folder comes last."""
+    parts = [NOTEBOOK_PROMPT]
     if family is not None and family.instructions:
         parts.append(family.instructions)
     if MODE_PROMPTS[mode]:
         parts.append(MODE_PROMPTS[mode])
+    parts.append(WORKSPACE_LINE.format(root=root))
     return "\n".join(part.rstrip("\n") + "\n" for part in parts)
