@@ -30,6 +30,7 @@ from .messages import AssistantMessage, ToolCall, ToolResult, ToolSpec, Usage
 if TYPE_CHECKING:
     from .agent.loop import Agent
     from .agent.model_strings import resolve_model
+    from .agent.run_settings import RunSettings
     from .jupyter.panel.widget import ChatPanel
     from .models.anthropic.chat import AnthropicChat
     from .models.copilot.chat import CopilotChat
@@ -44,6 +45,7 @@ _LAZY = {
     "CopilotChat": ".models.copilot.chat",
     "OpenAIChat": ".models.openai.chat",
     "OpenAIResponses": ".models.openai.responses",
+    "RunSettings": ".agent.run_settings",
     "Tool": ".tools",
     "ToolOutput": ".tools",
     "ToolSet": ".tools",
@@ -86,6 +88,7 @@ __all__ = [
     "ModelHTTPError",
     "OpenAIChat",
     "OpenAIResponses",
+    "RunSettings",
     "SandboxError",
     "ScriptError",
     "StreamError",

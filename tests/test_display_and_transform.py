@@ -133,6 +133,7 @@ def test_public_names_are_pinned():
         "ModelHTTPError",
         "OpenAIChat",
         "OpenAIResponses",
+        "RunSettings",
         "SandboxError",
         "ScriptError",
         "StreamError",
