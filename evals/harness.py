@@ -41,6 +41,8 @@ class Result:
     premium: float
     seconds: float
     tool_calls: tuple[str, ...] = ()
+    stopped: bool = False
+    """The run stopped (its time limit, a signal) before this task ran to its end."""
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "tool_calls": list(self.tool_calls)}
@@ -108,7 +110,7 @@ class Harness:
             )
         )
         if prepared.status != "ok":
-            return self._failed(task, f"could not prepare the kernel: {prepared.error}")
+            return not_run(task, f"could not prepare the kernel: {prepared.error}")
         options = "--new" + (f" --model {self.model}" if self.model else "")
         started = time.monotonic()
         try:
@@ -119,7 +121,7 @@ class Harness:
                 approve=not replaying,
             )
         except TimeoutError as exc:
-            return self._failed(task, str(exc), seconds=time.monotonic() - started)
+            return not_run(task, str(exc), seconds=time.monotonic() - started)
         seconds = time.monotonic() - started
         self.kernel.execute("%copilot cassette off")
         text, provenance = turn.copilot_output()
@@ -129,8 +131,11 @@ class Harness:
         rounds, premium = rounds_and_premium(
             cassette, str(provenance.get("provider", "")), used if self.replay else None
         )
+        failed = str(provenance.get("error") or "")
         if turn.status != "ok":
             ok, reason = False, f"the cell failed: {turn.error}"
+        elif failed:  # the cell ran to its end, but the turn did not: the answer is not to blame
+            ok, reason = False, f"the turn ended in an error: {failed}"
         else:
             try:
                 ok, reason = task.check(Outcome(workdir=workdir, answer=text, tool_calls=calls))
@@ -159,21 +164,24 @@ class Harness:
             raise SystemExit(f"cassette folders may not have spaces in their path: {folder}")
         return path
 
-    def _failed(self, task: Task, reason: str, seconds: float = 0.0) -> Result:
-        return Result(
-            task=task.name,
-            kind=task.kind,
-            ok=False,
-            reason=reason,
-            rounds=0,
-            tokens_in=0,
-            tokens_out=0,
-            premium=0.0,
-            seconds=round(seconds, 2),
-        )
-
     def close(self) -> None:
         self.kernel.close()
+
+
+def not_run(task: Task, reason: str, seconds: float = 0.0, *, stopped: bool = False) -> Result:
+    """A task's row when it did not run to its end: failed, costs unmeasured."""
+    return Result(
+        task=task.name,
+        kind=task.kind,
+        ok=False,
+        reason=reason,
+        rounds=0,
+        tokens_in=0,
+        tokens_out=0,
+        premium=0.0,
+        seconds=round(seconds, 2),
+        stopped=stopped,
+    )
 
 
 def summary(results: list[Result]) -> dict[str, Any]:
@@ -183,6 +191,7 @@ def summary(results: list[Result]) -> dict[str, Any]:
     return {
         "tasks": count,
         "passed": passed,
+        "not_run": sum(r.stopped for r in results),
         "success_rate": round(passed / count, 3) if count else 0.0,
         "rounds": sum(r.rounds for r in results),
         "tokens_in": sum(r.tokens_in for r in results),

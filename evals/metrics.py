@@ -1,9 +1,10 @@
 """A task's cost, read from its cassette: rounds (model requests) and premium requests.
 
 Every run records (or replays) a cassette, so the counts come from the requests actually sent,
-whatever the provider: each model request is one entry; GitHub Copilot bills one premium
-request per request the user started (`X-Initiator: user`) times the model's multiplier, which
-the recorded model list gives.
+whatever the provider: each model request is one entry, and a retry (the same request sent again
+after a failed answer) is the same round, not another; GitHub Copilot bills one premium request
+per request the user started (`X-Initiator: user`) times the model's multiplier, which the
+recorded model list gives.
 """
 
 from __future__ import annotations
@@ -31,12 +32,35 @@ def rounds_and_premium(
     if used is not None:
         wanted = set(used)
         entries = [e for e in entries if e.get("n") in wanted] or entries
-    model_requests = [e for e in entries if _path(e).endswith(MODEL_PATHS)]
+    model_requests = rounds_of([e for e in entries if _path(e).endswith(MODEL_PATHS)])
     if provider != "copilot":
         return len(model_requests), 0.0
     started = [e for e in model_requests if _header(e, "x-initiator") == "user"]
     model = next((str(_body(e).get("model", "")) for e in model_requests), "")
     return len(model_requests), len(started) * _multiplier(read_entries(cassette), model)
+
+
+def rounds_of(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per round: a request that failed and was sent again as it was (a retry of the
+    transport) is dropped in favour of the attempt after it."""
+    kept: list[dict[str, Any]] = []
+    for entry in requests:
+        if kept and _failed(kept[-1]) and _same_request(kept[-1], entry):
+            kept[-1] = entry
+        else:
+            kept.append(entry)
+    return kept
+
+
+def _failed(entry: dict[str, Any]) -> bool:
+    status = entry.get("response", {}).get("status", 200)
+    return not isinstance(status, int) or status >= 400
+
+
+def _same_request(one: dict[str, Any], other: dict[str, Any]) -> bool:
+    return _path(one) == _path(other) and one.get("request", {}).get("body") == other.get(
+        "request", {}
+    ).get("body")
 
 
 def _path(entry: dict[str, Any]) -> str:

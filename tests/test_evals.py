@@ -5,14 +5,17 @@ can pass by accident and the harness measures what ran."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 from pathlib import Path
 
 import pytest
 
-from copilot_nb.testing import call, reply
+from copilot_nb.testing import call, fail, reply
 from copilot_nb.testing.openai_wire import openai_sse_events
 from evals.harness import summary, table
-from evals.run import run
+from evals.run import main, run, stopped_by_sigterm
 from evals.tasks import all_tasks
 
 KINDS = {"fix-cell", "dataframe-question", "refactor", "plot", "module-and-test", "ask-user"}
@@ -82,3 +85,68 @@ def test_a_replay_approves_only_what_the_user_recorded(tmp_path: Path) -> None:
     [swapped] = run("scripted", names=[name], replay=tapes, config=me)
     assert not outside.exists()
     assert not swapped.ok
+
+
+NAME = "df_total_revenue"
+"""A task whose solution takes a few rounds, for the tests of what the harness measures."""
+
+
+@pytest.mark.kernel
+def test_an_upstream_error_fails_the_task_as_an_error_and_a_retry_is_no_round() -> None:
+    """The cell of a turn that ended in the provider's error still runs to its end: the row
+    says the turn failed, not that the answer was wrong. A request the transport sent again
+    after a 429 is the same round."""
+    names = [NAME, "df_top_region_units"]
+
+    def script(task):
+        if task.name == NAME:
+            return [fail(429, "slow down", headers={"retry-after-ms": "1"}), *task.solution]
+        return [fail(400, "the upstream model is not loaded")]
+
+    retried, failed = run("scripted", names=names, script=script)
+    solution = next(t for t in all_tasks() if t.name == NAME).solution
+    assert retried.ok, retried.reason
+    assert retried.rounds == len(solution)
+    assert not failed.ok
+    assert failed.reason.startswith("the turn ended in an error:"), failed.reason
+    assert "the upstream model is not loaded" in failed.reason
+
+
+@pytest.mark.kernel
+def test_a_run_stopped_by_sigterm_still_covers_every_task() -> None:
+    """SIGTERM (what `timeout` sends) mid-task: the run ends with a row for each task."""
+
+    def terminate(request):
+        os.kill(os.getpid(), signal.SIGTERM)  # the turn is now under way
+        return reply("the run is stopped before this is read")
+
+    with stopped_by_sigterm():
+        results = run("scripted", names=[NAME, "df_top_region_units"], script=lambda t: [terminate])
+    assert [(r.task, r.stopped) for r in results] == [(NAME, True), ("df_top_region_units", True)]
+    assert all(r.reason == "not run: the run was stopped (SIGTERM)" for r in results)
+
+
+@pytest.mark.kernel
+def test_a_task_timeout_is_set_on_the_command_line(tmp_path: Path, capsys) -> None:
+    """`--task-timeout` bounds each task, `--time-limit` the run: past it the table and the JSON
+    still come, each task that did not run saying so."""
+    out = tmp_path / "eval.json"
+    argv = ["--model", "scripted", "--task", NAME, "--time-limit", "0", "--json", str(out)]
+    assert main(argv) == 1
+    report = json.loads(out.read_text())
+    assert report["summary"]["not_run"] == 1
+    assert report["tasks"][0]["reason"] == "not run: the run's time limit (0 s) was reached"
+    assert f"| {NAME} |" in capsys.readouterr().out
+
+    release = threading.Event()
+
+    def hold(request):
+        release.wait(30)
+        return reply("too late")
+
+    try:
+        [held] = run("scripted", names=[NAME], task_timeout=1, script=lambda t: [hold])
+    finally:
+        release.set()
+    assert not held.ok and not held.stopped
+    assert held.reason == "the kernel did not finish within 1 s"

@@ -149,6 +149,8 @@ class CellRenderer:
         self._tools: dict[str, _ToolLine] = {}
         self._current: _ToolLine | None = None
         self.tokens_in = self.tokens_out = 0
+        self.error = ""
+        """The error the turn ended in, if it failed (the cell itself still runs to the end)."""
         self._handle = display(self.transcript.rendered(), display_id=True)
 
     def notice(self, text: str) -> None:
@@ -204,18 +206,22 @@ class CellRenderer:
                 if self.tokens_in or self.tokens_out:
                     self.notice(f"tokens: {self.tokens_in:,} in · {self.tokens_out:,} out")
             case Failed(error=error):
+                self.error = error
                 blocks.append(_Prose(error, "Error:"))
             case _:
                 assert_never(event)
 
     def provenance(self) -> dict[str, Any]:
-        """What this output came from, as far as the events say: the tool calls and the tokens."""
+        """What this output came from, as far as the events say: the tool calls, the tokens and,
+        for a turn that failed, its error (so a reader of the notebook, or the evaluation, can
+        tell a failed turn from an answer)."""
         calls = [
             {"tool": line.name, "target": line.target, "ok": line.ok}
             for line in self._tools.values()
         ]
         usage = {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out}
-        return {"tool_calls": calls, "usage": usage}
+        failed = {"error": self.error} if self.error else {}
+        return {"tool_calls": calls, "usage": usage, **failed}
 
     def finish(self, record: dict[str, Any]) -> None:
         """The last update: the transcript, with its provenance in the output's metadata
