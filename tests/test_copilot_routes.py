@@ -319,7 +319,7 @@ def test_the_model_table_shows_each_endpoint_and_premium_multiplier():
     assert " responses " in rows["gpt-5.3-codex"]
     assert "none we speak (ws:/responses)" in rows["gpt-5.4-mini"]
     assert "0.33x" in rows["gpt-5.4-mini"]
-    assert "<th>endpoint</th>" in table["text/html"] and "<th" in table["text/html"]
+    assert ">endpoint</th>" in table["text/html"] and "<th" in table["text/html"]
 
 
 async def test_the_panels_model_picker_leaves_out_models_we_cannot_ask(github):

@@ -201,66 +201,37 @@ class CopilotMagics(Magics):
     @argument(
         "command",
         nargs="*",
-        help=(
-            "line magic: status (default), reset, model [NAME], models [PROVIDER], login, "
-            "tools [add|remove NAME], undo [--force], diff, history, context, agents, mcp, serve, "
-            "record [PATH], replay [PATH] [--auto] [--trust], cassette [off], conversations, "
-            "resume ID, export [--markdown PATH] [ID], usage, policy"
-        ),
+        help="line magic: a command and its arguments (%%copilot --help lists the commands, "
+        "%%copilot COMMAND --help explains one)",
     )
     @line_cell_magic
     def copilot(self, line: str = "", cell: str | None = None) -> None:
         """Ask the agent: `%%copilot [--model M] [--mode ask|plan|agent] [--new]
         [--yes|--read-only|--review]` then the request.
 
-        As a line magic: `%copilot` shows the model and workspace; `reset` forgets the
-        conversation; `model NAME` sets the default model; `models [PROVIDER]` lists a provider's
-        models; `login` signs in to GitHub Copilot; `tools` lists the agent's tools and
-        `tools add NAME` makes a kernel function one; `undo` restores the files and cells the
-        last request changed (repeat for earlier ones); `diff` shows those changes; `history`
-        shows the conversation and its token budget; `mcp` lists the MCP servers (`mcp add`,
-        `remove`, `restart`, `forget` manage them); `serve` starts the OpenAI-compatible proxy
-        and MCP endpoint (`serve stop` stops it); `context` shows the system prompt with the
-        instruction files and the context block the next request carries; `record [PATH]`
-        records the model's answers and your approvals to a cassette (`name.copilot.jsonl`
-        beside the notebook), `replay [PATH] [--auto] [--trust]` answers from it offline, and
-        `cassette [off]` shows or stops it. `conversations` lists the notebook's saved
-        conversations (`name.copilot-chat.jsonl`), `resume ID` takes one up again, `export
-        [--markdown PATH] [ID]` writes a readable transcript, and `usage` sums tokens, premium
-        requests and cost (`CopilotMagics.prices`) per conversation and per day.
+        As a line magic: `%copilot [COMMAND] [ARGS]`, e.g. `%copilot model openai:gpt-4o`,
+        `%copilot undo`, `%copilot mcp add NAME -- COMMAND`; `%copilot --help` lists every
+        command (`commands/table.py`) and `%copilot COMMAND --help` explains one.
         """
         if cell is None:
-            if line.split()[:1] in (["mcp"], ["serve"], ["context"]):
-                _run_blocking(self.run_line(line))
-                return
-            from .commands import dispatch as commands
+            from .commands.table import parse_line
 
-            commands.run(self.session, line.split(), self)
+            parsed = parse_line(line)  # before the session: `--help` builds nothing
+            pending = parsed.call(self.session, self) if parsed is not None else None
+            if pending is not None:  # an awaited command, from code or a longer cell
+                _run_blocking(pending)
             return
         _run_blocking(self.run_cell(line, cell))
 
     async def run_line(self, line: str) -> None:
-        """`%copilot mcp ...` and `%copilot serve ...`: awaited on the kernel's loop when the cell
-        holds just that line."""
-        import shlex
+        """`%copilot COMMAND ...` awaited on the kernel's loop: what a cell of just that line
+        runs when the command waits (`mcp`, `serve`, `context`: `table.awaited`)."""
+        from .commands.table import parse_line
 
-        try:
-            words = shlex.split(line)
-        except ValueError as exc:
-            raise UsageError(f"%copilot: {exc}") from None
-        if words[0] == "serve":
-            from .commands.serve import serve
-
-            await serve(self.session, words[1:])
-            return
-        if words[0] == "context":
-            from .commands.context import context
-
-            await context(self.session)
-            return
-        from .commands.mcp import mcp
-
-        await mcp(self.session, words[1:])
+        parsed = parse_line(line)
+        pending = parsed.call(self.session, self) if parsed is not None else None
+        if pending is not None:
+            await pending
 
     # --- one request ------------------------------------------------------------------------
 
@@ -362,14 +333,9 @@ def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:
 
 
 def transform_copilot_cell(lines: list[str]) -> list[str]:
-    """Rewrite a `%%copilot` cell, or a cell of just `%copilot mcp ...` or `%copilot serve ...`,
-    as `await` of its coroutine, so it runs on the kernel's loop."""
-    awaited = lines and lines[0].split()[:2] in (
-        [LINE_PREFIX, "mcp"],
-        [LINE_PREFIX, "serve"],
-        [LINE_PREFIX, "context"],
-    )
-    if awaited and not "".join(lines[1:]).strip():
+    """Rewrite a `%%copilot` cell, or a cell of just a `%copilot` command that waits on the
+    kernel's loop (`%copilot mcp ...`), as `await` of its coroutine, so it runs on that loop."""
+    if lines and _awaited_line(lines[0]) and not "".join(lines[1:]).strip():
         line = lines[0].strip()[len(LINE_PREFIX) :].strip()
         return [f"await {COPILOT_LINE_CALL}({line!r})\n"]
     if not lines or not lines[0].startswith(CELL_PREFIX):
@@ -379,6 +345,23 @@ def transform_copilot_cell(lines: list[str]) -> list[str]:
         return lines  # `%%copilotx`, or `%%copilot?` help: leave it to IPython
     body = "".join(lines[1:])
     return [f"await {COPILOT_CELL_CALL}({first.strip()!r}, {body!r})\n"]
+
+
+def _awaited_line(line: str) -> bool:
+    words = line.split()
+    if words[:1] != [LINE_PREFIX] or len(words) < 2:
+        return False
+    from .commands.table import awaited
+
+    return awaited(words[1])
+
+
+def complete_line(shell: Any, event: Any) -> list[str]:
+    """IPython's completer hook for `%copilot <TAB>`: the table's commands, then a command's
+    sub-actions and options."""
+    from .commands.table import completions
+
+    return completions(event.text_until_cursor)
 
 
 def copilot_magics(shell: Any = None) -> CopilotMagics:
@@ -427,6 +410,12 @@ def load_ipython_extension(shell: Any) -> None:
         threading.Thread(target=_warm_up, name="copilot_nb-warm-up", daemon=True).start()
     if transform_copilot_cell not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform_copilot_cell)
+    completers = shell.strdispatchers.get("complete_command")
+    hooked = completers.strs.get(LINE_PREFIX) if completers is not None else None
+    if hooked is None or all(
+        getattr(h, "__func__", h) is not complete_line for _, h in hooked.chain
+    ):
+        shell.set_hook("complete_command", complete_line, str_key=LINE_PREFIX)
     live_channel(shell).install()
     _resume_saved(shell)
 

@@ -110,11 +110,10 @@ def details_html(summary: str, body_html: str, *, open: bool = False) -> str:
 
 
 def table_html(header: Sequence[str], rows: Iterable[Sequence[object]], *, align: str = "") -> str:
-    """A table of text cells, every cell escaped; `align` has one letter per column (l, r, c)."""
-    styles = [
-        {"r": ' style="text-align:right"', "c": ' style="text-align:center"'}.get(a, "")
-        for a in align.ljust(len(header), "l")
-    ]
+    """A table of text cells, every cell escaped; `align` has one letter per column (l, r, c).
+    Every cell says its alignment: JupyterLab's output styles right-align table cells."""
+    sides = {"l": "left", "r": "right", "c": "center"}
+    styles = [f' style="text-align:{sides[a]}"' for a in align.ljust(len(header), "l")]
     head = "".join(f"<th{s}>{escape(h)}</th>" for h, s in zip(header, styles, strict=False))
     body = "".join(
         "<tr>"

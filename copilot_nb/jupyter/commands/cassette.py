@@ -10,6 +10,7 @@ was recorded with, so a notebook replays the same whatever model the reader has 
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,10 @@ from ...workspace.notebook_file import current_notebook_path
 from .cassette_notice import replay_notice
 
 
-def cassette_path(session: CopilotSession, words: list[str], command: str) -> Path:
+def cassette_path(session: CopilotSession, named: str | None, command: str) -> Path:
     """The cassette a command names, else the one beside the notebook this kernel runs."""
-    if words:
-        return Path(os.path.abspath(os.path.expanduser(words[0])))
+    if named:
+        return Path(os.path.abspath(os.path.expanduser(named)))
     notebook = current_notebook_path(getattr(session.shell, "user_ns", None) or {})
     if notebook is None:
         raise UsageError(
@@ -49,21 +50,44 @@ _switched: dict[Cassette, str] = {}
 """The model setting each replaying cassette replaced, put back when it stops."""
 
 
-def record(session: CopilotSession, words: list[str], settings: Any) -> None:
-    if words[:1] == ["off"]:
-        stop(session, [], settings)
-        return
-    start(session, cassette_path(session, words, "record"), "record", settings)
+def record_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "path",
+        nargs="?",
+        help="the cassette to write (default: name.copilot.jsonl beside the notebook); off stops",
+    )
 
 
-def replay(session: CopilotSession, words: list[str], settings: Any) -> None:
-    rest = [w for w in words if w not in ("--auto", "--trust")]
-    if rest[:1] == ["off"]:
-        stop(session, [], settings)
+def record(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    if args.path == "off":
+        stop(session, settings)
         return
-    mode: Mode = "auto" if "--auto" in words else "replay"
-    path = cassette_path(session, rest, "replay")
-    start(session, path, mode, settings, trust="--trust" in words)
+    start(session, cassette_path(session, args.path, "record"), "record", settings)
+
+
+def replay_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "path",
+        nargs="?",
+        help="the cassette to play (default: name.copilot.jsonl beside the notebook); off stops",
+    )
+    parser.add_argument(
+        "--auto", action="store_true", help="record what comes after the cassette's end"
+    )
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="replay the approvals of a cassette you did not record yourself",
+    )
+
+
+def replay(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    if args.path == "off":
+        stop(session, settings)
+        return
+    mode: Mode = "auto" if args.auto else "replay"
+    path = cassette_path(session, args.path, "replay")
+    start(session, path, mode, settings, trust=args.trust)
 
 
 def start(
@@ -98,7 +122,7 @@ def start(
     print("\n".join(lines))
 
 
-def stop(session: CopilotSession, words: list[str], settings: Any) -> None:
+def stop(session: CopilotSession, settings: Any) -> None:
     """`%copilot cassette off`: the model a replay switched from is the model again."""
     previous = activate(None)
     if previous is None:
@@ -109,12 +133,16 @@ def stop(session: CopilotSession, words: list[str], settings: Any) -> None:
     print(f"copilot: stopped {previous.describe()}; model {session.current_model_spec()}")
 
 
-def status(session: CopilotSession, words: list[str], settings: Any) -> None:
+def status_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action", nargs="?", choices=("off",), help="off: stop the cassette (none: say which plays)"
+    )
+
+
+def status(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
     """`%copilot cassette [off]`."""
-    if words[:1] == ["off"]:
-        stop(session, words[1:], settings)
+    if args.action == "off":
+        stop(session, settings)
         return
-    if words:
-        raise UsageError("%copilot cassette: use `%copilot cassette` or `%copilot cassette off`")
     cassette = active_cassette()
     print(f"copilot: {cassette.describe()}" if cassette else "copilot: no cassette")

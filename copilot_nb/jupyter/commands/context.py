@@ -7,6 +7,9 @@ sent to the model as they are, so they are shown as they are.
 
 from __future__ import annotations
 
+import argparse
+from typing import Any
+
 from ...agent.families import family_for, listed_family
 from ...agent.prompt_assembly import preview
 from ...agent.session import CopilotSession
@@ -14,7 +17,10 @@ from ...errors import CopilotError
 from ..safe_html import Rendered, escape
 
 
-async def context(session: CopilotSession) -> None:
+async def context(
+    session: CopilotSession, args: argparse.Namespace | None = None, settings: Any = None
+) -> None:
+    """Show the system prompt and the context block the next request carries, built now."""
     from IPython.display import display
 
     spec = session.current_model_spec()

@@ -4,6 +4,7 @@ notebook's saved conversations, browsed and managed; and the resume `%load_ext` 
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ def resume_on_load(session: CopilotSession, settings: Any) -> None:
         print(resumed.describe())
 
 
-def conversations(session: CopilotSession, words: list[str], settings: Any) -> None:
+def conversations(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
     file = _file(session)
     found = _summaries(file)
     if not found:
@@ -68,14 +69,16 @@ def conversations(session: CopilotSession, words: list[str], settings: Any) -> N
     )
 
 
-def resume(session: CopilotSession, words: list[str], settings: Any) -> None:
-    if len(words) != 1:
-        raise UsageError(
-            "%copilot resume ID: name one conversation (%copilot conversations lists them)"
-        )
+def resume_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "id", metavar="ID", help="a saved conversation, or the start of its id (see conversations)"
+    )
+
+
+def resume(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
     if session.busy:
         raise UsageError("%copilot resume: a request is running; wait for it, or stop it, first")
-    chosen = _match(_summaries(_file(session)), words[0])
+    chosen = _match(_summaries(_file(session)), args.id)
     session.reset()
     try:
         resumed = session.saved.resume(session.current_model_spec(), chosen.conversation)
@@ -86,22 +89,26 @@ def resume(session: CopilotSession, words: list[str], settings: Any) -> None:
     )
 
 
-def export(session: CopilotSession, words: list[str], settings: Any) -> None:
-    target: Path | None = None
-    rest = list(words)
-    if "--markdown" in rest:
-        at = rest.index("--markdown")
-        if at + 1 >= len(rest):
-            raise UsageError("%copilot export --markdown PATH: give the file to write")
-        target = Path(rest[at + 1]).expanduser()
-        del rest[at : at + 2]
+def export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "id", nargs="?", metavar="ID", help="the conversation (default: the current one)"
+    )
+    parser.add_argument(
+        "--markdown",
+        metavar="PATH",
+        help="the file to write (default: name.copilot-chat-ID.md beside the notebook)",
+    )
+
+
+def export(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    target = Path(args.markdown).expanduser() if args.markdown else None
     file = _file(session)
     found = _summaries(file)
     if not found:
         raise UsageError(f"%copilot export: no saved conversation in {file.path.name} yet")
     chosen = (
-        _match(found, rest[0])
-        if rest
+        _match(found, args.id)
+        if args.id
         else next((s for s in found if s.conversation == _current(session)), found[-1])
     )
     if target is None:
@@ -116,7 +123,7 @@ def export(session: CopilotSession, words: list[str], settings: Any) -> None:
     )
 
 
-def usage(session: CopilotSession, words: list[str], settings: Any) -> None:
+def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
     from ..completions import usage_lines
 
     completions = usage_lines(session.shell)

@@ -1,14 +1,15 @@
-"""`%copilot <command>`: the line magic's subcommands, one small function each.
+"""`%copilot <command>`: the line magic's own subcommands, one small function each.
 
-Each takes the session, its words and the settings (the magics' traits, the one writer of the
-session's settings) and prints or displays its answer; user mistakes raise IPython's UsageError,
-so they show without a traceback.
+Each takes the session, its parsed arguments (`table.py` holds every command's parser) and the
+settings (the magics' traits, the one writer of the session's settings) and prints or displays
+its answer; user mistakes raise IPython's UsageError, so they show without a traceback.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -20,9 +21,6 @@ from ...text import first_line
 from ...tools import Tool, tool
 from ...workspace.restore import Action
 from ..safe_html import Rendered, table_html
-from . import cassette as cassette_command
-from . import conversations as saved
-from . import policy as policy_command
 
 
 class Settings(Protocol):
@@ -40,7 +38,7 @@ def as_usage_error(what: str) -> Iterator[None]:
         raise UsageError(f"{what}: {exc}") from None
 
 
-def status(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def status(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     agent = session.agent
     requests = sum(1 for m in agent.messages if m.role == "user") if agent else 0
     print(
@@ -57,7 +55,7 @@ def status(session: CopilotSession, words: list[str], settings: Settings) -> Non
         print(f"copilot: serving at {server.url} (%copilot serve stop stops it)")
 
 
-def reset(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def reset(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     session.reset()
     print(
         "copilot: new conversation; the earlier ones stay saved "
@@ -65,15 +63,21 @@ def reset(session: CopilotSession, words: list[str], settings: Settings) -> None
     )
 
 
-def model(session: CopilotSession, words: list[str], settings: Settings) -> None:
-    if words:
+def model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "name", nargs="?", help="provider:model, e.g. openai:gpt-4o (none: show the model)"
+    )
+
+
+def model(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
+    if args.name:
         with as_usage_error("%copilot model"):
-            session.model(words[0])  # fail now, not at the next cell
-        settings.model = words[0]
+            session.model(args.name)  # fail now, not at the next cell
+        settings.model = args.name
     print(f"copilot: model {session.current_model_spec()}")
 
 
-def login(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def login(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     from .login import login as run_login
 
     with as_usage_error("%copilot login"):
@@ -81,16 +85,31 @@ def login(session: CopilotSession, words: list[str], settings: Settings) -> None
     session.forget_models("copilot:")  # they may hold a token of another account
 
 
-def models(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def models_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "provider", nargs="?", help="e.g. copilot, openai, ollama (default: the model's provider)"
+    )
+
+
+def models(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     from .login import show_models
 
     with as_usage_error("%copilot models"):
-        show_models(words[0] if words else session.current_model_spec())
+        show_models(args.provider or session.current_model_spec())
 
 
-def tools(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def tools_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.add_parser("list", help="the agent's tools (the default)")
+    add = actions.add_parser("add", help="make kernel functions tools of the agent")
+    add.add_argument("names", nargs="+", metavar="NAME", help="a function in this kernel")
+    remove = actions.add_parser("remove", help="take back tools added with add")
+    remove.add_argument("names", nargs="+", metavar="NAME")
+
+
+def tools(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     """`%copilot tools` lists; `tools add NAME [NAME...]` registers kernel functions; `tools remove`."""
-    action, names = (words[0], words[1:]) if words else ("list", [])
+    action, names = args.action or "list", getattr(args, "names", [])
     if action == "list":
         from IPython.display import display
 
@@ -112,8 +131,6 @@ def tools(session: CopilotSession, words: list[str], settings: Settings) -> None
             if not session.remove_tool(name):
                 raise UsageError(f"%copilot tools remove: {name!r} was not added")
         print(f"copilot: removed {', '.join(names)}")
-    else:
-        raise UsageError("use %copilot tools, %copilot tools add NAME, %copilot tools remove NAME")
 
 
 FOUND = "found through tool_search: listed for this conversation"
@@ -138,7 +155,13 @@ def render_tools(
     return Rendered(table_html(head, rows), plain)
 
 
-def undo(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def undo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--force", action="store_true", help="restore even what was changed since the turn"
+    )
+
+
+def undo(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     from IPython.display import display
 
     from ..live_channel import live_channel
@@ -152,13 +175,11 @@ def undo(session: CopilotSession, words: list[str], settings: Settings) -> None:
         return channel.take_back(workspace.root / notebook, changes)
 
     with as_usage_error("%copilot undo"):
-        restored = workspace.undo(
-            force="--force" in words, cells=in_open_notebook if channel else None
-        )
+        restored = workspace.undo(force=args.force, cells=in_open_notebook if channel else None)
     display(render_undo(restored))
 
 
-def diff(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def diff(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     from IPython.display import display
 
     from ..reports import render_diff
@@ -167,7 +188,7 @@ def diff(session: CopilotSession, words: list[str], settings: Settings) -> None:
     display(render_diff(changes, label=label))
 
 
-def history(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def history(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     from IPython.display import display
 
     from ..reports import render_history
@@ -181,7 +202,7 @@ def history(session: CopilotSession, words: list[str], settings: Settings) -> No
     display(render_history(session.agent))
 
 
-def agents(session: CopilotSession, words: list[str], settings: Settings) -> None:
+def agents(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     """`%copilot agents`: the subagents `delegate` can start (built in, and the workspace's)."""
     from IPython.display import display
 
@@ -203,34 +224,3 @@ def agents(session: CopilotSession, words: list[str], settings: Settings) -> Non
     plain = "\n".join(f"{r[0]:<12} {r[1]:<28} {r[2]}; model: {r[3]}; {r[4]}" for r in rows)
     note = f"add your own as {AGENTS_DIR}/NAME.md (front matter: description, tools, model)"
     display(Rendered(table_html(head, rows) + f"<p>{note}</p>", f"{plain}\n{note}"))
-
-
-COMMANDS: dict[str, Callable[[CopilotSession, list[str], Settings], Any]] = {
-    "status": status,
-    "reset": reset,
-    "model": model,
-    "models": models,
-    "login": login,
-    "tools": tools,
-    "undo": undo,
-    "diff": diff,
-    "history": history,
-    "agents": agents,
-    "record": cassette_command.record,
-    "replay": cassette_command.replay,
-    "cassette": cassette_command.status,
-    "conversations": saved.conversations,
-    "resume": saved.resume,
-    "export": saved.export,
-    "usage": saved.usage,
-    "policy": policy_command.show,
-}
-
-
-def run(session: CopilotSession, words: list[str], settings: Settings) -> None:
-    """Dispatch `%copilot WORDS`."""
-    command, rest = (words[0], words[1:]) if words else ("status", [])
-    handler = COMMANDS.get(command)
-    if handler is None:
-        raise UsageError(f"%copilot {command}: unknown command; use one of {', '.join(COMMANDS)}")
-    handler(session, rest, settings)

@@ -7,9 +7,11 @@ kernel's loop, as a `%%copilot` cell is, so it waits for them without blocking t
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 from IPython.core.error import UsageError
 
@@ -22,25 +24,48 @@ from ...tools.mcp.servers import McpServers, tool_name
 from ..safe_html import Rendered, escape, table_html
 
 USAGE = (
-    "use %copilot mcp [list], %copilot mcp add NAME [--user] -- COMMAND [ARGS...], "
-    "%copilot mcp add NAME [--user] URL, %copilot mcp remove NAME [--user], "
-    "%copilot mcp restart NAME, %copilot mcp trust NAME, %copilot mcp forget NAME"
+    "%(prog)s [list] | %(prog)s add NAME [--user] -- COMMAND [ARGS...] | "
+    "%(prog)s add NAME [--user] URL | %(prog)s remove NAME [--user] | "
+    "%(prog)s restart NAME | %(prog)s trust NAME | %(prog)s forget NAME"
 )
 
 
-async def mcp(session: CopilotSession, words: list[str]) -> None:
-    """Dispatch `%copilot mcp WORDS`."""
+def arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    parser.usage = USAGE  # after the sub-actions, whose own names start from the bare prog
+    actions.add_parser("list", help="the servers, their state, tools and prompts (the default)")
+    add = actions.add_parser(
+        "add",
+        help="add a server: a command after --, or a URL",
+        usage="%(prog)s NAME [--user] -- COMMAND [ARGS...] | %(prog)s NAME [--user] URL",
+    )
+    add.add_argument("name", help="the server's name")
+    add.add_argument("--user", action="store_true", help="in your own config, not the workspace's")
+    add.add_argument("target", nargs="+", metavar="COMMAND|URL", help="what runs, or its URL")
+    remove = actions.add_parser("remove", help="remove a server you added")
+    remove.add_argument("name")
+    remove.add_argument("--user", action="store_true", help="from your own config")
+    for action, what in (
+        ("restart", "stop a server and start it again"),
+        ("trust", "show what a workspace's server runs and ask whether it may start"),
+        ("forget", "forget the approvals of a server"),
+    ):
+        actions.add_parser(action, help=what).add_argument("name")
+
+
+async def mcp(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    """Dispatch `%copilot mcp ACTION ...`."""
     from IPython.display import display
 
-    action, rest = (words[0], words[1:]) if words else ("list", [])
+    action, name = args.action or "list", getattr(args, "name", "")
     root = current_dir()
     servers = session.mcp
     servers.configure(root)
-    if action == "list" and not rest:
+    if action == "list":
         await servers.start()
         display(render_servers(servers))
-    elif action == "add" and rest:
-        name, where, entry = _entry(rest, root)
+    elif action == "add":
+        where, entry = _entry(name, args.target, root, user=args.user)
         try:
             add_server(where, name, entry)
         except ConfigError as exc:
@@ -52,9 +77,8 @@ async def mcp(session: CopilotSession, words: list[str]) -> None:
         print(
             f"copilot: MCP server {name!r} added to {_shown(where, root)}; it starts with the next request"
         )
-    elif action == "remove" and len(rest) in (1, 2):
-        name = rest[0]
-        where = _file(root, user="--user" in rest)
+    elif action == "remove":
+        where = _file(root, user=args.user)
         if not remove_server(where, name):
             other = (
                 ""
@@ -68,32 +92,30 @@ async def mcp(session: CopilotSession, words: list[str]) -> None:
             )
         servers.configure(root)
         print(f"copilot: MCP server {name!r} removed from {_shown(where, root)}")
-    elif action == "restart" and len(rest) == 1:
-        if rest[0] in servers.launch.held:
+    elif action == "restart":
+        if name in servers.launch.held:
             raise UsageError(
-                f"%copilot mcp restart: MCP server {rest[0]!r} has not started: it is "
-                f"{servers.launch.held[rest[0]].state}; %copilot mcp trust {rest[0]} asks you"
+                f"%copilot mcp restart: MCP server {name!r} has not started: it is "
+                f"{servers.launch.held[name].state}; %copilot mcp trust {name} asks you"
             )
         try:
-            await servers.restart(rest[0])
+            await servers.restart(name)
         except ConfigError as exc:
             raise UsageError(f"%copilot mcp restart: {exc}") from None
         display(render_servers(servers))
-    elif action == "trust" and len(rest) == 1:
-        await trust(session, rest[0])
+    elif action == "trust":
+        await trust(session, name)
         display(render_servers(servers))
-    elif action == "forget" and len(rest) == 1:
-        forgotten = servers.pins.forget(f"{root}::{rest[0]}")
-        started = servers.launch.forget(root, rest[0])
+    elif action == "forget":
+        forgotten = servers.pins.forget(f"{root}::{name}")
+        started = servers.launch.forget(root, name)
         servers.reload()
         print(
-            f"copilot: the approval of MCP server {rest[0]!r} is forgotten; its next "
+            f"copilot: the approval of MCP server {name!r} is forgotten; its next "
             + ("start asks" if started else "call asks")
             if forgotten or started
-            else f"copilot: MCP server {rest[0]!r} was not approved"
+            else f"copilot: MCP server {name!r} was not approved"
         )
-    else:
-        raise UsageError(USAGE)
 
 
 async def trust(session: CopilotSession, name: str) -> None:
@@ -120,25 +142,22 @@ async def trust(session: CopilotSession, name: str) -> None:
     await servers.start()
 
 
-def _entry(words: list[str], root: Path) -> tuple[str, Path, dict[str, object]]:
-    """NAME [--user] (-- COMMAND ARGS... | URL) as a config entry and the file it goes to."""
-    name, rest = words[0], words[1:]
-    user = False
-    if rest[:1] == ["--user"]:
-        user, rest = True, rest[1:]
-    if rest[:1] == ["--"] and len(rest) > 1:
-        entry: dict[str, object] = {"command": rest[1], "args": rest[2:]}
-    elif len(rest) == 1 and rest[0].startswith(("http://", "https://")):
-        entry = {"url": rest[0]}
+def _entry(
+    name: str, target: list[str], root: Path, *, user: bool
+) -> tuple[Path, dict[str, object]]:
+    """A URL, or a COMMAND and its ARGS, as a config entry and the file it goes to."""
+    entry: dict[str, object]
+    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+        entry = {"url": target[0]}
     else:
-        raise UsageError(USAGE)
+        entry = {"command": target[0], "args": target[1:]}
     from ...tools.mcp.config import server_config
 
     try:  # the same checks a config file gets
         server_config(name, entry, source="", root=root, environ=os.environ)
     except ConfigError as exc:
         raise UsageError(f"%copilot mcp add: {exc}") from None
-    return name, _file(root, user=user), entry
+    return _file(root, user=user), entry
 
 
 def _file(root: Path, *, user: bool) -> Path:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from ... import policy
 
 
-def show(session: Any, words: list[str], settings: Any) -> None:
+def show(session: Any, args: argparse.Namespace, settings: Any) -> None:
     """Print every policy file that applies and its rules (or that there is none)."""
     print("copilot: administrator's policy")
     for line in policy.describe():

@@ -17,7 +17,6 @@ from IPython.core.error import UsageError
 from ...agent.session import CopilotSession
 from ...errors import ConfigError
 
-USAGE = "use %copilot serve [--port N] [--host H] [--allow-execution], or %copilot serve stop"
 _SERVERS: dict[int, Any] = {}
 """The running proxy of each session (by id): one per kernel."""
 
@@ -28,8 +27,20 @@ def running(session: CopilotSession) -> Any:
     return server if server is not None and server.running else None
 
 
-async def serve(session: CopilotSession, words: list[str]) -> None:
-    if words == ["stop"]:
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=("stop",), help="stop: stop the running proxy")
+    parser.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
+    parser.add_argument(
+        "--allow-execution",
+        action="store_true",
+        help='run tools on the server (tool_execution: "auto", /mcp calls), through the '
+        "session's approvals",
+    )
+
+
+async def serve(session: CopilotSession, options: argparse.Namespace, settings: Any) -> None:
+    if options.action == "stop":
         server = _SERVERS.pop(id(session), None)
         if server is None or not server.running:
             print("copilot: no proxy is running")
@@ -37,7 +48,6 @@ async def serve(session: CopilotSession, words: list[str]) -> None:
         await server.stop()
         print(f"copilot: the proxy at {server.url} stopped")
         return
-    options = _options(words)
     if running(session) is not None:
         raise UsageError(
             f"%copilot serve: already serving at {running(session).url}; stop it first"
@@ -99,17 +109,3 @@ def announcement(server: Any, allow_execution: bool) -> str:
     if warning := server.warning():
         lines.append(f"warning: {warning}")
     return "\n".join(lines)
-
-
-def _options(words: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="%copilot serve", add_help=False, exit_on_error=False)
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--allow-execution", action="store_true")
-    try:
-        options, extra = parser.parse_known_args(words)
-    except argparse.ArgumentError as exc:
-        raise UsageError(f"%copilot serve: {exc}; {USAGE}") from None
-    if extra:
-        raise UsageError(f"%copilot serve: unknown {' '.join(extra)!r}; {USAGE}")
-    return options
