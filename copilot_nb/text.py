@@ -155,6 +155,27 @@ def unified_diff(
     return "".join(line if line.endswith("\n") else line + _NO_NEWLINE for line in lines)
 
 
+def editor_lines(text: str) -> list[str]:
+    """Lines as an editor counts them: split at \\n only, a final newline ends the last line."""
+    if text == "":
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def cell_diff(notebook: str, cell_id: str, before: str | None, after: str | None) -> str:
+    """A unified diff of one cell's source, named `notebook#cell_id`; a new or deleted cell is
+    diffed against /dev/null. Cells rarely end in a newline, so both sides get one: no
+    "No newline at end of file" noise."""
+
+    def lines(source: str | None) -> list[str] | None:
+        return None if source is None else [line + "\n" for line in editor_lines(source)]
+
+    return unified_diff(lines(before), lines(after), f"{notebook}#{cell_id}")
+
+
 def _lines(text: str | Sequence[str] | None) -> list[str]:
     if text is None:
         return []

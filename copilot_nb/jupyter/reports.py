@@ -65,7 +65,8 @@ def render_diff(diff: str, *, label: str = "", max_lines: int = MAX_RENDER_LINES
     """`%copilot diff`: a diffstat per file, then the unified diff (escaped, never fenced)."""
     if not diff.strip():
         return _paragraph(
-            "No changes to show: the agent has not changed a file in this session's last turns."
+            "No changes to show: the agent has not changed a file or a cell in this session's "
+            "last turns."
         )
     stats = diffstat(diff)
     lines = diff.rstrip("\n").split("\n")

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
+from ..text import editor_lines
+
 MAX_DIFF_LINES = 80
 """Lines of diff put into an edit's result for the model (the change event has it all)."""
-
-
-def editor_lines(text: str) -> list[str]:
-    """Lines as an editor counts them: split at \\n only, a final newline ends the last line."""
-    if text == "":
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
 
 
 def occurrences(text: str, old: str) -> list[int]:

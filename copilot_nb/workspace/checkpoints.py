@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SandboxError
-from ..text import BINARY_CHANGE, human_bytes, unified_diff
+from ..text import BINARY_CHANGE, cell_diff, human_bytes, unified_diff
 from .restore import Action, RestoredPath, restore_turn
 from .snapshots import PathState, Seen, Turn, capture, seen
 
@@ -236,13 +236,15 @@ class Checkpoints:
     # --- diff ----------------------------------------------------------------------------------
 
     def last_diff(self) -> tuple[str, str]:
-        """(label, unified diff) of the last turn that changed something, against the disk now."""
+        """(label, unified diff) of the last turn that changed something: its files against the
+        disk now, then its cells in open notebooks, read from the changes that take them back."""
         with self._lock:
-            turns = [t for t in self.turns if t.before]
+            turns = [t for t in self.turns if t.changed]
             if not turns:
                 return "", ""
             turn = turns[-1]
             parts = [self._diff_one(path, turn.before[path]) for path in sorted(turn.before)]
+            parts += cell_diffs(turn.cells)
         return turn.label, "".join(parts)
 
     def _diff_one(self, path: Path, before: PathState) -> str:
@@ -268,6 +270,38 @@ class Checkpoints:
             return path.relative_to(self.root).as_posix() or "."
         except ValueError:
             return str(path)
+
+
+def cell_diffs(cells: Iterable[tuple[str, list[dict[str, Any]]]]) -> list[str]:
+    """One diff per cell a turn changed in open notebooks, from its first source to its last,
+    rebuilt from the inverse changes: an inserted cell is undone by a delete (`expected`: the
+    source it got), a deleted one by an insert (`cell`: the cell as it was), an edit by a
+    `set_source` (`source`: before, `expected`: after)."""
+    sides: dict[tuple[str, str], list[str | None]] = {}
+    for notebook, undo in cells:
+        for change in undo:
+            kind, cell = change.get("kind"), change.get("cell") or {}
+            if kind == "delete":
+                cell_id, before, after = change.get("cell_id"), None, change.get("expected", "")
+            elif kind == "insert":
+                cell_id, before, after = cell.get("id"), _source(cell), None
+            elif kind == "set_source":
+                cell_id = change.get("cell_id")
+                before, after = change.get("source", ""), change.get("expected", "")
+            else:
+                continue
+            side = sides.setdefault((notebook, str(cell_id)), [before, after])
+            side[1] = after  # the first change gave the cell's source before the turn
+    return [
+        cell_diff(notebook, cell_id, before, after)
+        for (notebook, cell_id), (before, after) in sides.items()
+        if before != after
+    ]
+
+
+def _source(cell: Mapping[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _restore_cells(turn: Turn, cells: CellRestorer | None) -> list[RestoredPath]:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from ...errors import SandboxError, ToolError
 from ...events import CellChanged
-from ...text import shorten, total_changes, unified_diff
+from ...text import cell_diff, editor_lines, shorten, total_changes
 from ...workspace.notebook_file import (
     LoadedNotebook,
     as_written,
@@ -34,7 +34,7 @@ from ..masking import redact_text
 from ..outputs import brief_output, describe_image, describe_output, output_images
 from ..registry import ToolOutput, ToolSet, bound_tool
 from ..secret_reads import reads_secret
-from ..text_edits import clip_diff, editor_lines, match_problem, occurrences
+from ..text_edits import clip_diff, match_problem, occurrences
 from .markdown_loads import refusal, remote_loads
 from .review import deleted, marked, review_of, review_turn, tagged
 from .store import Opened, check_seen, commit, open_notebook, remember, stamp
@@ -241,7 +241,7 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
         if review is not None:
             change["review"] = review
         await commit(ctx, opened, [change], [tagged(undo, turn)])
-    diff = _cell_diff(opened.path, cell.id, before, None)
+    diff = cell_diff(opened.path, cell.id, before, None)
     left = len(opened.loaded.node.cells)
     return ToolOutput(
         content=f"deleted cell {cell.id} (was #{index}) from {opened.path}; "
@@ -315,7 +315,7 @@ def _changed(
     note: str = "",
 ) -> ToolOutput:
     """What a change tells the model: the diff (cut), and where it was made."""
-    diff = _cell_diff(opened.path, cell["id"], before, after)
+    diff = cell_diff(opened.path, cell["id"], before, after)
     added, removed = total_changes(diff)
     return ToolOutput(
         content=f"{change} cell {cell['id']} (#{index}) in {opened.path}{note} "
@@ -379,15 +379,3 @@ def _attachments(cell: Any) -> list[str]:
         for name, bundle in (cell.get("attachments") or {}).items()
         for mime, payload in bundle.items()
     ]
-
-
-def _cell_diff(path: str, cell_id: str, before: str | None, after: str | None) -> str:
-    """A unified diff of one cell's source; a new or deleted cell is diffed against /dev/null.
-
-    Cells rarely end in a newline, so both sides get one: no "No newline at end of file" noise.
-    """
-
-    def lines(source: str | None) -> list[str] | None:
-        return None if source is None else [line + "\n" for line in editor_lines(source)]
-
-    return unified_diff(lines(before), lines(after), f"{path}#{cell_id}")
