@@ -56,6 +56,28 @@ async def test_5xx_is_retried_max_retries_times_then_raised(serve):
     server.assert_complete()
 
 
+async def test_a_501_is_not_retried(serve):
+    """llama-server's `/infill` for a model without fill-in-the-middle tokens: never later."""
+    server = serve([fail(501, "This server does not support infill.")])
+    with pytest.raises(ModelHTTPError) as info:
+        await fast_model(server).complete(HI)
+    assert info.value.status == 501
+    assert len(server.requests) == 1
+
+
+async def test_a_500_that_repeats_its_body_is_the_answer_not_a_hiccup(serve):
+    server = serve([fail(500, "Failed to parse tool call arguments")] * 3)
+    with pytest.raises(ModelHTTPError, match="Failed to parse tool call"):
+        await fast_model(server).complete(HI)
+    assert len(server.requests) == 2
+
+
+async def test_a_500_that_changes_is_retried_and_can_pass(serve):
+    server = serve([fail(500, "worker 1 crashed"), fail(500, "worker 2 crashed"), reply("ok")])
+    assert (await fast_model(server).complete(HI)).text == "ok"
+    assert len(server.requests) == 3
+
+
 async def test_no_retry_storm_when_the_server_asks_for_an_hour(serve, retry_sleeps):
     server = serve([fail(429, "quota exceeded", headers={"retry-after": "3600"})])
     model = fast_model(server)

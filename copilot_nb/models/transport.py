@@ -3,7 +3,9 @@ loop that moves a streamed reply from the socket through a pure decoder.
 
 Retries: connection failures and HTTP 408, 409, 429 and 5xx are retried with exponential backoff
 and jitter, honouring `retry-after-ms` / `Retry-After`; the total wait is bounded, so a provider
-that keeps failing never becomes a retry storm. A 401 is an `AuthError` here: credentials that
+that keeps failing never becomes a retry storm. Only what can succeed later is retried: not a 501
+or 505 (the server does not do this at all), and not a 500 whose body repeats word for word (the
+server is refusing this request, e.g. llama.cpp's parse error, not failing for a moment). A 401 is an `AuthError` here: credentials that
 expire are renewed by the request's `httpx.Auth` (see `copilot/auth.py`), inside the request.
 """
 
@@ -35,6 +37,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """Generous read timeout: a long reply from a slow local model is normal, a dead connect is not."""
 
 RETRY_STATUSES = frozenset({408, 409, 429})
+FINAL_STATUSES = frozenset({501, 505})
+"""5xx answers that say the server cannot do this request at all: asking again never helps."""
 
 try:
     USER_AGENT = f"copilot_nb/{metadata.version('copilot_nb')}"
@@ -129,7 +133,12 @@ class RetryPolicy:
     """No single wait and no sum of waits goes past this: beyond it, the error is shown instead."""
 
     def retryable(self, status: int) -> bool:
-        return status in RETRY_STATUSES or status >= 500
+        return status in RETRY_STATUSES or (status >= 500 and status not in FINAL_STATUSES)
+
+    def repeats(self, answer: tuple[int, bytes], last: tuple[int, bytes] | None) -> bool:
+        """A 500 with the very body of the last one: the server's answer to this request, not a
+        hiccup (a 502/503/504 that repeats is still an overloaded or restarting server)."""
+        return answer[0] == 500 and answer == last
 
     def backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter, so many clients do not retry in lockstep."""
@@ -296,6 +305,7 @@ async def open_stream(
     An error that will not pass, or a retry past the policy's bounds, raises instead.
     """
     attempt, waited = 0, 0.0
+    last_answer: tuple[int, bytes] | None = None
     while True:
         failure: Exception
         response: httpx.Response | None = None
@@ -313,8 +323,10 @@ async def open_stream(
             await response.aread()
             await response.aclose()
             failure = http_error(response, provider=provider, sign_in_hint=sign_in_hint)
-            if not policy.retryable(response.status_code):
+            answer = (response.status_code, response.content)
+            if not policy.retryable(response.status_code) or policy.repeats(answer, last_answer):
                 raise failure
+            last_answer = answer
         delay = policy.delay_for(response, attempt)
         if attempt >= policy.max_retries or waited + delay > policy.max_total_wait:
             raise failure

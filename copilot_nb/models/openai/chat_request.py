@@ -25,7 +25,9 @@ def message_to_openai(message: Message) -> dict[str, Any]:
     if isinstance(message, ToolResult):
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     if isinstance(message, AssistantMessage):
-        wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        # Always a string: llama-cpp-python's server answers 500 to `content: null` beside
+        # tool calls, and every server takes "" (OpenAI, llama.cpp, vLLM, Ollama).
+        wire: dict[str, Any] = {"role": "assistant", "content": message.text}
         if message.tool_calls:
             wire["tool_calls"] = [
                 {
@@ -35,8 +37,6 @@ def message_to_openai(message: Message) -> dict[str, Any]:
                 }
                 for call in message.tool_calls
             ]
-        elif wire["content"] is None:
-            wire["content"] = ""
         return wire
     raise TypeError(f"not a message: {message!r}")
 
