@@ -52,6 +52,10 @@ class Notice:
     """Something the user should know that is neither answer nor error (a retry, a fallback)."""
 
     text: str
+    retry: bool = False
+    """A wait before the request is sent again: worth seeing while it lasts, not afterwards.
+    What the failed attempt streamed streams again, so a view drops it (and this notice) once
+    the request goes on."""
 
 
 ModelEvent = Union[TextDelta, ReasoningDelta, ToolCallDelta, Notice, ModelResponse]

@@ -295,7 +295,7 @@ class Agent:
                 if attempt == STREAM_RETRIES or not exc.retryable:
                     self._keep_partial_text(partial)
                     raise
-                yield Notice(text=f"{exc} — asking again")
+                yield Notice(text=f"{exc} — asking again", retry=True)
             except BaseException:
                 self._keep_partial_text(partial)  # interrupted or failed mid-stream
                 raise

@@ -43,7 +43,8 @@ from .safe_html import Rendered, details_html, diff_html, escape, inline_html, m
 
 UPDATE_INTERVAL = 0.25
 """Seconds between display updates while streaming: smooth to the eye, cheap for the front end."""
-INTERRUPTED = "_⏹ interrupted_"
+STOPPED = "■ Stopped"
+"""The last line of a turn the user stopped (a kernel interrupt), as the panel's Stop ends one."""
 LINE = 200
 """Characters of a tool's target or outcome on its line; the model still gets all of it."""
 
@@ -148,6 +149,8 @@ class CellRenderer:
         self._dirty = False
         self._tools: dict[str, _ToolLine] = {}
         self._current: _ToolLine | None = None
+        self._waiting: _Prose | None = None
+        """The notice of a retry's wait, shown until the request goes on."""
         self.tokens_in = self.tokens_out = 0
         self.error = ""
         """The error the turn ended in, if it failed (the cell itself still runs to the end)."""
@@ -164,11 +167,15 @@ class CellRenderer:
         self._apply(event)
         self._dirty = True
         at_once = isinstance(event, (ApprovalNeeded, ToolStarted, ToolFinished, ToolsUpdated))
+        at_once = at_once or (isinstance(event, Notice) and event.retry)
         if at_once or self._clock() - self._last >= self._interval:
             self.flush()
 
     def _apply(self, event: TurnEvent) -> None:
         blocks = self.transcript.blocks
+        if self._waiting is not None:  # the wait is over, or another one replaces it
+            blocks[:] = [b for b in blocks if b is not self._waiting]
+            self._waiting = None
         match event:
             case TextDelta(text=text):
                 if blocks and isinstance(blocks[-1], str):
@@ -196,6 +203,11 @@ class CellRenderer:
             case UsageReported(usage=usage):
                 self.tokens_in += usage.input_tokens
                 self.tokens_out += usage.output_tokens
+            case Notice(text=text, retry=True):
+                while blocks and isinstance(blocks[-1], (str, _Reasoning)):
+                    blocks.pop()  # the failed attempt's text: the retry streams it again
+                self._waiting = _Prose(text, "⚠")
+                blocks.append(self._waiting)
             case Notice(text=text):
                 blocks.append(_Prose(text, "⚠"))
             case ToolsUpdated() as update:
@@ -242,14 +254,25 @@ class CellRenderer:
 async def render_turn(
     events: AsyncGenerator[TurnEvent, None], renderer: CellRenderer | None = None
 ) -> None:
-    """Show a session turn in the cell's output; an interrupt is noted there, then raised."""
+    """Show a session turn in the cell's output. An interrupt stops the turn as the panel's Stop
+    does: the partial answer stays, one line says it stopped, and no traceback follows (the
+    conversation has already kept what was said, marked as interrupted)."""
     renderer = renderer if renderer is not None else CellRenderer()
     try:
         async with aclosing(events) as stream:
             async for event in stream:
                 renderer.handle(event)
     except (asyncio.CancelledError, KeyboardInterrupt):
-        renderer.notice(INTERRUPTED)
-        raise
+        renderer.notice(STOPPED)
+        uncancel()
     finally:
         renderer.flush()
+
+
+def uncancel() -> None:
+    """Take back the interrupt's cancellation of the cell's task once the turn has stopped, so
+    what the cell does next (its provenance, the kernel's reply) is not cancelled too."""
+    task = asyncio.current_task()
+    if task is not None and sys.version_info >= (3, 11):
+        while task.cancelling():
+            task.uncancel()

@@ -186,7 +186,8 @@ def provider_message(body: Any) -> str:
 
 _CONTEXT_LENGTH = re.compile(
     r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long"
-    r"|tokens? exceed|exceeds? the (?:model'?s? )?(?:max|context)",
+    r"|tokens? exceed|exceeds? the (?:model'?s? )?(?:max|context)"
+    r"|exceeds? the available context size",  # llama.cpp's llama-server
     re.IGNORECASE,
 )
 _TOOLS_UNSUPPORTED = re.compile(
@@ -206,7 +207,7 @@ def http_error(response: httpx.Response, *, provider: str, sign_in_hint: str) ->
     status = response.status_code
     message = f"{provider} answered HTTP {status}: {detail}"
     if status in (401, 403):
-        return AuthError(f"{message}. {sign_in_hint}", status=status, body=body)
+        return AuthError(f"{sentence(message)} {sign_in_hint}", status=status, body=body)
     if status in (400, 413, 422) and _CONTEXT_LENGTH.search(detail):
         return ContextLengthError(
             f"The conversation is too long for this model's context window ({provider} said: "
@@ -218,6 +219,12 @@ def http_error(response: httpx.Response, *, provider: str, sign_in_hint: str) ->
     return ModelHTTPError(
         message, status=status, body=body, retry_after=server_retry_after(response.headers)
     )
+
+
+def sentence(text: str) -> str:
+    """`text` ending in one full stop, whether or not the provider's message had its own."""
+    text = text.rstrip()
+    return text if text.endswith(("?", "!")) else text.rstrip(".") + "."
 
 
 def rejects_tools(error: ModelHTTPError) -> bool:
@@ -255,11 +262,20 @@ async def stream_reply(
     sign_in_hint: str,
     policy: RetryPolicy,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    reach_hint: str = "",
 ) -> AsyncIterator[ModelEvent]:
-    """Open the stream (retrying what may pass, with a Notice per wait), then decode it to the end."""
+    """Open the stream (retrying what may pass, with a Notice per wait), then decode it to the end.
+
+    `reach_hint` is what to check when the server cannot be reached (see `env_settings`)."""
     response: httpx.Response | None = None
     opening = open_stream(
-        send, provider=provider, where=where, sign_in_hint=sign_in_hint, policy=policy, sleep=sleep
+        send,
+        provider=provider,
+        where=where,
+        sign_in_hint=sign_in_hint,
+        policy=policy,
+        sleep=sleep,
+        reach_hint=reach_hint,
     )
     async for step in opening:
         if isinstance(step, Notice):
@@ -299,6 +315,7 @@ async def open_stream(
     sign_in_hint: str,
     policy: RetryPolicy,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    reach_hint: str = "",
 ) -> AsyncIterator[Notice | httpx.Response]:
     """Send until a response opens: a Notice for each wait before a retry, then the response.
 
@@ -313,7 +330,9 @@ async def open_stream(
             response = await send()
         except httpx.TransportError as exc:
             failure = ModelConnectionError(
-                f"{provider}: connection to {where} failed: {error_text(exc)}"
+                f"{provider}: connection to {where} failed ({error_text(exc)}). {reach_hint}"
+                if reach_hint
+                else f"{provider}: connection to {where} failed: {error_text(exc)}"
             )
             failure.__cause__ = exc
         else:
@@ -332,5 +351,8 @@ async def open_stream(
             raise failure
         attempt += 1
         waited += delay
-        yield Notice(text=f"{failure} — retrying in {delay:.1f} s ({attempt}/{policy.max_retries})")
+        yield Notice(
+            text=f"{failure} — retrying in {delay:.1f} s ({attempt}/{policy.max_retries})",
+            retry=True,
+        )
         await sleep(delay)

@@ -8,7 +8,6 @@ built by the pure `messages_request` (pinned by a snapshot test); the stream is 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -25,6 +24,7 @@ from ...messages import (
     as_tool_spec,
 )
 from ..base import ChatModel, MessagesIn, ModelRequest, ToolChoice, ToolsIn
+from ..env_settings import FromEnv, reach_hint
 from ..transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, policy_guard, stream_reply
 from .stream import MessagesStreamDecoder
 
@@ -193,6 +193,11 @@ def openai_options_to_anthropic(body: dict[str, Any], options: Mapping[str, Any]
 class AnthropicChat(ChatModel):
     """A Claude model over the Messages API; `complete()` is `stream()` collected."""
 
+    api_key = FromEnv("ANTHROPIC_API_KEY", default=None)
+    auth_token = FromEnv("ANTHROPIC_AUTH_TOKEN", default=None)
+    """Gateways in front of Claude take a bearer token instead; as in the SDK, a key wins."""
+    base_url = FromEnv("ANTHROPIC_BASE_URL", default=ANTHROPIC_BASE_URL, url=True)
+
     def __init__(
         self,
         model: str,
@@ -212,14 +217,9 @@ class AnthropicChat(ChatModel):
         self.provider = "anthropic"
         self.vision = vision
         self.retry = RetryPolicy(max_retries=max_retries)
-        self.api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
-        # Gateways in front of Claude take a bearer token instead; as in the SDK, a key wins.
-        self.auth_token = (
-            auth_token if auth_token is not None else os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        )
-        self.base_url = (
-            base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
-        ).rstrip("/")
+        self.api_key = api_key  # None: each of these three is read from the environment
+        self.auth_token = auth_token  # at each request, so a fixed key needs no restart
+        self.base_url = base_url or None
         self.max_tokens = max_tokens
         self.headers = dict(headers or {})
         self._http = LoopBoundClient(timeout=timeout, guard=policy_guard(self), client=http_client)
@@ -286,6 +286,7 @@ class AnthropicChat(ChatModel):
             where=self.base_url,
             sign_in_hint=self.sign_in_hint(),
             policy=self.retry,
+            reach_hint=reach_hint(self),
         ):
             yield event
 

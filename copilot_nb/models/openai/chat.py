@@ -6,7 +6,6 @@ protocol; the differences between them live in the pure decoder (`chat_stream.py
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -15,6 +14,7 @@ import httpx
 from ...errors import ModelHTTPError
 from ...events import ModelEvent, Notice
 from ..base import ChatModel, ModelRequest
+from ..env_settings import FromEnv, reach_hint
 from ..transport import (
     DEFAULT_TIMEOUT,
     LoopBoundClient,
@@ -25,6 +25,7 @@ from ..transport import (
     rejects_tools,
     stream_reply,
 )
+from ..server_props import ask_window, configured_window, is_local, reply_limit
 from .chat_request import chat_request
 from .chat_stream import ChatCompletionsDecoder
 
@@ -38,6 +39,11 @@ class OpenAIChat(ChatModel):
 
     sign_in_hint = "Check OPENAI_API_KEY (or the key for this server)."
 
+    api_key = FromEnv("OPENAI_API_KEY", default=None)
+    """The key given in code, else `OPENAI_API_KEY` as it is when each request leaves."""
+    base_url = FromEnv("OPENAI_BASE_URL", default=OPENAI_BASE_URL, url=True)
+    """The server given in code, else `OPENAI_BASE_URL` as it is now, else OpenAI's."""
+
     def __init__(
         self,
         model: str,
@@ -50,21 +56,64 @@ class OpenAIChat(ChatModel):
         http_client: httpx.AsyncClient | None = None,
         provider: str = "openai",
         vision: bool | None = None,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
     ) -> None:
-        """`vision`: whether the model accepts images (None: known models by name)."""
+        """`vision`: whether the model accepts images (None: known models by name).
+        `context_window`: the tokens the server runs the model with (None: the user's
+        `COPILOT_NB_CONTEXT_WINDOW`, else what a local server says, else known by name);
+        `max_output_tokens`: the most a reply may take (None: an eighth of a known window)."""
         self.name = model
         self.provider = provider
         self.vision = vision
-        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip(
-            "/"
-        )
+        self.context_window = context_window
+        self.max_output_tokens = max_output_tokens
+        self.server_window: int | None = None
+        """The window a local server said it runs the model with (`server_props`)."""
+        self._window_asked_at: str | None = None
+        self.api_key = api_key  # None: OPENAI_API_KEY, read at each request
+        self.base_url = base_url or None
         self.headers = dict(headers or {})
         self.retry = RetryPolicy(max_retries=max_retries)
         self._http = LoopBoundClient(timeout=timeout, guard=policy_guard(self), client=http_client)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
+
+    local_limits = True
+    """Whether a local server is asked for its context window (`learn_limits`) and requests
+    carry a reply limit from it; a hosted API with a model list of its own (Copilot) says no."""
+
+    @property
+    def context_window(self) -> int | None:
+        """The window given in code, else `COPILOT_NB_CONTEXT_WINDOW`, else the server's."""
+        return self._window or configured_window() or self.server_window
+
+    @context_window.setter
+    def context_window(self, value: int | None) -> None:
+        self._window = value
+
+    async def learn_limits(self) -> None:
+        """Ask a local server once (per address) for the window it runs the model with."""
+        base_url = self.base_url
+        if self.context_window and self.server_window is None:
+            return  # the user said
+        if not self.local_limits or self._window_asked_at == base_url or not is_local(base_url):
+            return
+        _, headers = await self.prepare_request()
+        headers["Accept"] = "application/json"
+        self.server_window = await ask_window(self._http.get(base_url), base_url, self.name, headers)
+        self._window_asked_at = base_url
+
+    def output_limit(self) -> int | None:
+        """`max_tokens` for a request that sets none: without it a small local model filled its
+        whole context with one reply (84 tool calls); None where the window is not known."""
+        if self.max_output_tokens:
+            return self.max_output_tokens
+        if not self.local_limits:
+            return None
+        window = self._window or configured_window() or self.server_window
+        return reply_limit(window) if window else None
 
     auth: httpx.Auth | None = None
     """Authentication that renews itself (CopilotChat's token); None: the API key header, and the
@@ -86,7 +135,7 @@ class OpenAIChat(ChatModel):
         """Deltas as they arrive, then the complete message; a model that refuses tools (some
         local models) is asked once more without them."""
         request = self.with_images(request)
-        body = chat_request(self.name, request)
+        body = chat_request(self.name, request, max_tokens=self.output_limit())
         try:
             async for event in self._post(
                 request, "/chat/completions", body, ChatCompletionsDecoder()
@@ -119,6 +168,7 @@ class OpenAIChat(ChatModel):
             where=self.base_url,
             sign_in_hint=self.sign_in_hint,
             policy=self.retry,
+            reach_hint=reach_hint(self),
         )
 
     async def model_ids(self) -> list[str]:

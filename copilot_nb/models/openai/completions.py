@@ -15,13 +15,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 from ...errors import ModelHTTPError
 from ...events import ModelEvent, Notice
 from ..base import ModelRequest
+from ..env_settings import FromEnv
 from ..fim import FillRequest, TextCompletionsDecoder
 from ..transport import StreamDecoder
 from .chat import OpenAIChat
@@ -83,9 +83,10 @@ class DeepSeekFill(OpenAICompletions):
 
     sign_in_hint = "Check DEEPSEEK_API_KEY."
 
+    api_key = FromEnv("DEEPSEEK_API_KEY", default="")
+    base_url = FromEnv("DEEPSEEK_BASE_URL", default=DEEPSEEK_BETA_URL, url=True)
+
     def __init__(self, model: str, **options: Any) -> None:
-        options.setdefault("api_key", os.environ.get("DEEPSEEK_API_KEY") or "")
-        options.setdefault("base_url", os.environ.get("DEEPSEEK_BASE_URL") or DEEPSEEK_BETA_URL)
         super().__init__(model, provider="deepseek", **options)
 
 
@@ -95,9 +96,10 @@ class MistralFill(OpenAICompletions):
     path = "/fim/completions"
     sign_in_hint = "Check MISTRAL_API_KEY."
 
+    api_key = FromEnv("MISTRAL_API_KEY", default="")
+    base_url = FromEnv("MISTRAL_BASE_URL", default=MISTRAL_URL, url=True)
+
     def __init__(self, model: str, **options: Any) -> None:
-        options.setdefault("api_key", os.environ.get("MISTRAL_API_KEY") or "")
-        options.setdefault("base_url", os.environ.get("MISTRAL_BASE_URL") or MISTRAL_URL)
         super().__init__(model, provider="mistral", **options)
 
     def decoder(self) -> StreamDecoder:

@@ -12,12 +12,12 @@ other local servers' wires; `LLAMA_CPP_BASE_URL` says where it is.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 from ...events import ModelEvent
 from ..base import ModelRequest
+from ..env_settings import FromEnv
 from ..fim import FillRequest, InfillDecoder
 from .chat import OpenAIChat
 
@@ -29,9 +29,10 @@ class LlamaCppFill(OpenAIChat):
 
     sign_in_hint = "Check the llama.cpp server's --api-key (LLAMA_CPP_API_KEY)."
 
+    api_key = FromEnv("LLAMA_CPP_API_KEY", default="")
+    base_url = FromEnv("LLAMA_CPP_BASE_URL", default=LLAMA_CPP_URL, url=True)
+
     def __init__(self, model: str, **options: Any) -> None:
-        options.setdefault("api_key", os.environ.get("LLAMA_CPP_API_KEY") or "")
-        options.setdefault("base_url", os.environ.get("LLAMA_CPP_BASE_URL") or LLAMA_CPP_URL)
         super().__init__(model, provider="llamacpp", **options)
 
     def fill(self, request: FillRequest) -> AsyncIterator[ModelEvent]:

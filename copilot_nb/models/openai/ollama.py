@@ -10,7 +10,6 @@ are offered, and a refusal is still asked again without them (`transport.rejects
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -20,6 +19,7 @@ import httpx
 from ...events import ModelEvent, Notice
 from ..base import ModelRequest
 from ..capabilities import ImageLimits, image_limits_for, ollama_capabilities
+from ..env_settings import FromEnv
 from .chat import OpenAIChat
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -35,32 +35,39 @@ def native_url(base_url: str) -> str:
 class OllamaChat(OpenAIChat):
     """A model on an Ollama server (`ollama:qwen3:8b`); `OLLAMA_BASE_URL` points elsewhere."""
 
+    base_url = FromEnv("OLLAMA_BASE_URL", default=OLLAMA_BASE_URL, url=True)
+    """The server given in code, else `OLLAMA_BASE_URL` as it is at each request."""
+
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         """`options` are OpenAIChat's (headers, timeout, max_retries, http_client, vision)."""
         options.setdefault("api_key", "ollama")
-        base = base_url or os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
-        super().__init__(model, base_url=base, provider="ollama", **options)
+        super().__init__(model, base_url=base_url, provider="ollama", **options)
         self.capabilities: frozenset[str] | None = None
         """What `/api/show` listed for the model; None until it answered with a list."""
         self._asked = False
+        self._asked_at = ""
+        """The server that answered: one that `OLLAMA_BASE_URL` now names is asked again."""
 
     async def show(self) -> frozenset[str] | None:
         """The model's capabilities from `POST /api/show`, asked once; None when Ollama does
         not say (asked again next time only if it could not be reached)."""
-        if self._asked:
+        base = self.base_url
+        if self._asked and self._asked_at == base:
             return self.capabilities
+        if self._asked_at != base:
+            self.capabilities = None
         _, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
         try:
             response = await self._http.get().post(
-                f"{native_url(self.base_url)}/api/show",
+                f"{native_url(base)}/api/show",
                 json={"model": self.name},
                 headers=headers,
                 timeout=SHOW_TIMEOUT,
             )
         except httpx.TransportError:
             return None  # the chat request reports the connection problem
-        self._asked = True
+        self._asked, self._asked_at = True, base
         if response.status_code == 200:
             try:
                 self.capabilities = ollama_capabilities(response.json())

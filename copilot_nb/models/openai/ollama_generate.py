@@ -20,6 +20,7 @@ from ...events import ModelEvent, TextDelta
 from ...messages import AssistantMessage, Usage
 from ...text import shorten
 from ..base import ModelRequest
+from ..env_settings import reach_hint
 from ..fim import FillRequest
 from ..transport import stream_reply
 from .ollama import OllamaChat, native_url
@@ -127,4 +128,5 @@ class OllamaFill(OllamaChat):
             where=base,
             sign_in_hint=self.sign_in_hint,
             policy=self.retry,
+            reach_hint=reach_hint(self),
         )
