@@ -239,6 +239,10 @@ def test_the_command_line_serves_a_workspace(serve, root, tmp_path):
         )
         assert answer.choices[0].message.content == "from the command line"
         assert [m.id for m in client.models.list()] == [MODEL]
+        with pytest.raises(openai.AuthenticationError) as refused:
+            openai.OpenAI(base_url=f"{url}/v1", api_key="wrong").models.list()
+        assert "copilot-nb serve prints it" in refused.value.message, "worded for a shell"
+        assert "%copilot" not in refused.value.message
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(15) == 0

@@ -11,12 +11,14 @@ from typing import Any
 
 from .backend import Backend
 from .mcp_endpoint import mcp_server
+from .not_served import handlers
 from .openai_routes import routes
 from .security import Gate, GateMiddleware
 
 
 def proxy_app(backend: Backend, gate: Gate) -> Any:
-    """The ASGI app a server runs: `/v1/chat/completions`, `/v1/models`, `/v1/tools`, `/mcp`."""
+    """The ASGI app a server runs: `/v1/chat/completions`, `/v1/models`, `/v1/tools`, `/mcp`;
+    any other route answers OpenAI's JSON error (`not_served.py`)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     hosts = sorted(gate.allowed_hosts())
@@ -31,4 +33,6 @@ def proxy_app(backend: Backend, gate: Gate) -> Any:
         ),
         host=gate.host,
     )
+    for status, handler in handlers(gate.token_hint).items():
+        app.add_exception_handler(status, handler)
     return GateMiddleware(app, gate)

@@ -33,7 +33,7 @@ from ..events import (
 from ..messages import AssistantMessage, SystemMessage, Usage, UserMessage
 from ..models.base import Model
 from ..tools.registry import ToolSet
-from .backend import NOBODY, Backend
+from .backend import Backend
 from .chat_request import ApiError, ChatRequest
 from .chat_response import ChunkEncoder, completion_body, sse
 from .relayed import Relay
@@ -164,7 +164,7 @@ def _answer(backend: Backend, event: AgentEvent, asked: list[ApprovalNeeded]) ->
         if backend.approver is not None:
             backend.approver.answer(event)
         else:
-            event.deny(NOBODY)
+            event.deny(backend.unapproved)
 
 
 def _deny_unanswered(asked: list[ApprovalNeeded]) -> None:

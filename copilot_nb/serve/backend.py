@@ -22,11 +22,9 @@ from ..text import first_line
 from ..tools.registry import ToolOutput
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
+from .surface import NOTEBOOK, Surface
 
-NOBODY = (
-    "denied: nobody can approve it here (the proxy was started without a notebook to ask in); "
-    "start it with %copilot serve in a notebook, or allow the category in the approval settings"
-)
+NOBODY = "denied: nobody can approve it here (the proxy was started without a notebook to ask in)"
 
 
 @dataclass(kw_only=True)
@@ -47,7 +45,14 @@ class Backend:
     allow_execution: bool = False
     """Whether clients may ask the server to run tools itself (`tool_execution: "auto"`, `/mcp`)."""
     tool_timeout: float | None = 120.0
+    surface: Surface = NOTEBOOK
+    """Who started the server (a notebook, a shell): refusals name the command they can run."""
     _models: dict[str, Model] = field(default_factory=dict)
+
+    @property
+    def unapproved(self) -> str:
+        """The refusal of a call that asks when nobody can answer, with the surface's remedy."""
+        return f"{NOBODY}; {self.surface.unapproved}"
 
     def model(self, name: str) -> Model:
         if name not in self._models:
@@ -73,7 +78,7 @@ class Backend:
     ) -> str:
         """Ask the approver (buttons in the notebook that started the proxy); '' if approved."""
         if self.approver is None:
-            return f"{name}: {NOBODY}"
+            return f"{name}: {self.unapproved}"
         trust = getattr(tool, "trust", None)
         request = ApprovalNeeded(
             call_id=f"proxy-{uuid.uuid4().hex[:12]}",

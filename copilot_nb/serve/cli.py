@@ -20,6 +20,7 @@ from ..tools import workspace_tools
 from ..workspace.workspace import Workspace
 from .backend import Backend
 from .server import ProxyServer
+from .surface import SHELL
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,6 +60,7 @@ async def _serve(options: argparse.Namespace, workspace: Workspace) -> int:
         workspace=lambda: workspace,
         approvals=lambda: policy,
         allow_execution=options.allow_execution,
+        surface=SHELL,
     )
     server = ProxyServer(backend=backend, host=options.host, port=options.port)
     await server.start()

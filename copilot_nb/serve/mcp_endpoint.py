@@ -14,10 +14,7 @@ from typing import Any
 from .backend import Backend
 
 SERVER_NAME = "copilot_nb"
-NOT_ALLOWED = (
-    "this proxy was started without --allow-execution: its tools can be listed, not run; "
-    "start it again with %copilot serve --allow-execution"
-)
+NOT_ALLOWED = "this proxy was started without --allow-execution: its tools can be listed, not run"
 
 
 def mcp_server(backend: Backend) -> Any:
@@ -39,7 +36,8 @@ def mcp_server(backend: Backend) -> Any:
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         if not backend.allow_execution:
-            output_text, failed = f"{params.name}: {NOT_ALLOWED}", True
+            again = backend.surface.restart_with("--allow-execution")
+            output_text, failed = f"{params.name}: {NOT_ALLOWED}; {again}", True
         else:
             output = await backend.run_tool(params.name, dict(params.arguments or {}))
             output_text, failed = output.content, output.is_error

@@ -24,6 +24,7 @@ from ..errors import (
     ModelHTTPError,
 )
 from ..events import ModelEvent
+from .api_errors import listed
 from .backend import Backend
 from .chat_request import ApiError, ChatRequest, parse_chat_request
 from .chat_response import ChunkEncoder, completion_body
@@ -45,6 +46,9 @@ def routes(backend: Backend, token: str = "") -> list[Any]:
     async def models(request: Any) -> Any:
         return json_response(models_body(backend))
 
+    async def one_model(request: Any) -> Any:
+        return model_response(backend, request.path_params["model"])
+
     async def tools(request: Any) -> Any:
         params = request.query_params
         return json_response(tools_body(backend, name=params.get("name"), tags=params.get("tags")))
@@ -52,18 +56,31 @@ def routes(backend: Backend, token: str = "") -> list[Any]:
     return [
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{model:path}", one_model, methods=["GET"]),
         Route("/v1/tools", tools, methods=["GET"]),
     ]
 
 
 def models_body(backend: Backend) -> dict[str, Any]:
-    return {
-        "object": "list",
-        "data": [
-            {"id": name, "object": "model", "created": 0, "owned_by": "copilot_nb"}
-            for name in backend.model_names()
-        ],
-    }
+    return {"object": "list", "data": [model_object(name) for name in backend.model_names()]}
+
+
+def model_object(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "copilot_nb"}
+
+
+def model_response(backend: Backend, name: str) -> Any:
+    """`GET /v1/models/{id}`: the model when it is served here, else OpenAI's 404."""
+    names = backend.model_names()
+    if name in names:
+        return json_response(model_object(name))
+    error = ApiError(
+        f"The model '{name}' does not exist on this proxy; it serves {listed(names)}.",
+        status=404,
+        param="model",
+        code="model_not_found",
+    )
+    return error_response(error)
 
 
 def tools_body(backend: Backend, *, name: str | None, tags: str | None) -> dict[str, Any]:
@@ -105,9 +122,9 @@ async def chat_completions(backend: Backend, request: Any, token: str = "") -> A
             else (),
         )
         if chat.tool_execution == "auto" and not backend.allow_execution:
+            again = backend.surface.restart_with("--allow-execution")
             raise ApiError(
-                'tool_execution "auto" is off on this server; start it with '
-                "%copilot serve --allow-execution to let it run tools",
+                f'tool_execution "auto" is off on this server; {again} to let it run tools',
                 status=403,
                 type="permission_error",
                 param="tool_execution",

@@ -19,7 +19,11 @@ checks, in this order, before the app sees it:
    runs: `json.loads` raises RecursionError on 200,000 brackets and validators recurse on far
    fewer, and either would become a 500 with a traceback somewhere in the app.
 
-Refusals use OpenAI's error shape, so OpenAI clients show the message. `Gate.check` is the pure
+Refusals use OpenAI's error shape, so OpenAI clients show the message; at `/mcp` they are a
+JSON-RPC error, which MCP clients show as the call's error. The proxy does no OAuth, so the
+`/.well-known/` discovery paths need no token and answer 404 (`not_served.py`): a client that
+looks for an authorization server on a 401 learns at once there is none, and the 401's message
+(pass the token) is what its user reads. `Gate.check` is the pure
 core (headers in, refusal out); `GateMiddleware` is the thin ASGI shell around any app. Nothing
 here logs, and no refusal echoes the credentials a request carried.
 """
@@ -32,11 +36,13 @@ import ipaddress
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from copilot_nb.messages import MAX_ARGUMENT_DEPTH, nested_deeper_than
 from copilot_nb.text import human_bytes, shorten
+
+from .surface import NOTEBOOK
 
 Scope: TypeAlias = MutableMapping[str, Any]
 Message: TypeAlias = MutableMapping[str, Any]
@@ -47,7 +53,6 @@ Headers: TypeAlias = Iterable[tuple[bytes, bytes]]
 """ASGI's headers: (name, value) byte pairs, names lower-cased by the server."""
 
 TOKEN_PREFIX = "cnb-"
-_WHERE_THE_TOKEN_IS = "use the token printed when the server started (%copilot serve prints it)"
 BODY_TIMEOUT = 30.0
 """Seconds from a request's headers to the end of its body: 4 MB at 140 KB/s, far more than a
 program on this machine needs."""
@@ -55,6 +60,13 @@ MAX_JSON_DEPTH = MAX_ARGUMENT_DEPTH
 """Nesting a request body may have: the limit tool arguments have, one for all JSON from outside."""
 _SCAN_INLINE = 64 * 2**10
 """Bodies under this many bytes are scanned for depth on the loop: well under a millisecond."""
+MCP_PATH = "/mcp"
+DISCOVERY_PREFIX = "/.well-known/"
+"""OAuth and OpenID discovery: open, so a client finds no authorization server, not a 401."""
+MCP_REFUSED = -32001
+"""The JSON-RPC error code of an auth refusal at `/mcp` (the server-defined range); any other
+refusal is JSON-RPC's Invalid Request."""
+MCP_INVALID_REQUEST = -32600
 _BROWSER_SITES = (b"cross-site", b"same-site")
 """Sec-Fetch-Site values of a request a page on another origin made (same-site: another port)."""
 
@@ -72,9 +84,16 @@ class Refusal:
     code: str
     message: str
     headers: tuple[tuple[bytes, bytes], ...] = field(default=())
+    rpc: bool = False
+    """At `/mcp`: the body is a JSON-RPC error, which MCP clients surface as the error."""
 
     def body(self) -> bytes:
-        """OpenAI's error JSON, which its SDKs turn into an exception carrying `message`."""
+        """OpenAI's error JSON, which its SDKs turn into an exception carrying `message`; at
+        `/mcp`, JSON-RPC's, with the code in `data`."""
+        if self.rpc:
+            number = MCP_REFUSED if self.status in (401, 403) else MCP_INVALID_REQUEST
+            error = {"code": number, "message": self.message, "data": {"code": self.code}}
+            return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
         error = {"message": self.message, "type": "invalid_request_error", "param": None}
         return json.dumps({"error": {**error, "code": self.code}}).encode()
 
@@ -103,6 +122,8 @@ class Gate:
     body_timeout: float = BODY_TIMEOUT
     open_paths: frozenset[str] = frozenset()
     """Paths that need no token (the other checks still apply); none by default."""
+    token_hint: str = NOTEBOOK.token_hint
+    """Where the user finds the token, worded for who started the server (`surface.py`)."""
 
     def __post_init__(self) -> None:
         token = self.token
@@ -153,13 +174,13 @@ class Gate:
                 message=f"Refused a request from a web page ({browser}): the proxy answers "
                 "programs on this machine, never pages in a browser, and sends no CORS headers.",
             )
-        if path not in self.open_paths and not self._has_token(headers):
+        if not self._is_open(path) and not self._has_token(headers):
             keys = _values(headers, b"authorization") + _values(headers, b"x-api-key")
             what = "The API key is wrong" if keys else "No API key was sent"
             return Refusal(
                 status=401,
                 code="invalid_api_key",
-                message=f"{what}: {_WHERE_THE_TOKEN_IS}, as `Authorization: Bearer <token>` "
+                message=f"{what}: {self.token_hint}, as `Authorization: Bearer <token>` "
                 "or `x-api-key: <token>`.",
                 headers=((b"www-authenticate", b"Bearer"),),
             )
@@ -173,6 +194,9 @@ class Gate:
             if int(length) > self.max_body:
                 return self.too_large()
         return None
+
+    def _is_open(self, path: str) -> bool:
+        return path in self.open_paths or path.startswith(DISCOVERY_PREFIX)
 
     def too_large(self) -> Refusal:
         """413 for a body over `max_body`, saying the limit."""
@@ -236,24 +260,25 @@ class GateMiddleware:
             return
         if kind != "http":
             raise RuntimeError(f"GateMiddleware: unknown ASGI scope type {kind!r}")
-        refusal = self.gate.check(scope["method"], scope["path"], scope["headers"])
+        path = scope["path"]
+        refusal = self.gate.check(scope["method"], path, scope["headers"])
         if refusal is not None:
-            await _answer(send, refusal)
+            await _answer(send, refusal, path)
             return
         try:
             body = await asyncio.wait_for(
                 _read_body(receive, self.gate.max_body), self.gate.body_timeout
             )
         except TimeoutError:
-            await _answer(send, self.gate.too_slow())  # connection: close ends the connection
+            await _answer(send, self.gate.too_slow(), path)  # connection: close ends it
             return
         if body == "gone":
             return  # the client went away mid-body; nobody is left to answer
         if body == "too_large":
-            await _answer(send, self.gate.too_large())
+            await _answer(send, self.gate.too_large(), path)
             return
         if await _too_deep(body, self.gate.max_depth):
-            await _answer(send, self.gate.too_deep())
+            await _answer(send, self.gate.too_deep(), path)
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -296,7 +321,9 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _answer(send: Send, refusal: Refusal) -> None:
+async def _answer(send: Send, refusal: Refusal, path: str) -> None:
+    if path == MCP_PATH or path.startswith(MCP_PATH + "/"):
+        refusal = replace(refusal, rpc=True)
     start = {"status": refusal.status, "headers": refusal.response_headers()}
     await send({"type": "http.response.start", **start})
     await send({"type": "http.response.body", "body": refusal.body()})

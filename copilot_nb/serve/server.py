@@ -71,7 +71,11 @@ class ProxyServer:
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
         gate = Gate(
-            token=self.token, host=self.host, port=self.port, body_timeout=self.body_timeout
+            token=self.token,
+            host=self.host,
+            port=self.port,
+            body_timeout=self.body_timeout,
+            token_hint=self.backend.surface.token_hint,
         )
         config = uvicorn.Config(
             proxy_app(self.backend, gate),

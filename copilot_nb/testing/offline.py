@@ -48,14 +48,14 @@ def offline_reply(request: ScriptedRequest) -> ScriptedTurn:
         if m.get("role") == "tool"
     ]
     if not results:
-        return _first_step(prompt)
+        return _first_step(prompt, declared_tools(request))
     last_call, last_output = results[-1]
     name = last_call.get("function", {}).get("name", "")
     arguments = _arguments(last_call)
     if last_output.startswith(("Error", "error")) or "error" in last_output[:40].lower():
         return reply(f"The `{name}` tool reported a problem:\n\n> {last_output}")
     if name == "read_file":
-        return _after_read(prompt, arguments.get("path", ""), last_output)
+        return _after_read(prompt, arguments.get("path", ""), last_output, declared_tools(request))
     if name == "edit_file":
         return reply(
             f"Done: in `{arguments.get('path')}` I replaced `{arguments.get('old_str')}` with "
@@ -68,14 +68,34 @@ def offline_reply(request: ScriptedRequest) -> ScriptedTurn:
     return reply(f"`{name}` returned:\n\n```\n{clip(last_output, 2000)}\n```")
 
 
-def _first_step(prompt: str) -> ScriptedTurn:
+def declared_tools(request: ScriptedRequest) -> frozenset[str]:
+    """The tools the request offers: the only ones a model may call (a client of the proxy that
+    declared none, or others, must never get a call it cannot run)."""
+    tools = request.body.get("tools") or []
+    return frozenset(
+        str(t["function"].get("name", ""))
+        for t in tools
+        if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping)
+    )
+
+
+def _step(declared: frozenset[str], text: str, name: str, **arguments: Any) -> ScriptedTurn:
+    """`text` with a call of `name`, when the request offers that tool; else the text alone,
+    saying which tool the demo would have used."""
+    if name in declared:
+        return reply(text, call(name, **arguments))
+    return reply(f"{text.rstrip()} (I would use a `{name}` tool, but none was offered.)")
+
+
+def _first_step(prompt: str, declared: frozenset[str]) -> ScriptedTurn:
     match = _FILE.search(prompt)
     if match:
-        return reply(f"Let me read `{match.group(1)}`.\n\n", call("read_file", path=match.group(1)))
-    return reply("Let me look at the workspace first.\n\n", call("list_directory", path="."))
+        path = match.group(1)
+        return _step(declared, f"Let me read `{path}`.\n\n", "read_file", path=path)
+    return _step(declared, "Let me look at the workspace first.\n\n", "list_directory", path=".")
 
 
-def _after_read(prompt: str, path: str, output: str) -> ScriptedTurn:
+def _after_read(prompt: str, path: str, output: str, declared: frozenset[str]) -> ScriptedTurn:
     content = _NUMBERED.sub("", output)
     target = _TARGET.search(prompt)
     literal = _LITERAL.search(content)
@@ -83,9 +103,13 @@ def _after_read(prompt: str, path: str, output: str) -> ScriptedTurn:
         quote, old = literal.group(1), literal.group(0)
         new = f"{quote}{target.group(1)}{quote}"
         if old != new:
-            return reply(
+            return _step(
+                declared,
                 f"`{path}` contains {old}; changing it to {new}.\n\n",
-                call("edit_file", path=path, old_str=old, new_str=new),
+                "edit_file",
+                path=path,
+                old_str=old,
+                new_str=new,
             )
     lines = [line for line in content.splitlines() if line.strip()]
     names = re.findall(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", content, re.MULTILINE)
