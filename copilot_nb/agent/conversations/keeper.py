@@ -19,7 +19,7 @@ from ..loop import Agent
 from .format import now, record
 from .recorder import Recorder, file_for
 from .resume import history
-from .store import ConversationFile, Loaded
+from .store import ConversationFile, Loaded, place
 
 MIN_RESUME_BYTES = 64 * 1024
 BYTES_PER_TOKEN = 3
@@ -70,9 +70,25 @@ class Keeper:
         """A resumed history, given to the next agent the session builds."""
         self.resumed: Resumed | None = None
         self._said = False
+        self._refused = ""
+        """Why the file beside the notebook is not used (not the user's own), until said."""
 
     def file(self) -> ConversationFile:
-        return self.recorder.file if self.recorder is not None else file_for(self.user_ns)
+        """The recorder's file, else the one `place` chooses for the notebook (beside it, or a
+        private one when the file beside it is not the user's own)."""
+        if self.recorder is not None:
+            return self.recorder.file
+        beside = file_for(self.user_ns)
+        path, refused = place(beside.path)
+        if refused:
+            self._refused = refused
+            return ConversationFile(path)
+        return beside
+
+    def refusal(self) -> str:
+        """Once: why the file beside the notebook is neither read nor written ("" if it is)."""
+        said, self._refused = self._refused, ""
+        return f"copilot: {said}" if said else ""
 
     # --- a turn -------------------------------------------------------------------------------
 
@@ -81,12 +97,15 @@ class Keeper:
         if not self.enabled or cassette:
             return None
         if self.recorder is None:
-            self.recorder = Recorder(file_for(self.user_ns))
+            self.recorder = Recorder(self.file())
         self.recorder.begin(prompt)
         return self.recorder
 
     def notice(self) -> Notice | None:
-        """Once, when saving stopped: why."""
+        """Once, when saving stopped: why; and once, when the file beside the notebook was
+        refused: where the conversation is saved instead."""
+        if refused := self.refusal():
+            return Notice(text=refused)
         if self.recorder is not None and self.recorder.problem and not self._said:
             self._said = True
             return Notice(text=self.recorder.problem)

@@ -6,6 +6,12 @@ never lose one. A kill mid-write can leave a torn last line: the next append sta
 line, and a reader skips the torn one and says so, so no earlier turn is ever lost. The first
 line is the format's header; a file from a newer format is refused and never written.
 
+The file is opened only through `workspace.own_files`: never through a symlink, and only when
+it is the user's own (0600, theirs, one name). A notebook's file that is not (a cloned
+repository's, a link) is neither read nor written: `place` chooses a private file in the config
+folder instead, and says why. Each line is checked before a reader sees it (`records.py`); the
+lines skipped are reported in one sentence.
+
 Readers stream the file a line at a time and skip what they do not need by each line's first
 bytes (`format.line_prefix`): a resume keeps only the newest turns that fit its byte budget, so
 memory follows the context window, not the size of the file.
@@ -13,24 +19,29 @@ memory follows the context window, not the size of the file.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 import re
+import stat
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from ...config import private_dir
+from ...config import config_dir, private_dir
 from ...errors import PolicyError
 from ...policy import conversations_allowed
-from .format import check_header, encode, header, line_prefix
+from ...workspace.own_files import NotOwnFile, open_own, own_or_missing
+from .format import SUFFIX, check_header, encode, header, line_prefix
+from .records import parse_json, parse_record
 
 _RECORD_START = re.compile(rb'\{"kind":"(\w+)","conversation":"([0-9A-Za-z_-]+)"')
 _TURN_OF_MESSAGE = re.compile(rb'^\{"kind":"message","conversation":"[^"]*","turn":"([^"]*)"')
 _TAIL = 64 * 1024
+_EXAMPLES = 3
+"""Skipped lines named in the one-line report; the rest are counted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,8 +79,22 @@ class ConversationFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._checked = False
-        self.problems: list[str] = []
-        """Lines the last read skipped (a torn last line after a crash), as sentences."""
+        self._skipped: list[tuple[int, str]] = []
+
+    @property
+    def problems(self) -> list[str]:
+        """The lines the last read skipped (a torn last line after a crash, a line that is not
+        a record this version writes), said in one sentence; empty when none was."""
+        if not self._skipped:
+            return []
+        named = [f"line {number} {why}" for number, why in self._skipped[:_EXAMPLES]]
+        more = len(self._skipped) - _EXAMPLES
+        return [
+            f"{self.path.name}: {len(self._skipped):,} line(s) skipped ("
+            + "; ".join(named)
+            + (f"; {more:,} more" if more > 0 else "")
+            + ")"
+        ]
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -84,7 +109,7 @@ class ConversationFile:
         if refusal:
             raise PolicyError(refusal)
         private_dir(self.path.parent)  # a folder it makes is owner-only; a notebook's exists
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_own(self.path, append=True)  # 0600 when new; never through a link
         try:
             with _locked(fd):
                 size = os.fstat(fd).st_size
@@ -103,8 +128,8 @@ class ConversationFile:
     def sync(self) -> None:
         """Flush to the disk (at a turn's end: a power cut keeps every finished turn)."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
+            fd = open_own(self.path)
+        except (FileNotFoundError, NotOwnFile):
             return
         try:
             os.fsync(fd)
@@ -114,14 +139,23 @@ class ConversationFile:
     # --- reading ------------------------------------------------------------------------------
 
     def exists(self) -> bool:
-        return self.path.is_file() and self.path.stat().st_size > 0
+        """Something is there to read (a link or another user's file too: reading it says why
+        it is refused)."""
+        try:
+            found = os.lstat(self.path)
+        except FileNotFoundError:
+            return False
+        return found.st_size > 0 or not stat.S_ISREG(found.st_mode)
+
+    def _open(self) -> BinaryIO:
+        return os.fdopen(open_own(self.path), "rb")
 
     def current(self) -> str | None:
         """The conversation of the newest record (the one a restart resumes), or None."""
         if not self.exists():
             return None
-        with open(self.path, "rb") as handle:
-            check_header(_parse(handle.readline()), self.path)
+        with self._open() as handle:
+            check_header(parse_json(handle.readline())[0], self.path)
             size = handle.seek(0, os.SEEK_END)
             window = _TAIL
             while True:
@@ -164,13 +198,13 @@ class ConversationFile:
         add up to at most `budget` bytes (the newest turn always), each turn's messages
         together in the order its turn began."""
         messages_prefix = line_prefix("message", conversation)
-        kept: deque[tuple[str, list[bytes]]] = deque()
-        by_turn: dict[str, list[bytes]] = {}
+        kept: deque[tuple[str, list[tuple[int, bytes]]]] = deque()
+        by_turn: dict[str, list[tuple[int, bytes]]] = {}
         size = 0
         left_out: set[str] = set()
         turns: list[dict[str, Any]] = []
         started = ""
-        for line in self._lines():
+        for number, line in self._lines():
             if line.startswith(messages_prefix):
                 match = _TURN_OF_MESSAGE.match(line)
                 turn = match.group(1).decode() if match else ""
@@ -179,11 +213,11 @@ class ConversationFile:
                 if turn not in by_turn:
                     by_turn[turn] = []
                     kept.append((turn, by_turn[turn]))
-                by_turn[turn].append(line)
+                by_turn[turn].append((number, line))
                 size += len(line)
                 while size > budget and len(kept) > 1:
                     old, lines = kept.popleft()
-                    size -= sum(len(item) for item in lines)
+                    size -= sum(len(item) for _, item in lines)
                     del by_turn[old]
                     left_out.add(old)
                 continue
@@ -191,7 +225,7 @@ class ConversationFile:
                 continue
             if f'"conversation":"{conversation}"'.encode() not in line[:80]:
                 continue
-            record = self._decode(line)
+            record = self._decode(number, line)
             if record is None:
                 continue
             if record.get("kind") == "turn":
@@ -200,8 +234,8 @@ class ConversationFile:
                 started = str(record.get("at", ""))
         messages: list[dict[str, Any]] = []
         for _, lines in kept:
-            for line in lines:
-                record = self._decode(line)
+            for number, line in lines:
+                record = self._decode(number, line)
                 if record is not None and isinstance(record.get("message"), dict):
                     messages.append(record["message"])
         return Loaded(
@@ -217,59 +251,67 @@ class ConversationFile:
     def records(self, conversation: str) -> Iterator[dict[str, Any]]:
         """Every record of one conversation, in file order (for an export)."""
         mark = f'"conversation":"{conversation}"'.encode()
-        for line in self._lines():
+        for number, line in self._lines():
             if mark in line[:80]:
-                record = self._decode(line)
+                record = self._decode(number, line)
                 if record is not None:
                     yield record
 
     def _records(self, skip: tuple[bytes, ...] = ()) -> Iterator[dict[str, Any]]:
-        for line in self._lines():
+        for number, line in self._lines():
             if not line.startswith(skip):
-                record = self._decode(line)
+                record = self._decode(number, line)
                 if record is not None:
                     yield record
 
-    def _lines(self) -> Iterator[bytes]:
-        """The file's complete record lines after its header (which is checked); a torn last
-        line is reported in `problems`, not yielded."""
-        self.problems = []
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        """The file's complete record lines after its header (which is checked), numbered; a
+        torn last line is reported in `problems`, not yielded."""
+        self._skipped = []
         if not self.exists():
             return
-        with open(self.path, "rb") as handle:
-            check_header(_parse(handle.readline()), self.path)
+        with self._open() as handle:
+            check_header(parse_json(handle.readline())[0], self.path)
             number = 1
             for line in handle:
                 number += 1
                 if not line.endswith(b"\n"):
-                    self.problems.append(
-                        f"{self.path.name}: line {number} is incomplete ({len(line):,} bytes, "
-                        "a write cut off, e.g. by a killed kernel); it is skipped"
+                    self._skipped.append(
+                        (
+                            number,
+                            f"is incomplete ({len(line):,} bytes, a write cut off, e.g. by a "
+                            "killed kernel)",
+                        )
                     )
                     return
                 if line.strip():
-                    yield line
+                    yield number, line
 
-    def _decode(self, line: bytes) -> dict[str, Any] | None:
-        record = _parse(line)
-        if not isinstance(record, dict):
-            self.problems.append(
-                f"{self.path.name}: a line that is not a record ({line[:40]!r}…) is skipped"
-            )
-            return None
+    def _decode(self, number: int, line: bytes) -> dict[str, Any] | None:
+        record, why = parse_record(line)
+        if record is None:
+            self._skipped.append((number, why))
         return record
 
 
-def _parse(line: bytes) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError:
-        return None
+def place(path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """Where a notebook's conversations are saved: beside it (`path`), unless a file there is
+    not the user's own (a link, a cloned repository's); then a private file in the config folder,
+    named after the notebook and its folder, so every restart finds it again. The second item
+    says why the first place was refused ("" when it was not)."""
+    beside = Path(path)
+    refused = own_or_missing(beside)
+    if refused is None:
+        return beside, ""
+    digest = hashlib.sha256(os.fsencode(os.path.abspath(beside))).hexdigest()[:12]
+    stem = beside.name[: -len(SUFFIX)] if beside.name.endswith(SUFFIX) else beside.stem
+    private = Path(config_dir()) / "conversations" / f"{stem}-{digest}{SUFFIX}"
+    return private, f"{refused}; this notebook's conversation is saved to {private} instead"
 
 
 def _first_record(fd: int) -> Any:
     head = os.pread(fd, 4096, 0)
-    return _parse(head.split(b"\n", 1)[0])
+    return parse_json(head.split(b"\n", 1)[0])[0]
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -1,19 +1,29 @@
 """A saved conversation as a Markdown transcript a person reads (`%copilot export`). Pure.
 
-The model's and the tools' text stays data: HTML is escaped (no tag of theirs is live where the
-file is rendered), an image they wrote is shown as its link rather than loaded, and tool
-arguments and results sit in code fences longer than any run of backticks inside them.
+Every field of a record stays data, whoever wrote the file: HTML is escaped (no tag of theirs is
+live where the file is rendered, even by a viewer that renders raw HTML), a link is kept only
+when its target passes the one rule every view follows (`links.safe_url`: http, https, mailto,
+relative), an image is shown as its link rather than loaded, and tool arguments and results sit
+in code fences longer than any run of backticks inside them. Records come from the store, which
+has checked their shape (`records.py`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ...links import safe_url
+
 _IMAGE = re.compile(r"!\[")
+_LINK_END = re.compile(r"\](?=[(:])")
+"""Where a link's text ends and its target follows: `[text](target)`, `[label]: target`."""
+_ESCAPED = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+_TARGET_CHARS = 200
 
 
 def markdown(records: Iterable[Mapping[str, Any]], *, title: str) -> str:
@@ -24,7 +34,8 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str) -> str:
         kind = item.get("kind")
         if kind == "start":
             out += [
-                f"_Conversation {data(str(item.get('conversation')))}, started {item.get('at', '')}_",
+                f"_Conversation {data(str(item.get('conversation')))}, "
+                f"started {data(str(item.get('at', '')))}_",
                 "",
             ]
         elif kind == "message":
@@ -33,8 +44,9 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str) -> str:
             tokens = item.get("tokens") or {}
             out += [
                 f"_{data(str(item.get('model', '')))} ({data(str(item.get('provider', '')))}), "
-                f"{item.get('at', '')}, {item.get('seconds', 0)} s, "
-                f"{tokens.get('input', 0):,} tokens in, {tokens.get('output', 0):,} out"
+                f"{data(str(item.get('at', '')))}, {_number(item.get('seconds', 0))} s, "
+                f"{_number(tokens.get('input', 0))} tokens in, "
+                f"{_number(tokens.get('output', 0))} out"
                 + (f"; {data(str(item['error']))}" if item.get("error") else "")
                 + "_",
                 "",
@@ -45,11 +57,40 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str) -> str:
 
 
 def data(text: str) -> str:
-    """Text that renders as itself: HTML escaped, images as links, and no code fence opened
-    (one would swallow the fences that follow, leaving what they hold outside any)."""
+    """Text that renders as itself: HTML escaped, images as links, links only to safe targets,
+    and no code fence opened (one would swallow the fences that follow, leaving what they hold
+    outside any)."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = text.replace("`", "\\`").replace("~", "\\~")
-    return _IMAGE.sub(r"!\\[", text)
+    return _unsafe_links_undone(_IMAGE.sub(r"!\\[", text))
+
+
+def _unsafe_links_undone(text: str) -> str:
+    """The `]` before a target that is not safe escaped, so no Markdown viewer makes a link of
+    it (an escaped `]` renders as `]`). Judged loosely on purpose: the target's first characters
+    with whitespace and backslash escapes dropped, as any viewer might read them."""
+    out, start = [], 0
+    for found in _LINK_END.finditer(text):
+        at = before = found.start()
+        while before and text[before - 1] == "\\":
+            before -= 1
+        if (at - before) % 2 or _safe_target(text[at + 2 : at + 2 + _TARGET_CHARS]):
+            continue
+        out += [text[start:at], "\\"]
+        start = at
+    return "".join([*out, text[start:]])
+
+
+def _safe_target(text: str) -> bool:
+    target = _ESCAPED.sub("", "".join(text.split()))
+    return safe_url(target) and safe_url(html.unescape(target).lstrip("<"))
+
+
+def _number(value: Any) -> str:
+    """A count or a time as the record holds it; anything else as escaped text."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:,}"
+    return data(str(value))
 
 
 def fenced(text: str, info: str = "") -> list[str]:

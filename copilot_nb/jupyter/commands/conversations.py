@@ -20,20 +20,22 @@ from ..safe_html import Rendered, escape, table_html
 
 
 def resume_on_load(session: CopilotSession, settings: Any) -> None:
-    """At `%load_ext`: take up the notebook's newest conversation and say so in one line (not
-    when `CopilotMagics.resume` is off, a cassette decides every cell, or a conversation is
-    already under way in this kernel)."""
+    """At `%load_ext`: take up the notebook's newest conversation and say so in one line, or
+    why its file is not used (not when `CopilotMagics.resume` is off, a cassette decides every
+    cell, or a conversation is already under way in this kernel). Never raises: a file that
+    cannot be read must not stop Run All at the `%load_ext` cell."""
     if not bool(getattr(settings, "resume", True)) or bool(getattr(settings, "cassette", "")):
         return
     if session.agent is not None or session.saved.resumed is not None:
         return
+    resumed, problem = None, ""
     try:
         resumed = session.saved.resume(session.current_model_spec())
-    except ConfigError as exc:
-        print(f"copilot: {exc}")
-        return
-    if resumed is not None:
-        print(resumed.describe())
+    except (ConfigError, OSError) as exc:  # an unreadable file: said in one line
+        problem = "copilot: " + " ".join(str(exc).splitlines())
+    for said in (session.saved.refusal(), problem, resumed.describe() if resumed else ""):
+        if said:
+            print(said)
 
 
 def conversations(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
