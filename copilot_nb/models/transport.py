@@ -32,6 +32,7 @@ from ..text import shorten
 from .cassettes.cassette import active_cassette
 from .cassettes.transport import CassetteTransport
 from .network import http_client
+from .speaker import who_answered
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """Generous read timeout: a long reply from a slow local model is normal, a dead connect is not."""
@@ -197,20 +198,24 @@ _TOOLS_UNSUPPORTED = re.compile(
 )
 
 
-def http_error(response: httpx.Response, *, provider: str, sign_in_hint: str) -> ModelHTTPError:
-    """Turn an HTTP error response into our exception, with the provider's own message."""
+def http_error(
+    response: httpx.Response, *, provider: str, sign_in_hint: str, where: str = ""
+) -> ModelHTTPError:
+    """Turn an HTTP error response into our exception, with the provider's own message and the
+    name of who answered (`speaker.py`: a local server by its address, not as the provider)."""
     try:
         body: Any = response.json()
     except ValueError:
         body = response.text
     detail = provider_message(body) or response.reason_phrase
     status = response.status_code
-    message = f"{provider} answered HTTP {status}: {detail}"
+    who = who_answered(provider, response, where)
+    message = f"{who} answered HTTP {status}: {detail}"
     if status in (401, 403):
         return AuthError(f"{sentence(message)} {sign_in_hint}", status=status, body=body)
     if status in (400, 413, 422) and _CONTEXT_LENGTH.search(detail):
         return ContextLengthError(
-            f"The conversation is too long for this model's context window ({provider} said: "
+            f"The conversation is too long for this model's context window ({who} said: "
             f"{detail}). Start a new conversation with `%%copilot --new`, or use a model with a "
             "larger window.",
             status=status,
@@ -341,7 +346,9 @@ async def open_stream(
                 return
             await response.aread()
             await response.aclose()
-            failure = http_error(response, provider=provider, sign_in_hint=sign_in_hint)
+            failure = http_error(
+                response, provider=provider, sign_in_hint=sign_in_hint, where=where
+            )
             answer = (response.status_code, response.content)
             if not policy.retryable(response.status_code) or policy.repeats(answer, last_answer):
                 raise failure
