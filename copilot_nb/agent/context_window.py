@@ -213,6 +213,8 @@ class ContextWindow:
         model without vision) are dropped first, so they are not counted."""
         if carries_images(messages):
             messages = images_to_send(messages, model_image_limits(model))
+        if (learn := getattr(model, "learn_limits", None)) is not None:
+            await learn()  # a local server's own window, asked once before the first request
         budget = self.budget_for(model)
         self.last_compaction = None
         live = {id(m) for m in messages}

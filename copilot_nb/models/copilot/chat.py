@@ -73,6 +73,7 @@ class CopilotChat(OpenAIChat):
         "Run `%copilot login` to sign in to GitHub again, and check that the account has Copilot."
     )
     spoken: tuple[str, ...] = SPOKEN
+    local_limits = False  # its window and output limit come from its model list
 
     def __init__(
         self,

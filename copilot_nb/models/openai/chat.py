@@ -15,6 +15,7 @@ from ...errors import ModelHTTPError
 from ...events import ModelEvent, Notice
 from ..base import ChatModel, ModelRequest
 from ..env_settings import FromEnv, reach_hint
+from ..server_props import ask_window, configured_window, is_local, reply_limit
 from ..transport import (
     DEFAULT_TIMEOUT,
     LoopBoundClient,
@@ -25,7 +26,6 @@ from ..transport import (
     rejects_tools,
     stream_reply,
 )
-from ..server_props import ask_window, configured_window, is_local, reply_limit
 from .chat_request import chat_request
 from .chat_stream import ChatCompletionsDecoder
 
@@ -102,7 +102,9 @@ class OpenAIChat(ChatModel):
             return
         _, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
-        self.server_window = await ask_window(self._http.get(base_url), base_url, self.name, headers)
+        self.server_window = await ask_window(
+            self._http.get(base_url), base_url, self.name, headers
+        )
         self._window_asked_at = base_url
 
     def output_limit(self) -> int | None:

@@ -98,9 +98,12 @@ def tool_choice_to_openai(
     return {"type": "function", "function": {"name": choice}}
 
 
-def chat_request(model: str, request: ModelRequest) -> dict[str, Any]:
+def chat_request(
+    model: str, request: ModelRequest, *, max_tokens: int | None = None
+) -> dict[str, Any]:
     """The streamed request's body; `tools`/`tool_choice` are left out when empty (some servers
-    reject null), and so are options that are None."""
+    reject null), and so are options that are None. `max_tokens` is the model's own output
+    limit, sent when the request's options set none."""
     body: dict[str, Any] = {
         "model": model,
         "messages": openai_messages(as_messages(request.messages)),
@@ -113,4 +116,6 @@ def chat_request(model: str, request: ModelRequest) -> dict[str, Any]:
         if wire_choice is not None:
             body["tool_choice"] = wire_choice
     body.update({key: value for key, value in request.options.items() if value is not None})
+    if max_tokens and not body.keys() & {"max_tokens", "max_completion_tokens"}:
+        body["max_tokens"] = max_tokens
     return body

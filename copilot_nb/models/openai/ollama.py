@@ -20,6 +20,7 @@ from ...events import ModelEvent, Notice
 from ..base import ModelRequest
 from ..capabilities import ImageLimits, image_limits_for, ollama_capabilities
 from ..env_settings import FromEnv
+from ..server_props import window_from_ollama_show
 from .chat import OpenAIChat
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -71,6 +72,7 @@ class OllamaChat(OpenAIChat):
         if response.status_code == 200:
             try:
                 self.capabilities = ollama_capabilities(response.json())
+                self.server_window = window_from_ollama_show(response.json())
             except ValueError:
                 self.capabilities = None
         return self.capabilities
@@ -79,6 +81,11 @@ class OllamaChat(OpenAIChat):
         """`vision` if set, else what `/api/show` listed, else the name table."""
         said = None if self.capabilities is None else "vision" in self.capabilities
         return image_limits_for(self.name, self.vision, said)
+
+    async def learn_limits(self) -> None:
+        """Ollama says its window in `/api/show` (`num_ctx`), asked once with the capabilities."""
+        if self.local_limits and not self.context_window:
+            await self.show()
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Ask Ollama what the model can do first; a model without tools is asked without."""
