@@ -23,6 +23,20 @@ def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
     return "offline"
 
 
+NO_PROVIDER = (
+    "copilot_nb: no model provider is set, so %%copilot will answer with an offline demo; "
+    "set one first: %env OPENAI_API_KEY=sk-... (or COPILOT_NB_MODEL=anthropic:claude-sonnet-4-5 "
+    "or ollama:qwen3), or %copilot login for GitHub Copilot."
+)
+"""What `%load_ext` says, in one line, when the demo is all a new user would get."""
+
+
+def provider_hint(chosen: str = "") -> str:
+    """`NO_PROVIDER` when the model in use (`chosen`, else the default) is the offline demo."""
+    provider, _ = split_spec(chosen or default_model_spec())
+    return NO_PROVIDER if provider in ("offline", "demo") else ""
+
+
 def split_spec(spec: str) -> tuple[str, str]:
     """(provider, model) of a model string; a bare name is an OpenAI model, `offline` none."""
     provider, _, name = spec.strip().partition(":")
@@ -70,4 +84,11 @@ def resolve_model(spec: str | None = None) -> Model:
     )
 
 
-__all__ = ["Model", "collect", "default_model_spec", "resolve_model", "split_spec"]
+__all__ = [
+    "Model",
+    "collect",
+    "default_model_spec",
+    "provider_hint",
+    "resolve_model",
+    "split_spec",
+]

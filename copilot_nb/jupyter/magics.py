@@ -408,6 +408,10 @@ def load_ipython_extension(shell: Any) -> None:
     if "CopilotMagics" not in shell.magics_manager.registry:
         shell.register_magics(CopilotMagics)
         threading.Thread(target=_warm_up, name="copilot_nb-warm-up", daemon=True).start()
+        from ..agent.model_strings import provider_hint
+
+        if hint := provider_hint(shell.magics_manager.registry["CopilotMagics"].model):
+            print(hint)
     if transform_copilot_cell not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform_copilot_cell)
     completers = shell.strdispatchers.get("complete_command")

@@ -3,7 +3,10 @@
 With no provider configured, `%%copilot` still works end to end: this model reads the request,
 calls the same tools a real model would (list, read, edit), and answers, all through `OpenAIChat`
 talking to a `ScriptedServer`, so the demo exercises the exact path a real provider takes.
-It understands one kind of request well: "read FILE and change X to "Y"".
+It understands one kind of request: "read FILE (and change X to "Y")". It never claims what did
+not happen: it acts on the file the user named (not on a name the context block mentions), says
+so when a call was refused or failed, and answers anything else by saying it is a demo and how to
+set a real provider.
 """
 
 from __future__ import annotations
@@ -29,13 +32,27 @@ _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,8})\b")
 _TARGET = re.compile(r"""\bto\s+["“'`]([^"”'`]+)["”'`]""")
 _LITERAL = re.compile(r"""(["'])((?:(?!\1).)*)\1""")
 _NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
+_CONTEXT = re.compile(r"\A\s*<context>.*?</context>\s*", re.DOTALL)
+"""The turn's context block, sent before the request (`tools/context_block.py`): the open
+notebook's name is there, but it is not what the user asked about."""
+
+DEMO_REPLY = (
+    "I am the offline demo model, not a real one: no provider is set, so all I can do is read "
+    "a file you name and change a quoted string in it (try: "
+    '_Read hello.py and change the greeting to "hello, notebook"_).\n\n'
+    "For real answers, set a provider and run the cell again: `%env OPENAI_API_KEY=sk-...` "
+    "for OpenAI, `%env COPILOT_NB_MODEL=anthropic:claude-sonnet-4-5` with `ANTHROPIC_API_KEY`, "
+    "`%env COPILOT_NB_MODEL=ollama:qwen3` for a local Ollama, or `%copilot login` for GitHub "
+    "Copilot."
+)
+"""The answer to anything the demo cannot do: what it is, and what to do instead."""
 
 
 def offline_reply(request: ScriptedRequest) -> ScriptedTurn:
     """Decide the next step of the demo from the conversation so far, like a (very small) model."""
     messages = request.messages
     start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
-    prompt = str(messages[start].get("content") or "") if messages else ""
+    prompt = _CONTEXT.sub("", str(messages[start].get("content") or "") if messages else "")
     calls = {
         c["id"]: c
         for m in messages[start:]
@@ -52,8 +69,10 @@ def offline_reply(request: ScriptedRequest) -> ScriptedTurn:
     last_call, last_output = results[-1]
     name = last_call.get("function", {}).get("name", "")
     arguments = _arguments(last_call)
-    if last_output.startswith(("Error", "error")) or "error" in last_output[:40].lower():
-        return reply(f"The `{name}` tool reported a problem:\n\n> {last_output}")
+    if _failed(name, last_output):
+        happened = "was refused" if "denied" in last_output[:200] else "failed"
+        quoted = "\n> ".join(clip(last_output, 2000).splitlines())
+        return reply(f"The `{name}` call {happened}, so nothing was changed:\n\n> {quoted}")
     if name == "read_file":
         return _after_read(prompt, arguments.get("path", ""), last_output, declared_tools(request))
     if name == "edit_file":
@@ -92,7 +111,16 @@ def _first_step(prompt: str, declared: frozenset[str]) -> ScriptedTurn:
     if match:
         path = match.group(1)
         return _step(declared, f"Let me read `{path}`.\n\n", "read_file", path=path)
-    return _step(declared, "Let me look at the workspace first.\n\n", "list_directory", path=".")
+    return reply(DEMO_REPLY)
+
+
+def _failed(name: str, output: str) -> bool:
+    """Whether a tool's result is a refusal or an error: ours start with the tool's name
+    (`edit_file: the user denied this call`, `read_file: no such file`)."""
+    if name == "edit_file":
+        return not output.startswith("edited ")  # its one way of saying it made the edit
+    head = output.lstrip()[:40].lower()
+    return head.startswith((f"{name}:", "error", "cancelled")) or "error" in head
 
 
 def _after_read(prompt: str, path: str, output: str, declared: frozenset[str]) -> ScriptedTurn:
@@ -114,7 +142,15 @@ def _after_read(prompt: str, path: str, output: str, declared: frozenset[str]) -
     lines = [line for line in content.splitlines() if line.strip()]
     names = re.findall(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", content, re.MULTILINE)
     defines = f" It defines {', '.join(f'`{n}`' for n in names)}." if names else ""
-    return reply(f"`{path}` has {len(lines)} non-empty lines.{defines}")
+    unchanged = (
+        f" I found no quoted string in it to change to “{target.group(1)}”, so I changed nothing."
+        if target
+        else ""
+    )
+    return reply(
+        f"`{path}` has {len(lines)} non-empty lines.{defines}{unchanged}\n\n"
+        "_That is all the offline demo can tell: set a provider for a real answer._"
+    )
 
 
 def _arguments(tool_call: Mapping[str, Any]) -> dict[str, Any]:
