@@ -47,6 +47,7 @@ from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
 from .approvals import ApprovalPolicy, answer_of, decide_call, policy_refusal
 from .context_window import ContextWindow
+from .cut_off import without_cut_off_call
 from .run_settings import ActiveRun, RunSettings, resolve
 from .side_channel import SideChannel
 from .tool_calls import kept_reply, summarize_call
@@ -235,20 +236,25 @@ class Agent:
             if not reply:
                 yield Failed(error=f"{run.model.name}: the reply ended without a final message")
                 return
-            kept = kept_reply(reply[0])
+            answer, cut = without_cut_off_call(reply[0])  # never run nor resend half a call
+            kept = kept_reply(answer)
             self._keep(kept)
             if reply[0].usage is not None:
                 self.context.observe(reply[0].usage)
                 yield UsageReported(usage=reply[0].usage)
-            if not reply[0].tool_calls:
-                yield Done(text=reply[0].text)
+            if cut is not None:
+                yield Notice(text=cut.notice)
+            elif not answer.tool_calls:
+                yield Done(text=answer.text)
                 return
             try:
-                for call, sent in zip(kept.tool_calls, reply[0].tool_calls, strict=True):
+                for call, sent in zip(kept.tool_calls, answer.tool_calls, strict=True):
                     async for tool_event in self._run_tool(call, sent.arguments):
                         yield tool_event
             finally:
                 self._close_open_tool_calls()
+            if cut is not None:
+                self._keep(UserMessage(content=cut.to_model))
         yield Failed(
             error=(
                 f"The agent stopped after {rounds} rounds of tool calls without a final answer. "
