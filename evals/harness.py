@@ -36,8 +36,9 @@ class Result:
     ok: bool
     reason: str
     rounds: int
-    tokens_in: int
-    tokens_out: int
+    tokens_in: int | None
+    """None: the server reported no usage (unknown, not 0)."""
+    tokens_out: int | None
     premium: float
     seconds: float
     tool_calls: tuple[str, ...] = ()
@@ -126,7 +127,7 @@ class Harness:
         self.kernel.execute("%copilot cassette off")
         text, provenance = turn.copilot_output()
         calls = tuple(str(c.get("tool", "")) for c in provenance.get("tool_calls", []))
-        usage = provenance.get("usage", {})
+        usage = provenance.get("usage")
         used = (provenance.get("cassette") or {}).get("entries")
         rounds, premium = rounds_and_premium(
             cassette, str(provenance.get("provider", "")), used if self.replay else None
@@ -149,8 +150,8 @@ class Harness:
             ok=ok,
             reason=reason,
             rounds=rounds,
-            tokens_in=int(usage.get("input_tokens", 0)),
-            tokens_out=int(usage.get("output_tokens", 0)),
+            tokens_in=int(usage["input_tokens"]) if usage else None,
+            tokens_out=int(usage["output_tokens"]) if usage else None,
             premium=premium,
             seconds=round(seconds, 2),
             tool_calls=calls,
@@ -176,8 +177,8 @@ def not_run(task: Task, reason: str, seconds: float = 0.0, *, stopped: bool = Fa
         ok=False,
         reason=reason,
         rounds=0,
-        tokens_in=0,
-        tokens_out=0,
+        tokens_in=None,
+        tokens_out=None,
         premium=0.0,
         seconds=round(seconds, 2),
         stopped=stopped,
@@ -194,8 +195,9 @@ def summary(results: list[Result]) -> dict[str, Any]:
         "not_run": sum(r.stopped for r in results),
         "success_rate": round(passed / count, 3) if count else 0.0,
         "rounds": sum(r.rounds for r in results),
-        "tokens_in": sum(r.tokens_in for r in results),
-        "tokens_out": sum(r.tokens_out for r in results),
+        "tokens_in": sum(r.tokens_in or 0 for r in results),
+        "tokens_out": sum(r.tokens_out or 0 for r in results),
+        "tokens_unknown": sum(r.tokens_in is None for r in results),
         "premium": sum(r.premium for r in results),
         "seconds": round(sum(r.seconds for r in results), 2),
     }
@@ -208,8 +210,8 @@ def table(results: list[Result]) -> str:
     for r in results:
         why = r.reason.replace("|", "\\|").replace("\n", " ")[:70]
         rows.append(
-            f"| {r.task} | {r.kind} | {'✓' if r.ok else '✗'} | {r.rounds} | {r.tokens_in:,} "
-            f"| {r.tokens_out:,} | {r.premium:g} | {r.seconds:.1f} | {why} |"
+            f"| {r.task} | {r.kind} | {'✓' if r.ok else '✗'} | {r.rounds} | {_count(r.tokens_in)} "
+            f"| {_count(r.tokens_out)} | {r.premium:g} | {r.seconds:.1f} | {why} |"
         )
     s = summary(results)
     rows.append(
@@ -218,6 +220,10 @@ def table(results: list[Result]) -> str:
         f"| {s['seconds']:.1f} | |"
     )
     return "\n".join(rows)
+
+
+def _count(tokens: int | None) -> str:
+    return "unknown" if tokens is None else f"{tokens:,}"
 
 
 def report(results: list[Result], **about: Any) -> dict[str, Any]:

@@ -154,6 +154,8 @@ class CellRenderer:
         self.tokens_in = self.tokens_out = 0
         self.error = ""
         """The error the turn ended in, if it failed (the cell itself still runs to the end)."""
+        self.reported = False
+        """Whether the server reported any usage: if not, the tokens are unknown, not 0."""
         self._handle = display(self.transcript.rendered(), display_id=True)
 
     def notice(self, text: str) -> None:
@@ -201,6 +203,7 @@ class CellRenderer:
                 line = self._tools.get(call_id) or _ToolLine(name=name, target="")
                 line.ok, line.outcome = ok, summary
             case UsageReported(usage=usage):
+                self.reported = True
                 self.tokens_in += usage.input_tokens
                 self.tokens_out += usage.output_tokens
             case Notice(text=text, retry=True):
@@ -231,7 +234,11 @@ class CellRenderer:
             {"tool": line.name, "target": line.target, "ok": line.ok}
             for line in self._tools.values()
         ]
-        usage = {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out}
+        usage = (
+            {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out}
+            if self.reported
+            else None  # the server sent no usage: unknown, never a count of 0
+        )
         failed = {"error": self.error} if self.error else {}
         return {"tool_calls": calls, "usage": usage, **failed}
 

@@ -147,7 +147,8 @@ class _Handler(BaseHTTPRequestHandler):
                 turn, model=model, response_id=reply_id, encrypted_reasoning=encrypted
             )
         elif body.get("stream"):
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            asked = bool((body.get("stream_options") or {}).get("include_usage"))
+            include_usage = asked and self.owner.sends_usage
             events = openai_sse_events(
                 turn, model=model, completion_id=reply_id, include_usage=include_usage
             )
@@ -208,9 +209,12 @@ class ScriptedServer(LoopbackService):
         *,
         responder: Callable[[ScriptedRequest], Reply] | None = None,
         model_name: str = "scripted",
+        sends_usage: bool = True,
     ) -> None:
         self.script = Script(steps, responder=responder)
         self.model_name = model_name
+        self.sends_usage = sends_usage
+        """False: a server that streams no usage whatever the request asks (some local ones)."""
         self.hangups = 0
         """Streams the client closed before they ended (an interrupt, a proxy's client gone)."""
         self.received: list[str] = []

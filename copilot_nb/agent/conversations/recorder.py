@@ -28,10 +28,11 @@ from ...events import (
     ToolStarted,
     UsageReported,
 )
-from ...messages import Message
+from ...messages import AssistantMessage, Message
 from ...models.recording_scrub import Scrubber, withhold_results
 from ...text import first_line
 from ...workspace.notebook_file import current_notebook_path
+from ..tokens import message_tokens
 from .format import OPAQUE, conversation_path, message_record, new_id, now, record
 from .store import ConversationFile
 from .usage import add, tokens_of
@@ -64,6 +65,11 @@ class Recorder:
         self._secret: set[str] = set()
         self._tokens: dict[str, int] = {}
         self._requests = 0
+        self._unreported = 0
+        """Replies of this turn whose server sent no usage: their tokens are estimated."""
+        self._seen = 0
+        """Estimated tokens of the messages this recorder was given: a request's input, when
+        its server does not say."""
         self._tools: list[str] = []
         self._outcome = ("stopped", "")
         self._began = 0.0
@@ -84,6 +90,7 @@ class Recorder:
         self._secret = set()
         self._tokens = {}
         self._requests = 0
+        self._unreported = 0
         self._tools = []
         self._outcome = ("stopped", "")
         self._began = time.monotonic()
@@ -92,7 +99,13 @@ class Recorder:
         self._scrubber = Scrubber.here()
 
     def message(self, message: Message) -> None:
-        """One message the loop just added: scrubbed, a secret read's result withheld."""
+        """One message the loop just added: scrubbed, a secret read's result withheld. A reply
+        whose server sent no usage is counted from the estimate (`tokens.py`), and said so."""
+        if isinstance(message, AssistantMessage) and message.usage is None:
+            estimate = {"input": self._seen, "output": message_tokens(message)}
+            self._tokens = add(self._tokens, estimate)
+            self._unreported += 1
+        self._seen += message_tokens(message)
         data = message_record(message)
         if data is None or not self.turn:
             return
@@ -157,6 +170,8 @@ class Recorder:
         )
         if error:
             turn["error"] = error
+        if self._unreported:  # not 0 tokens: the server did not say, and this is our estimate
+            turn["estimated"] = self._unreported
         self.last_turn = turn
         self.turn = ""
         self._write(turn)

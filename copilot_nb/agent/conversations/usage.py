@@ -55,6 +55,8 @@ class UsageRow:
     cost: float | None
     """Dollars, when every model used has a price; None when one has none."""
     unpriced: tuple[str, ...] = ()
+    estimated: bool = False
+    """Some turn's server sent no usage: its tokens are our estimate, not the provider's."""
 
 
 def price_of(model: str, tokens: Mapping[str, int], prices: Mapping[str, Any]) -> float | None:
@@ -113,6 +115,7 @@ def rows(
                 premium=sum(float(t.get("premium") or 0.0) for t in group),
                 cost=None if unpriced else cost,
                 unpriced=tuple(unpriced),
+                estimated=any(turn.get("estimated") for turn in group),
             )
         )
     return out

@@ -171,12 +171,13 @@ def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> N
 def _row(row: UsageRow) -> tuple[Any, ...]:
     t = row.tokens
     cost = "unknown" if row.cost is None else f"${row.cost:,.4f}"
+    about = "~" if row.estimated else ""  # a server sent no usage: our estimate, not its count
     return (
         row.key,
         row.turns,
-        f"{t.get('input', 0):,}",
+        f"{about}{t.get('input', 0):,}",
         f"{t.get('cached', 0):,}",
-        f"{t.get('output', 0):,}",
+        f"{about}{t.get('output', 0):,}",
         f"{t.get('reasoning', 0):,}",
         f"{row.premium:g}",
         cost,
