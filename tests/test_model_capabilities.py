@@ -260,3 +260,19 @@ async def test_a_shortened_result_loses_its_images() -> None:
     images = [m.images for m in messages if isinstance(m, ToolResult)]
     assert images[:2] == [(), ()] and images[2:] == [(image(3),), (image(4),)]
     assert done.elided == 2
+
+
+async def test_ollama_moved_with_ollama_base_url_is_asked_there(ollama, monkeypatch) -> None:
+    """`%env OLLAMA_BASE_URL=...` after a first request: the next one goes to the new server,
+    which is asked what the model can do (the old server's answer was about another server)."""
+    old = ollama([reply("from the old one")], capabilities=["completion"])
+    new = ollama([reply("from the new one")], capabilities=["completion", "tools"])
+    monkeypatch.setenv("OLLAMA_BASE_URL", old.url)
+    model = OllamaChat(old.model_name)
+    first = await model.complete(HI, tools=[WEATHER])
+    monkeypatch.setenv("OLLAMA_BASE_URL", new.url)
+    second = await model.complete(HI, tools=[WEATHER])
+    assert (first.text, second.text) == ("from the old one", "from the new one")
+    assert ["tools" in r.body for r in (*old.requests, *new.requests)] == [False, True]
+    assert len(old.shows) == len(new.shows) == 1
+    await model.aclose()
