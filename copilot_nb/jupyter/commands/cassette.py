@@ -50,12 +50,16 @@ _switched: dict[Cassette, str] = {}
 """The model setting each replaying cassette replaced, put back when it stops."""
 
 
-def record_arguments(parser: argparse.ArgumentParser) -> None:
+def _path_argument(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument(
         "path",
         nargs="?",
-        help="the cassette to write (default: name.copilot.jsonl beside the notebook); off stops",
+        help=f"the cassette to {verb} (default: name.copilot.jsonl beside the notebook); off stops",
     )
+
+
+def record_arguments(parser: argparse.ArgumentParser) -> None:
+    _path_argument(parser, "write")
 
 
 def record(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
@@ -66,11 +70,7 @@ def record(session: CopilotSession, args: argparse.Namespace, settings: Any) -> 
 
 
 def replay_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "path",
-        nargs="?",
-        help="the cassette to play (default: name.copilot.jsonl beside the notebook); off stops",
-    )
+    _path_argument(parser, "play")
     parser.add_argument(
         "--auto", action="store_true", help="record what comes after the cassette's end"
     )
