@@ -63,7 +63,7 @@ def test_next_cell_continues_and_new_starts_fresh(serve, kernel_for):
     assert counts == [1, 2, 1]
 
 
-def test_interrupt_stops_the_run_and_the_next_cell_works(serve, kernel_for):
+def test_an_interrupt_stops_the_turn_as_stop_does_and_the_next_cell_works(serve, kernel_for):
     server = serve(
         [
             reply("", call("list_directory", id="l1", path=".")),
@@ -78,7 +78,10 @@ def test_interrupt_stops_the_run_and_the_next_cell_works(serve, kernel_for):
     kernel.manager.interrupt_kernel()
     interrupted = kernel.collect(msg_id, timeout=30)
     assert interrupted.of_type("error") == [], "a stop, not a traceback"
-    assert "■ Stopped" in "".join(interrupted.final_displays().values())
+    assert "Traceback" not in interrupted.stdout and "CancelledError" not in interrupted.stdout
+    (shown,) = interrupted.final_displays().values()
+    assert "counting counting" in shown, "the partial answer stays"
+    assert shown.rstrip().endswith("■ Stopped") and shown.count("■ Stopped") == 1
 
     after = kernel.execute("%%copilot\nare you there?")
     assert after.status == "ok"
