@@ -107,6 +107,18 @@ BINARY_CHANGE = "Binary or large file "
 """How a diff says a file changed that has no text diff: `Binary or large file X changed`."""
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """`text` as valid Unicode: a surrogate pair joined into its character, a lone surrogate
+    made U+FFFD. JSON escapes a stream split in two (`"\\ud83d"` then `"\\ude00"`) decode to
+    surrogates that UTF-8 cannot encode; a file or request written with them raises."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def clip(text: str, limit: int, *, tail: int = 0) -> str:
     """`text` cut to about `limit` characters, with a marker saying how much was left out; with
     `tail`, the last `tail` characters are kept too (an error's end is often what matters)."""

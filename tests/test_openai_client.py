@@ -174,3 +174,20 @@ async def test_same_model_object_works_from_two_event_loops(serve):
     finally:
         loop.close()
     assert (first.text, other.text) == ("one", "two")
+
+
+async def test_a_surrogate_pair_escaped_over_two_chunks_comes_back_as_its_character(serve):
+    # A provider that escapes non-ASCII (`"\ud83d"` then `"\ude00"`) can split an emoji's pair
+    # between two chunks; each half alone decodes to a surrogate that UTF-8 cannot encode, so
+    # the reply could be neither sent back nor saved.
+    text = "ok \ud83d\ude00 then a lone \ud800."
+    raw = '{"note": "\ud83d\ude00"}'
+    server = serve([reply(text, call("write_note", raw=raw), chunk_size=1)])
+    model = server.model()
+    message = await model.complete([{"role": "user", "content": "hi"}])
+    assert message.text == "ok 😀 then a lone \ufffd."
+    assert message.text.encode("utf-8")
+    (note,) = message.tool_calls
+    assert note.arguments == {"note": "😀"}
+    assert note.raw_arguments.encode("utf-8")
+    await model.aclose()

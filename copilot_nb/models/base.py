@@ -13,7 +13,8 @@ from typing import Any, Protocol, Union, runtime_checkable
 
 from ..errors import ModelError
 from ..events import ModelEvent, ModelResponse
-from ..messages import AssistantMessage, Message, ToolSpec
+from ..messages import AssistantMessage, Message, ToolCall, ToolSpec
+from ..text import well_formed
 from .capabilities import ImageLimits, carries_images, image_limits_for, images_to_send
 
 ToolChoice = Union[str, Mapping[str, Any], None]
@@ -76,6 +77,38 @@ async def collect(events: AsyncIterator[ModelEvent]) -> AssistantMessage:
     return final
 
 
+def well_formed_message(message: AssistantMessage) -> AssistantMessage:
+    """The reply with valid Unicode in its text, reasoning and calls (`text.well_formed`): a
+    surrogate pair a provider escaped over two chunks becomes its character again, so the
+    reply can be sent back, saved and shown."""
+    calls = tuple(
+        ToolCall.from_raw(id=c.id, name=well_formed(c.name), raw_arguments=well_formed(raw))
+        if (raw := c.raw_arguments) != well_formed(raw) or c.name != well_formed(c.name)
+        else c
+        for c in message.tool_calls
+    )
+    fixed = replace(
+        message,
+        text=well_formed(message.text),
+        reasoning=well_formed(message.reasoning),
+        refusal=well_formed(message.refusal),
+        tool_calls=calls,
+    )
+    return message if fixed == message else fixed
+
+
+async def _well_formed_reply(events: AsyncIterator[ModelEvent]) -> AsyncIterator[ModelEvent]:
+    """The stream as it comes, its final message made well formed (the one place every reply
+    passes); closing this closes the model's own stream, and its connection, at once."""
+    try:
+        async for event in events:
+            if isinstance(event, ModelResponse):
+                event = replace(event, message=well_formed_message(event.message))
+            yield event
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]
+
+
 class ChatModel:
     """Base class of our models: a subclass writes `_stream(request)`; `stream()` and `complete()`
     are the public signature, written once here, and `complete()` is the stream, collected."""
@@ -107,7 +140,7 @@ class ChatModel:
         request = ModelRequest(
             messages=messages, tools=tools, tool_choice=tool_choice, options=options
         )
-        return self._stream(request)
+        return _well_formed_reply(self._stream(request))
 
     async def complete(
         self,
