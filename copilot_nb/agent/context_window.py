@@ -20,6 +20,7 @@ from ..models.capabilities import (
     images_to_send,
     model_image_limits,
 )
+from ..models.server_props import reply_limit, token_count
 from .compaction import Compaction, Compactor
 from .tokens import Calibration, message_tokens, prompt_tokens, request_size, tools_tokens
 
@@ -83,7 +84,7 @@ class ContextBudget:
     def reserved(self) -> int:
         if self.reserve_output is not None:
             return self.reserve_output
-        return min(self.window // 8, 16_384)
+        return reply_limit(self.window)  # what a local server's requests send as max_tokens
 
     @property
     def input_limit(self) -> int:
@@ -106,13 +107,13 @@ def known_window(name: str) -> int:
 def model_budget(model: Any) -> ContextBudget:
     """The budget a model object implies: its own `context_window` (and `max_prompt_tokens`,
     `max_output_tokens`, as GitHub Copilot's model list gives them), else the known defaults."""
-    window = _count(getattr(model, "context_window", None))
+    window = token_count(getattr(model, "context_window", None))
     window = window or known_window(str(getattr(model, "name", "")))
-    output = _count(getattr(model, "max_output_tokens", None))
+    output = token_count(getattr(model, "max_output_tokens", None))
     return ContextBudget(
         window,
         reserve_output=min(output, window // 4) if output else None,
-        max_prompt=_count(getattr(model, "max_prompt_tokens", None)),
+        max_prompt=token_count(getattr(model, "max_prompt_tokens", None)),
     )
 
 
@@ -273,9 +274,3 @@ def _starts_with(messages: Sequence[Message], prefix: Sequence[Message]) -> bool
     if not prefix or len(prefix) > len(messages):
         return False
     return all(a is b for a, b in zip(messages, prefix, strict=False))
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return None

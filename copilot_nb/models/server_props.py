@@ -77,7 +77,7 @@ def window_from_models(payload: Any, name: str) -> int | None:
             model.get("max_model_len"),
             meta.get("n_ctx") if isinstance(meta, dict) else None,
         ):
-            if (tokens := _tokens(value)) is not None:
+            if (tokens := token_count(value)) is not None:
                 return tokens
     return None
 
@@ -85,7 +85,7 @@ def window_from_models(payload: Any, name: str) -> int | None:
 def window_from_props(payload: Any) -> int | None:
     """llama.cpp's `/props`: `default_generation_settings.n_ctx`, the context of one slot."""
     settings = payload.get("default_generation_settings") if isinstance(payload, dict) else None
-    return _tokens(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    return token_count(settings.get("n_ctx")) if isinstance(settings, dict) else None
 
 
 def window_from_ollama_show(payload: Any) -> int | None:
@@ -123,7 +123,7 @@ async def ask_window(
     return None
 
 
-def _tokens(value: Any) -> int | None:
+def token_count(value: Any) -> int | None:
     """`value` if it is a count of tokens (an int above 0, not a bool), else None."""
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
