@@ -14,6 +14,7 @@ import httpx
 from ...errors import ModelHTTPError
 from ...events import ModelEvent, Notice
 from ..base import ChatModel, ModelRequest
+from ..cassettes.cassette import active_cassette
 from ..env_settings import FromEnv, reach_hint
 from ..server_props import ask_window, configured_window, is_local, reply_limit
 from ..transport import (
@@ -100,6 +101,8 @@ class OpenAIChat(ChatModel):
             return  # the user said
         if not self.local_limits or self._window_asked_at == base_url or not is_local(base_url):
             return
+        if self._http.follows_cassette and active_cassette() is not None:
+            return  # a cassette holds the model's requests; a replay asks no live server
         _, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
         self.server_window = await ask_window(
