@@ -4,7 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 # The JupyterLab / Notebook 7 extension: `pip install -e` builds it with npm (Node 20) and installs
-# it into $(VENV)/share/jupyter/labextensions; a change to any of these installs it again.
+# it into $(VENV)/share/jupyter/labextensions; a change to any of these installs it again. `make lint`
+# checks its TypeScript with Prettier and ESLint (JupyterLab's extension template's settings).
 FRONTEND := copilot_nb/jupyter/frontend
 FRONTEND_SOURCES := $(addprefix $(FRONTEND)/,package.json tsconfig.json install.json) \
 	$(wildcard $(FRONTEND)/src/*.ts) $(wildcard $(FRONTEND)/schema/*.json) \
@@ -32,6 +33,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check copilot_nb tests benchmarks scripts evals
 	$(VENV)/bin/ruff format --check copilot_nb tests benchmarks scripts evals
 	$(VENV)/bin/lint-imports --no-cache
+	test -x $(FRONTEND)/node_modules/.bin/eslint || npm install --prefix $(FRONTEND) --no-audit --no-fund --loglevel=error
+	npm run --prefix $(FRONTEND) lint:check
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
