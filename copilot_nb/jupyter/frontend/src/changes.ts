@@ -32,22 +32,37 @@ export class RequestError extends Error {
 }
 
 /** Check one change against the dry run of the cells, and make it there. */
-export function check(cells: { id: string; source: string }[], change: ICellChange): void {
+export function check(
+  cells: { id: string; source: string }[],
+  change: ICellChange
+): void {
   const find = (id: string | null | undefined): number => {
     const index = cells.findIndex(cell => cell.id === id);
     if (index < 0) {
-      throw new RequestError(`no cell with id ${id} in the open notebook`, 'missing');
+      throw new RequestError(
+        `no cell with id ${id} in the open notebook`,
+        'missing'
+      );
     }
     return index;
   };
   if (change.kind === 'insert') {
     const at = change.after_id ? find(change.after_id) + 1 : 0;
-    cells.splice(at, 0, { id: change.cell?.id ?? '', source: change.cell?.source ?? '' });
+    cells.splice(at, 0, {
+      id: change.cell?.id ?? '',
+      source: change.cell?.source ?? ''
+    });
     return;
   }
   const index = find(change.cell_id);
-  if (change.expected !== undefined && cells[index].source !== change.expected) {
-    throw new RequestError(`cell ${change.cell_id} changed in the open notebook`, 'conflict');
+  if (
+    change.expected !== undefined &&
+    cells[index].source !== change.expected
+  ) {
+    throw new RequestError(
+      `cell ${change.cell_id} changed in the open notebook`,
+      'conflict'
+    );
   }
   if (change.kind === 'delete') {
     cells.splice(index, 1);

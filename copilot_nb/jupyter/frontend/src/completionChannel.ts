@@ -16,7 +16,12 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { JSONObject } from './changes';
 import { completionStatus } from './completionStatus';
-import { AnswerCache, IAnswerSoFar, rest, stillContinues } from './completionText';
+import {
+  AnswerCache,
+  IAnswerSoFar,
+  rest,
+  stillContinues
+} from './completionText';
 
 /** What one request asks; the channel adds `request` and `id`. */
 export interface ICompleteFields {
@@ -102,12 +107,17 @@ export interface IAnswerAt {
   text: string;
 }
 
-const channels = new Map<DocumentRegistry.IContext<INotebookModel>, CompletionChannel>();
+const channels = new Map<
+  DocumentRegistry.IContext<INotebookModel>,
+  CompletionChannel
+>();
 
 /** The completion requests of one open notebook document. */
 export class CompletionChannel {
   /** The channel of an open notebook, if the live channel tracks it. */
-  static of(context: DocumentRegistry.IContext<INotebookModel>): CompletionChannel | undefined {
+  static of(
+    context: DocumentRegistry.IContext<INotebookModel>
+  ): CompletionChannel | undefined {
     return channels.get(context);
   }
 
@@ -125,7 +135,11 @@ export class CompletionChannel {
     session.iopubMessage.connect((_, msg) => this.onIopub(msg), this);
     session.kernelChanged.connect(() => this.reset(), this);
     session.statusChanged.connect((_, status) => {
-      if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
+      if (
+        status === 'restarting' ||
+        status === 'autorestarting' ||
+        status === 'dead'
+      ) {
         this.reset();
       }
     }, this);
@@ -146,7 +160,11 @@ export class CompletionChannel {
     for (const pending of this.live.values()) {
       const left = rest(pending, prefix, suffix);
       if (left !== null && pending.heard && !pending.error) {
-        return { pending, start: pending.text.length - left.length, text: left };
+        return {
+          pending,
+          start: pending.text.length - left.length,
+          text: left
+        };
       }
     }
     const cached = this.cache.get(prefix, suffix);
@@ -183,7 +201,10 @@ export class CompletionChannel {
   /** The cell's text changed: cancel what no longer continues it. */
   sourceChanged(cellId: string, source: string): void {
     for (const pending of this.live.values()) {
-      if (pending.fields.cell_id === cellId && !stillContinues(pending, source)) {
+      if (
+        pending.fields.cell_id === cellId &&
+        !stillContinues(pending, source)
+      ) {
         this.cancelAll();
         return;
       }
@@ -224,7 +245,9 @@ export class CompletionChannel {
   }
 
   private send(pending: PendingCompletion): void {
-    if (!this.post({ request: 'complete', id: pending.id, ...pending.fields })) {
+    if (
+      !this.post({ request: 'complete', id: pending.id, ...pending.fields })
+    ) {
       this.live.delete(pending.id);
       pending.cancel();
       return;
@@ -267,12 +290,16 @@ export class CompletionChannel {
 
   /** A cell runs and the comm shares the kernel's main shell: its messages wait behind it. */
   private blocked(): boolean {
-    const comm = this.comm() as (Kernel.IComm & { subshellId?: string | null }) | null;
+    const comm = this.comm() as
+      (Kernel.IComm & { subshellId?: string | null }) | null;
     return this.cellRunning && !comm?.subshellId;
   }
 
   private clearWaiting(alsoErrors = false): void {
-    if (completionStatus.kind === 'waiting' || (alsoErrors && completionStatus.kind === 'error')) {
+    if (
+      completionStatus.kind === 'waiting' ||
+      (alsoErrors && completionStatus.kind === 'error')
+    ) {
       completionStatus.set('idle');
     }
   }

@@ -57,7 +57,11 @@ export class CompletionStatusItem extends Widget {
     const { kind, message } = this.status;
     this.node.dataset.kind = kind;
     this.node.textContent =
-      kind === 'waiting' ? WAITING_TEXT : kind === 'error' ? `copilot: ${message}` : '';
+      kind === 'waiting'
+        ? WAITING_TEXT
+        : kind === 'error'
+          ? `copilot: ${message}`
+          : '';
     this.node.title =
       kind === 'error'
         ? 'copilot_nb could not complete here; the kernel said why. Settings: copilot_nb completions.'

@@ -14,7 +14,10 @@ export const CELLS_ABOVE_LIMIT = 20_000;
  * all: the cell that does not fit whole keeps its end (the lines nearest the cursor), and the
  * cells above it are left out.
  */
-export function cellsAbove(sourcesInOrder: string[], limit: number = CELLS_ABOVE_LIMIT): string[] {
+export function cellsAbove(
+  sourcesInOrder: string[],
+  limit: number = CELLS_ABOVE_LIMIT
+): string[] {
   const out: string[] = [];
   let left = limit;
   for (let i = sourcesInOrder.length - 1; i >= 0 && left > 0; i--) {
@@ -42,7 +45,11 @@ export interface IAnswerSoFar {
  * it: same suffix, and the new prefix is the old one plus the start of the answer. An answer
  * fully typed gives "" (nothing left to show, nothing to ask either).
  */
-export function rest(answer: IAnswerSoFar, prefix: string, suffix: string): string | null {
+export function rest(
+  answer: IAnswerSoFar,
+  prefix: string,
+  suffix: string
+): string | null {
   if (suffix !== answer.suffix || !prefix.startsWith(answer.prefix)) {
     return null;
   }
@@ -75,7 +82,11 @@ export class AnswerCache {
     this.entries = this.entries.filter(
       e => !(e.prefix === answer.prefix && e.suffix === answer.suffix)
     );
-    this.entries.push({ prefix: answer.prefix, suffix: answer.suffix, text: answer.text });
+    this.entries.push({
+      prefix: answer.prefix,
+      suffix: answer.suffix,
+      text: answer.text
+    });
     if (this.entries.length > this.size) {
       this.entries.shift();
     }

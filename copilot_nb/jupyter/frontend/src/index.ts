@@ -25,7 +25,11 @@ import {
 } from '@jupyterlab/application';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { DocumentRegistry } from '@jupyterlab/docregistry';
-import { INotebookModel, INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import {
+  INotebookModel,
+  INotebookTracker,
+  NotebookPanel
+} from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { check, ICellChange, JSONObject, RequestError } from './changes';
@@ -45,7 +49,9 @@ class LiveDocument {
     private readonly context: DocumentRegistry.IContext<INotebookModel>,
     private readonly appName: string
   ) {
-    this.review = new ReviewDocument(context.model, data => this.sendEvent(data));
+    this.review = new ReviewDocument(context.model, data =>
+      this.sendEvent(data)
+    );
     this.completions = new CompletionChannel(context, () => this.comm);
     const session = context.sessionContext;
     session.kernelChanged.connect(() => this.reset(), this);
@@ -67,7 +73,12 @@ class LiveDocument {
   /** Open the comm if the kernel has copilot_nb loaded (its beacon answers). */
   async probe(): Promise<void> {
     const kernel = this.kernel;
-    if (!kernel || this.comm || this.probing || kernel.connectionStatus !== 'connected') {
+    if (
+      !kernel ||
+      this.comm ||
+      this.probing ||
+      kernel.connectionStatus !== 'connected'
+    ) {
       return;
     }
     this.probing = true;
@@ -159,7 +170,11 @@ class LiveDocument {
   }
 
   private onStatus(status: string): void {
-    if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
+    if (
+      status === 'restarting' ||
+      status === 'autorestarting' ||
+      status === 'dead'
+    ) {
       this.comm = null;
       this.review.attached = false;
     }
@@ -206,7 +221,12 @@ class LiveDocument {
       reply = { id, ok: true, result: this.handle(data) };
     } catch (error) {
       const code = error instanceof RequestError ? error.code : 'error';
-      reply = { id, ok: false, code, error: String((error as Error).message ?? error) };
+      reply = {
+        id,
+        ok: false,
+        code,
+        error: String((error as Error).message ?? error)
+      };
       if (data.notify) {
         // Nobody awaits this reply (`%copilot undo`): tell the user here. Loaded only now, so
         // the page does not wait for it at start-up.
@@ -230,7 +250,10 @@ class LiveDocument {
       case 'review_files':
         return this.review.addFiles(data.files);
       default:
-        throw new RequestError(`unknown op ${JSON.stringify(data.op)}`, 'bad_request');
+        throw new RequestError(
+          `unknown op ${JSON.stringify(data.op)}`,
+          'bad_request'
+        );
     }
   }
 
@@ -258,7 +281,10 @@ class LiveDocument {
     const cells = this.model.sharedModel.cells;
     const index = cells.findIndex(cell => cell.getId() === cellId);
     if (index < 0) {
-      throw new RequestError(`no cell with id ${cellId} in the open notebook`, 'missing');
+      throw new RequestError(
+        `no cell with id ${cellId} in the open notebook`,
+        'missing'
+      );
     }
     return index;
   }
@@ -270,7 +296,10 @@ class LiveDocument {
    */
   private apply(changes: ICellChange[]): JSONObject {
     const shared = this.model.sharedModel;
-    const dryRun = shared.cells.map(cell => ({ id: cell.getId(), source: cell.getSource() }));
+    const dryRun = shared.cells.map(cell => ({
+      id: cell.getId(),
+      source: cell.getSource()
+    }));
     changes.forEach(change => check(dryRun, change));
     // The agent's own changes: not the user typing in a cell under review.
     return this.review.quietly(() => this.applyChecked(changes));
@@ -343,10 +372,16 @@ class LiveDocument {
     const index = this.indexOf(data.cell_id);
     const cell = shared.cells[index] as any;
     if (cell.cell_type !== 'code') {
-      throw new RequestError(`cell ${data.cell_id} is not a code cell`, 'bad_request');
+      throw new RequestError(
+        `cell ${data.cell_id} is not a code cell`,
+        'bad_request'
+      );
     }
     if (data.expected !== undefined && cell.getSource() !== data.expected) {
-      throw new RequestError(`cell ${data.cell_id} changed in the open notebook`, 'conflict');
+      throw new RequestError(
+        `cell ${data.cell_id} changed in the open notebook`,
+        'conflict'
+      );
     }
     // Outputs the agent puts in a cell render as untrusted (HTML sanitized, no script) until
     // the user runs the cell themselves: they did not see the code run.
@@ -354,7 +389,9 @@ class LiveDocument {
     cell.transact(() => {
       cell.setOutputs(data.outputs ?? []);
       cell.execution_count = data.execution_count ?? null;
-      for (const [key, value] of Object.entries((data.metadata as JSONObject) ?? {})) {
+      for (const [key, value] of Object.entries(
+        (data.metadata as JSONObject) ?? {}
+      )) {
         cell.setMetadata(key, value);
       }
     }, false);
@@ -379,8 +416,10 @@ function whenIdle(): Promise<void> {
   });
 }
 
-
-const documents = new Map<DocumentRegistry.IContext<INotebookModel>, LiveDocument>();
+const documents = new Map<
+  DocumentRegistry.IContext<INotebookModel>,
+  LiveDocument
+>();
 const helloKernels = new WeakSet<Kernel.IKernelConnection>();
 
 function documentsOf(kernel: Kernel.IKernelConnection): LiveDocument[] {
@@ -391,7 +430,8 @@ function documentsOf(kernel: Kernel.IKernelConnection): LiveDocument[] {
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'copilot-nb:live',
-  description: 'Lets the copilot_nb agent in the kernel read and edit the open notebook.',
+  description:
+    'Lets the copilot_nb agent in the kernel read and edit the open notebook.',
   autoStart: true,
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {

@@ -98,7 +98,11 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
       return NOTHING;
     }
     const place = this.locate(request, context);
-    if (!place || !settings.languages.includes(place.language) || !place.channel.available) {
+    if (
+      !place ||
+      !settings.languages.includes(place.language) ||
+      !place.channel.available
+    ) {
       return NOTHING;
     }
     const { channel, prefix, suffix } = place;
@@ -112,7 +116,10 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
     }
     channel.cancelAll(); // this keystroke moved on from the request in flight
     const generation = ++this.generation;
-    if (context.triggerKind !== InlineCompletionTriggerKind.Invoke && settings.debounceMs > 0) {
+    if (
+      context.triggerKind !== InlineCompletionTriggerKind.Invoke &&
+      settings.debounceMs > 0
+    ) {
       await new Promise(resolve => setTimeout(resolve, settings.debounceMs));
       if (generation !== this.generation) {
         return NOTHING; // another key since
@@ -139,7 +146,9 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
   }
 
   /** The rest of a streamed answer, as it comes (the user may type along it meanwhile). */
-  async *stream(token: string): AsyncGenerator<{ response: IInlineCompletionItem }> {
+  async *stream(
+    token: string
+  ): AsyncGenerator<{ response: IInlineCompletionItem }> {
     const streaming = this.streams.get(token);
     this.streams.delete(token);
     if (!streaming) {
@@ -160,7 +169,10 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
     }
   }
 
-  private streaming(pending: PendingCompletion, start: number): IInlineCompletionItem {
+  private streaming(
+    pending: PendingCompletion,
+    start: number
+  ): IInlineCompletionItem {
     for (const [token, old] of this.streams) {
       if (old.pending.done) {
         this.streams.delete(token); // a stale answer the completer never streamed
@@ -177,7 +189,10 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
   }
 
   /** The notebook cell the completer asks about, or null (a console, a file editor). */
-  private locate(request: CompletionHandler.IRequest, context: IInlineCompletionContext): IPlace | null {
+  private locate(
+    request: CompletionHandler.IRequest,
+    context: IInlineCompletionContext
+  ): IPlace | null {
     const panel = context.widget as NotebookPanel;
     const cell = panel?.content?.activeCell;
     const notebook = panel?.content?.model;
@@ -204,7 +219,11 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
     return {
       channel,
       cellId: cell.model.id,
-      language: languageOf(cell.model.type, request.mimeType, notebook.metadata),
+      language: languageOf(
+        cell.model.type,
+        request.mimeType,
+        notebook.metadata
+      ),
       prefix: request.text.slice(0, cursor),
       suffix: request.text.slice(cursor),
       above: cellsAbove(sources)
@@ -213,7 +232,10 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
 
   /** Every change to a cell's text cancels a request it no longer continues. */
   private watch(
-    shared: { changed: { connect: (fn: () => void) => unknown }; getSource: () => string },
+    shared: {
+      changed: { connect: (fn: () => void) => unknown };
+      getSource: () => string;
+    },
     cellId: string,
     channel: CompletionChannel
   ): void {
@@ -221,7 +243,9 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
       return;
     }
     this.watched.add(shared);
-    shared.changed.connect(() => channel.sourceChanged(cellId, shared.getSource()));
+    shared.changed.connect(() =>
+      channel.sourceChanged(cellId, shared.getSource())
+    );
   }
 
   private generation = 0;
@@ -231,7 +255,11 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
 }
 
 /** The language of the text under the cursor: the kernel's in a code cell. */
-function languageOf(cellType: string, mimeType: string | undefined, metadata: { [key: string]: any }): string {
+function languageOf(
+  cellType: string,
+  mimeType: string | undefined,
+  metadata: { [key: string]: any }
+): string {
   if (cellType === 'markdown') {
     return 'markdown';
   }
@@ -248,7 +276,8 @@ function languageOf(cellType: string, mimeType: string | undefined, metadata: { 
 /** Registers the provider and its status bar item, and follows its settings. */
 export const inlineCompletionsPlugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description: 'Ghost text while you type, completed by the kernel that knows your data.',
+  description:
+    'Ghost text while you type, completed by the kernel that knows your data.',
   autoStart: true,
   optional: [ICompletionProviderManager, ISettingRegistry, IStatusBar],
   activate: (
@@ -280,11 +309,15 @@ export const inlineCompletionsPlugin: JupyterFrontEndPlugin<void> = {
         .load(PLUGIN_ID)
         .then(settings => {
           const apply = () =>
-            provider.configureFrom(settings.composite as unknown as Partial<ICompletionSettings>);
+            provider.configureFrom(
+              settings.composite as unknown as Partial<ICompletionSettings>
+            );
           apply();
           settings.changed.connect(apply);
         })
-        .catch(reason => console.warn('copilot_nb: completion settings not loaded', reason));
+        .catch(reason =>
+          console.warn('copilot_nb: completion settings not loaded', reason)
+        );
     }
   }
 };

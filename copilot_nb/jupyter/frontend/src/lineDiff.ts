@@ -44,11 +44,17 @@ export function diffLines(before: string, after: string): IDiffLine[] {
   ) {
     tail++;
   }
-  const out: IDiffLine[] = a.slice(0, head).map(text => ({ kind: 'same', text }));
+  const out: IDiffLine[] = a
+    .slice(0, head)
+    .map(text => ({ kind: 'same', text }));
   const midA = a.slice(head, a.length - tail);
   const midB = b.slice(head, b.length - tail);
   out.push(...middle(midA, midB));
-  out.push(...a.slice(a.length - tail).map(text => ({ kind: 'same' as LineKind, text })));
+  out.push(
+    ...a
+      .slice(a.length - tail)
+      .map(text => ({ kind: 'same' as LineKind, text }))
+  );
   return out;
 }
 

@@ -45,7 +45,10 @@ export function addPartialAccept(app: JupyterFrontEnd): void {
     'keydown',
     event => {
       const target = event.target;
-      if (!(target instanceof Element) || !target.closest('.jp-mod-inline-completer-active')) {
+      if (
+        !(target instanceof Element) ||
+        !target.closest('.jp-mod-inline-completer-active')
+      ) {
         return;
       }
       const stroke = CommandRegistry.keystrokeForKeydownEvent(event);

@@ -92,7 +92,9 @@ export class ReviewDocument {
    * managers stop merging (they merge what happens within half a second) before and after.
    */
   private step(f: () => void, cell?: any): void {
-    const managers = [this.shared.undoManager, cell?.undoManager].filter(Boolean);
+    const managers = [this.shared.undoManager, cell?.undoManager].filter(
+      Boolean
+    );
     managers.forEach(manager => manager.stopCapturing());
     try {
       this.quietly(f);
@@ -110,7 +112,10 @@ export class ReviewDocument {
 
   /** How many changes wait: cells (changed, inserted or deleted) and files. */
   counts(): { cells: number; files: number } {
-    return { cells: this.cells.size + this.deleted.length, files: this.files.length };
+    return {
+      cells: this.cells.size + this.deleted.length,
+      files: this.files.length
+    };
   }
 
   keep(id: string, by: By = 'button'): void {
@@ -126,7 +131,13 @@ export class ReviewDocument {
     } else {
       this.step(drop, cell);
     }
-    this.report({ turn: review.turn, cell_id: id, kind: review.kind, outcome: 'kept', by });
+    this.report({
+      turn: review.turn,
+      cell_id: id,
+      kind: review.kind,
+      outcome: 'kept',
+      by
+    });
   }
 
   undo(id: string, by: By = 'button'): void {
@@ -137,7 +148,10 @@ export class ReviewDocument {
     }
     const outcome = { turn: review.turn, cell_id: id, kind: review.kind, by };
     try {
-      this.step(() => restoreCell(this.shared, index, review), this.shared.cells[index]);
+      this.step(
+        () => restoreCell(this.shared, index, review),
+        this.shared.cells[index]
+      );
       this.untrust(id);
     } catch (error) {
       const why = `could not restore the cell: ${String((error as Error).message ?? error)}`;
@@ -150,9 +164,17 @@ export class ReviewDocument {
   }
 
   keepDeleted(entry: IDeletedReview, by: By = 'button'): void {
-    this.step(() => this.shared.transact(() => this.writeDeleted(this.without(entry))));
+    this.step(() =>
+      this.shared.transact(() => this.writeDeleted(this.without(entry)))
+    );
     const id = String(entry.before.id ?? '');
-    this.report({ turn: entry.turn, cell_id: id, kind: 'delete', outcome: 'kept', by });
+    this.report({
+      turn: entry.turn,
+      cell_id: id,
+      kind: 'delete',
+      outcome: 'kept',
+      by
+    });
   }
 
   undoDeleted(entry: IDeletedReview, by: By = 'button'): void {
@@ -171,7 +193,13 @@ export class ReviewDocument {
     if (back) {
       this.untrust(back);
     }
-    this.report({ turn: entry.turn, cell_id: id, kind: 'delete', outcome: 'undone', by });
+    this.report({
+      turn: entry.turn,
+      cell_id: id,
+      kind: 'delete',
+      outcome: 'undone',
+      by
+    });
   }
 
   keepAll(): void {
@@ -183,11 +211,17 @@ export class ReviewDocument {
   /** Edits first (in place), then inserted cells, then deleted ones back (a chain in order). */
   undoAll(): void {
     const ids = this.orderedIds();
-    ids.filter(id => this.cells.get(id)?.kind !== 'insert').forEach(id => this.undo(id, 'all'));
-    ids.filter(id => this.cells.get(id)?.kind === 'insert').forEach(id => this.undo(id, 'all'));
+    ids
+      .filter(id => this.cells.get(id)?.kind !== 'insert')
+      .forEach(id => this.undo(id, 'all'));
+    ids
+      .filter(id => this.cells.get(id)?.kind === 'insert')
+      .forEach(id => this.undo(id, 'all'));
     let pending = [...this.deleted];
     while (pending.length) {
-      const ready = pending.filter(e => !e.after_id || this.indexOf(e.after_id) >= 0);
+      const ready = pending.filter(
+        e => !e.after_id || this.indexOf(e.after_id) >= 0
+      );
       const next = ready.length ? ready[0] : pending[0];
       this.undoDeleted(next, 'all');
       pending = pending.filter(e => e !== next);
@@ -199,12 +233,21 @@ export class ReviewDocument {
   decideFile(file: IFileReview, outcome: 'keep' | 'undo'): void {
     const id = this.nextFileRequest++;
     this.fileRequests.set(id, file);
-    this.queue.push({ event: 'review_file', id, turn: file.turn, path: file.path, outcome });
+    this.queue.push({
+      event: 'review_file',
+      id,
+      turn: file.turn,
+      path: file.path,
+      outcome
+    });
     this.flush();
     if (outcome === 'keep') {
       this.dropFile(file);
     } else {
-      this.fileNotes.set(fileKey(file), this.attached ? 'Undoing…' : 'Undo waits for the kernel…');
+      this.fileNotes.set(
+        fileKey(file),
+        this.attached ? 'Undoing…' : 'Undo waits for the kernel…'
+      );
       this.emit(null);
     }
   }
@@ -225,7 +268,10 @@ export class ReviewDocument {
       this.fileNotes.delete(fileKey(file));
       this.dropFile(file);
     } else {
-      this.fileNotes.set(fileKey(file), `Not undone: ${String(data.why ?? 'refused')}`);
+      this.fileNotes.set(
+        fileKey(file),
+        `Not undone: ${String(data.why ?? 'refused')}`
+      );
       this.emit(null);
     }
   }
@@ -335,7 +381,13 @@ export class ReviewDocument {
       return;
     }
     const outcome = review.kind === 'insert' ? 'undone' : 'kept';
-    this.report({ turn: review.turn, cell_id: id, kind: review.kind, outcome, by: 'typing' });
+    this.report({
+      turn: review.turn,
+      cell_id: id,
+      kind: review.kind,
+      outcome,
+      by: 'typing'
+    });
   }
 
   /** The kernel vouched for more records: read every one again. */
@@ -351,7 +403,11 @@ export class ReviewDocument {
   private readCell(cell: any): boolean {
     const id = cell.getId();
     const parsed = reviewOf(cell.getMetadata(KEY));
-    const item = parsed && { kind: 'cell' as const, cell_id: id, record: parsed.record };
+    const item = parsed && {
+      kind: 'cell' as const,
+      cell_id: id,
+      record: parsed.record
+    };
     const review = item && this.vouchers.vouched(item) ? parsed : null;
     const had = this.cells.get(id);
     if (review) {
@@ -374,7 +430,13 @@ export class ReviewDocument {
       // The user's history took the record away (Ctrl+Z of the agent's edit), or they did.
       const undone = had.before && cell.getSource() === sourceOf(had.before);
       const outcome = undone ? 'undone' : 'kept';
-      this.report({ turn: had.turn, cell_id: id, kind: had.kind, outcome, by: 'typing' });
+      this.report({
+        turn: had.turn,
+        cell_id: id,
+        kind: had.kind,
+        outcome,
+        by: 'typing'
+      });
     }
     this.emit(new Set([id]));
   }
@@ -422,8 +484,12 @@ export class ReviewDocument {
   private readLists(meta: JSONObject): void {
     this.allDeleted = deletedOf(meta);
     this.allFiles = filesOf(meta);
-    this.deleted = this.allDeleted.filter(e => this.vouchers.vouched({ kind: 'deleted', record: e }));
-    this.files = this.allFiles.filter(f => this.vouchers.vouched({ kind: 'file', record: f }));
+    this.deleted = this.allDeleted.filter(e =>
+      this.vouchers.vouched({ kind: 'deleted', record: e })
+    );
+    this.files = this.allFiles.filter(f =>
+      this.vouchers.vouched({ kind: 'file', record: f })
+    );
   }
 
   /** A cell an Undo put back renders its outputs as untrusted (it has none, and stays so). */
@@ -437,10 +503,11 @@ export class ReviewDocument {
 
   // --- changing the model ---------------------------------------------------------------------
 
-
   private without(entry: IDeletedReview): IDeletedReview[] {
     const id = entry.before.id;
-    return this.allDeleted.filter(e => e !== entry && !(e.turn === entry.turn && e.before.id === id));
+    return this.allDeleted.filter(
+      e => e !== entry && !(e.turn === entry.turn && e.before.id === id)
+    );
   }
 
   private writeDeleted(entries: IDeletedReview[]): void {

@@ -55,10 +55,15 @@ export interface IOutcome {
 /** The review record in a cell's `copilot_nb` metadata, if it is well formed. */
 export function reviewOf(meta: unknown): ICellReview | null {
   const review = (meta as JSONObject | undefined)?.review;
-  if (!review || typeof review !== 'object' || !['edit', 'insert', 'run'].includes(review.kind)) {
+  if (
+    !review ||
+    typeof review !== 'object' ||
+    !['edit', 'insert', 'run'].includes(review.kind)
+  ) {
     return null;
   }
-  const before = review.before && typeof review.before === 'object' ? review.before : null;
+  const before =
+    review.before && typeof review.before === 'object' ? review.before : null;
   if (review.kind !== 'insert' && !before) {
     return null;
   }
@@ -75,7 +80,9 @@ export function sourceOf(cell: JSONObject | null | undefined): string {
 /** The deleted cells waiting for review, from the notebook's `copilot_nb` metadata. */
 export function deletedOf(meta: JSONObject): IDeletedReview[] {
   const deleted = Array.isArray(meta.review_deleted) ? meta.review_deleted : [];
-  return deleted.filter((e: any) => e && e.before && typeof e.before === 'object');
+  return deleted.filter(
+    (e: any) => e && e.before && typeof e.before === 'object'
+  );
 }
 
 /** The changed files waiting for review, from the notebook's `copilot_nb` metadata. */
@@ -94,7 +101,11 @@ const CELL_ID = /^[a-zA-Z0-9-_]{1,64}$/;
  * outputs and no trust (an inserted cell is taken away). The record's other fields (metadata,
  * outputs, a different type) are never put back: a record can come from anyone's file.
  */
-export function restoreCell(shared: any, index: number, review: ICellReview): void {
+export function restoreCell(
+  shared: any,
+  index: number,
+  review: ICellReview
+): void {
   const cell = shared.cells[index];
   const before = review.before;
   if (review.kind === 'insert' || !before) {
@@ -113,7 +124,10 @@ export function restoreCell(shared: any, index: number, review: ICellReview): vo
 }
 
 /** The cell an Undo of a deletion inserts: the record's source only, never trusted. */
-export function restoredCell(entry: IDeletedReview, taken: (id: string) => boolean): JSONObject {
+export function restoredCell(
+  entry: IDeletedReview,
+  taken: (id: string) => boolean
+): JSONObject {
   const type = String(entry.before.cell_type ?? '');
   const cell: JSONObject = {
     cell_type: CELL_TYPES.includes(type) ? type : 'raw',
@@ -159,7 +173,9 @@ export function placeOf(
   if (!entry.after_id) {
     return 0;
   }
-  const above = shared.cells.findIndex((cell: any) => cell.getId() === entry.after_id);
+  const above = shared.cells.findIndex(
+    (cell: any) => cell.getId() === entry.after_id
+  );
   if (above >= 0) {
     return above + 1;
   }

@@ -13,7 +13,12 @@ import { Widget } from '@lumino/widgets';
 
 import { diffLines, lines, Shown, withContext } from './lineDiff';
 import { ReviewDocument } from './review';
-import { ICellReview, IDeletedReview, IFileReview, sourceOf } from './reviewRecords';
+import {
+  ICellReview,
+  IDeletedReview,
+  IFileReview,
+  sourceOf
+} from './reviewRecords';
 
 const CELL_CLASS = 'cnb-review';
 const DELETED_CLASS = 'cnb-review-deleted';
@@ -28,8 +33,16 @@ function el(tag: string, className: string, text?: string): HTMLElement {
   return node;
 }
 
-function button(label: string, className: string, action: () => void): HTMLButtonElement {
-  const node = el('button', `cnb-review-btn ${className}`, label) as HTMLButtonElement;
+function button(
+  label: string,
+  className: string,
+  action: () => void
+): HTMLButtonElement {
+  const node = el(
+    'button',
+    `cnb-review-btn ${className}`,
+    label
+  ) as HTMLButtonElement;
   node.type = 'button';
   node.addEventListener('click', event => {
     event.stopPropagation();
@@ -43,11 +56,16 @@ export function diffNode(shown: Shown[]): HTMLElement {
   const block = el('div', 'cnb-review-diff');
   for (const line of shown) {
     if (line.kind === 'fold') {
-      block.appendChild(el('div', 'cnb-diff-fold', `⋯ ${line.count} unchanged lines`));
+      block.appendChild(
+        el('div', 'cnb-diff-fold', `⋯ ${line.count} unchanged lines`)
+      );
       continue;
     }
-    const mark = line.kind === 'removed' ? '-' : line.kind === 'added' ? '+' : ' ';
-    block.appendChild(el('div', `cnb-diff-line cnb-diff-${line.kind}`, `${mark} ${line.text}`));
+    const mark =
+      line.kind === 'removed' ? '-' : line.kind === 'added' ? '+' : ' ';
+    block.appendChild(
+      el('div', `cnb-diff-line cnb-diff-${line.kind}`, `${mark} ${line.text}`)
+    );
   }
   return block;
 }
@@ -63,7 +81,8 @@ export function unifiedNode(diff: string): HTMLElement {
         : line.startsWith('-') && !line.startsWith('---')
           ? 'removed'
           : 'same';
-    const className = kind === 'fold' ? 'cnb-diff-fold' : `cnb-diff-line cnb-diff-${kind}`;
+    const className =
+      kind === 'fold' ? 'cnb-diff-fold' : `cnb-diff-line cnb-diff-${kind}`;
     block.appendChild(el('div', className, line));
   }
   return block;
@@ -132,7 +151,12 @@ export class ReviewView {
     const review = this.review.cells.get(id);
     const note = this.review.notes.get(id);
     const drawn = this.drawn.get(node);
-    if (drawn && drawn.review === review && drawn.note === note && drawn.source === source) {
+    if (
+      drawn &&
+      drawn.review === review &&
+      drawn.note === note &&
+      drawn.source === source
+    ) {
       return;
     }
     node.querySelector(`:scope > .${CELL_CLASS}`)?.remove();
@@ -145,8 +169,18 @@ export class ReviewView {
     const bar = el('div', 'cnb-review-bar');
     part.appendChild(bar);
     if (review) {
-      const label = { edit: 'copilot changed this cell', insert: 'new', run: 'copilot ran this cell' };
-      bar.appendChild(el('span', `cnb-review-label cnb-review-${review.kind}`, label[review.kind]));
+      const label = {
+        edit: 'copilot changed this cell',
+        insert: 'new',
+        run: 'copilot ran this cell'
+      };
+      bar.appendChild(
+        el(
+          'span',
+          `cnb-review-label cnb-review-${review.kind}`,
+          label[review.kind]
+        )
+      );
       if (review.ran && review.kind !== 'run') {
         bar.appendChild(el('span', 'cnb-review-label', 'and ran it'));
       }
@@ -160,8 +194,12 @@ export class ReviewView {
     }
     if (review) {
       bar.appendChild(el('span', 'cnb-review-spacer'));
-      bar.appendChild(button('Keep', 'cnb-review-keep', () => this.review.keep(id)));
-      bar.appendChild(button('Undo', 'cnb-review-undo', () => this.review.undo(id)));
+      bar.appendChild(
+        button('Keep', 'cnb-review-keep', () => this.review.keep(id))
+      );
+      bar.appendChild(
+        button('Undo', 'cnb-review-undo', () => this.review.undo(id))
+      );
       part.appendChild(this.cellDiff(review, source));
     }
     node.insertBefore(part, node.firstChild);
@@ -174,7 +212,8 @@ export class ReviewView {
     const before = sourceOf(review.before);
     const diff = diffLines(before, source);
     if (!diff.some(line => line.kind !== 'same')) {
-      const outputs = review.kind === 'run' ? 'outputs are new' : 'source unchanged';
+      const outputs =
+        review.kind === 'run' ? 'outputs are new' : 'source unchanged';
       return el('div', 'cnb-review-diff cnb-review-same', outputs);
     }
     return diffNode(withContext(diff));
@@ -182,7 +221,9 @@ export class ReviewView {
 
   /** Placeholders where cells were deleted: under the cell above (or atop the first). */
   private renderDeleted(): void {
-    this.panel.content.node.querySelectorAll(`.${DELETED_CLASS}`).forEach(n => n.remove());
+    this.panel.content.node
+      .querySelectorAll(`.${DELETED_CLASS}`)
+      .forEach(n => n.remove());
     this.orphans = [];
     const widgets = this.panel.content.widgets;
     const byId = new Map(widgets.map(cell => [cell.model.id, cell.node]));
@@ -211,20 +252,46 @@ export class ReviewView {
     if (node) {
       return node;
     }
-    const chained = this.review.deleted.find(e => e.before.id === entry.after_id);
-    return chained && depth < 100 ? this.anchorOf(chained, byId, depth + 1) : 'top';
+    const chained = this.review.deleted.find(
+      e => e.before.id === entry.after_id
+    );
+    return chained && depth < 100
+      ? this.anchorOf(chained, byId, depth + 1)
+      : 'top';
   }
 
   private placeholder(entry: IDeletedReview): HTMLElement {
     const part = el('div', DELETED_CLASS);
     const bar = el('div', 'cnb-review-bar');
-    bar.appendChild(el('span', 'cnb-review-label cnb-review-delete', 'copilot deleted a cell here'));
+    bar.appendChild(
+      el(
+        'span',
+        'cnb-review-label cnb-review-delete',
+        'copilot deleted a cell here'
+      )
+    );
     bar.appendChild(el('span', 'cnb-review-spacer'));
-    bar.appendChild(button('Keep', 'cnb-review-keep', () => this.review.keepDeleted(entry)));
-    bar.appendChild(button('Undo', 'cnb-review-undo', () => this.review.undoDeleted(entry)));
+    bar.appendChild(
+      button('Keep', 'cnb-review-keep', () => this.review.keepDeleted(entry))
+    );
+    bar.appendChild(
+      button('Undo', 'cnb-review-undo', () => this.review.undoDeleted(entry))
+    );
     part.appendChild(bar);
-    const removed = lines(sourceOf(entry.before)).map(text => ({ kind: 'removed' as const, text }));
-    part.appendChild(diffNode(removed.length > 8 ? [...removed.slice(0, 6), { kind: 'fold', count: removed.length - 6 }] : removed));
+    const removed = lines(sourceOf(entry.before)).map(text => ({
+      kind: 'removed' as const,
+      text
+    }));
+    part.appendChild(
+      diffNode(
+        removed.length > 8
+          ? [
+              ...removed.slice(0, 6),
+              { kind: 'fold', count: removed.length - 6 }
+            ]
+          : removed
+      )
+    );
     return part;
   }
 
@@ -246,10 +313,22 @@ export class ReviewView {
     if (files) {
       parts.push(`${files} file${files === 1 ? '' : 's'}`);
     }
-    row.appendChild(el('span', 'cnb-review-summary', `copilot changed ${parts.join(' and ')}:`));
-    row.appendChild(button('Keep all', 'cnb-review-keep-all', () => this.review.keepAll()));
-    row.appendChild(button('Undo all', 'cnb-review-undo-all', () => this.review.undoAll()));
-    row.appendChild(button('\u2039 previous', 'cnb-review-prev', () => this.go(-1)));
+    row.appendChild(
+      el(
+        'span',
+        'cnb-review-summary',
+        `copilot changed ${parts.join(' and ')}:`
+      )
+    );
+    row.appendChild(
+      button('Keep all', 'cnb-review-keep-all', () => this.review.keepAll())
+    );
+    row.appendChild(
+      button('Undo all', 'cnb-review-undo-all', () => this.review.undoAll())
+    );
+    row.appendChild(
+      button('\u2039 previous', 'cnb-review-prev', () => this.go(-1))
+    );
     row.appendChild(button('next \u203a', 'cnb-review-next', () => this.go(1)));
     node.appendChild(row);
     this.orphans.forEach(placeholder => node.appendChild(placeholder));
@@ -267,7 +346,12 @@ export class ReviewView {
     const node = this.bar.node;
     const inner = this.barContent;
     const style = getComputedStyle(node);
-    const frame = ['paddingTop', 'paddingBottom', 'borderTopWidth', 'borderBottomWidth']
+    const frame = [
+      'paddingTop',
+      'paddingBottom',
+      'borderTopWidth',
+      'borderBottomWidth'
+    ]
       .map(side => parseFloat(style[side as any]) || 0)
       .reduce((a, b) => a + b, 0);
     const natural = Math.ceil(inner.offsetHeight + frame);
@@ -281,16 +365,28 @@ export class ReviewView {
   private fileNode(file: IFileReview): HTMLElement {
     const details = el('details', 'cnb-review-file') as HTMLDetailsElement;
     const summary = el('summary', 'cnb-review-bar');
-    const known = ['edit', 'create', 'delete', 'move'].includes(file.kind) ? file.kind : 'other';
-    summary.appendChild(el('span', `cnb-review-label cnb-review-file-${known}`, file.kind));
+    const known = ['edit', 'create', 'delete', 'move'].includes(file.kind)
+      ? file.kind
+      : 'other';
+    summary.appendChild(
+      el('span', `cnb-review-label cnb-review-file-${known}`, file.kind)
+    );
     summary.appendChild(el('span', 'cnb-review-path', file.path));
     const note = this.review.fileNotes.get(`${file.turn} ${file.path}`);
     if (note) {
       summary.appendChild(el('span', 'cnb-review-note', note));
     }
     summary.appendChild(el('span', 'cnb-review-spacer'));
-    summary.appendChild(button('Keep', 'cnb-review-keep', () => this.review.decideFile(file, 'keep')));
-    summary.appendChild(button('Undo', 'cnb-review-undo', () => this.review.decideFile(file, 'undo')));
+    summary.appendChild(
+      button('Keep', 'cnb-review-keep', () =>
+        this.review.decideFile(file, 'keep')
+      )
+    );
+    summary.appendChild(
+      button('Undo', 'cnb-review-undo', () =>
+        this.review.decideFile(file, 'undo')
+      )
+    );
     details.appendChild(summary);
     details.addEventListener('toggle', () => this.fitBar());
     details.appendChild(unifiedNode(file.diff));
@@ -303,7 +399,9 @@ export class ReviewView {
     const ids = this.panel.content.widgets.map(cell => cell.model.id);
     const deletedAnchors = new Set(this.review.deleted.map(e => e.after_id));
     const stops = ids
-      .map((id, index) => (this.review.cells.has(id) || deletedAnchors.has(id) ? index : -1))
+      .map((id, index) =>
+        this.review.cells.has(id) || deletedAnchors.has(id) ? index : -1
+      )
       .filter(index => index >= 0);
     if (deletedAnchors.has(null) && ids.length && !stops.includes(0)) {
       stops.unshift(0);
@@ -315,7 +413,8 @@ export class ReviewView {
     const next =
       step > 0
         ? (stops.find(index => index > at) ?? stops[0])
-        : ([...stops].reverse().find(index => index < at) ?? stops[stops.length - 1]);
+        : ([...stops].reverse().find(index => index < at) ??
+          stops[stops.length - 1]);
     notebook.activeCellIndex = next;
     void notebook.scrollToItem(next, 'center');
   }
