@@ -112,6 +112,23 @@ def test_the_environment_cannot_move_a_model_past_the_policy(policy_file, monkey
         asyncio.run(model.complete([UserMessage(content="hi")]))
 
 
+async def test_a_base_url_moved_after_the_model_was_built_is_checked_too(
+    policy_file, monkeypatch, serve
+):
+    """A model reads `OPENAI_BASE_URL` at each request (a fix needs no restart): the policy
+    checks the address the request goes to, not the one the model was built with."""
+    allowed, elsewhere = serve([reply("allowed")]), serve([reply("never sent")])
+    policy_file({"base_urls": [f"{allowed.url}/*", allowed.url]})
+    monkeypatch.setenv("OPENAI_BASE_URL", allowed.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    model = resolve_model("openai:gpt-4o")
+    assert (await model.complete([UserMessage(content="hi")])).text == "allowed"
+    monkeypatch.setenv("OPENAI_BASE_URL", elsewhere.url)
+    with pytest.raises(PolicyError, match="base_urls"):
+        await model.complete([UserMessage(content="hi")])
+    assert elsewhere.requests == []
+
+
 # --- approval_floors ----------------------------------------------------------------------
 
 
