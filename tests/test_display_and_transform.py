@@ -9,6 +9,7 @@ from copilot_nb.events import (
     Done,
     Failed,
     FileChanged,
+    Notice,
     ReasoningDelta,
     TextDelta,
     ToolFinished,
@@ -71,6 +72,27 @@ def test_streaming_is_throttled_and_the_final_flush_is_complete():
     assert 3 <= len(handle.shown) <= 6
     assert handle.shown[-1] == "x" * 1000
     assert handle.html[-1] == f"<p>{'x' * 1000}</p>\n"
+
+
+def test_a_retry_notice_shows_while_it_waits_and_takes_the_broken_attempt_with_it():
+    renderer, handle, _ = make_renderer(interval=0)
+    renderer.handle(ToolStarted(call_id="1", name="read_file", arguments={}, summary="a.py"))
+    renderer.handle(
+        ToolFinished(call_id="1", name="read_file", ok=True, summary="1 line", content="x")
+    )
+    renderer.handle(ReasoningDelta(text="hmm"))
+    renderer.handle(TextDelta(text="The answ"))
+    renderer.handle(Notice(text="the stream broke — asking again", retry=True))
+    assert handle.shown[-1] == "✓ read_file a.py — 1 line\n\n⚠ the stream broke — asking again"
+    renderer.handle(Notice(text="HTTP 429 — retrying in 0.5 s (1/2)", retry=True))
+    assert "asking again" not in handle.shown[-1] and "429" in handle.shown[-1]
+    renderer.handle(TextDelta(text="The answer."))
+    renderer.handle(Notice(text="compacted the conversation"))  # not a retry: it stays
+    renderer.handle(Done(text="The answer."))
+    renderer.flush()
+    assert handle.shown[-1] == (
+        "✓ read_file a.py — 1 line\n\nThe answer.\n\n⚠ compacted the conversation"
+    )
 
 
 def test_tool_calls_show_as_one_line_each_with_their_diff():
