@@ -73,11 +73,14 @@ def test_an_interrupt_stops_the_turn_as_stop_does_and_the_next_cell_works(serve,
     )
     kernel = kernel_for(server)
     msg_id = kernel.send("%%copilot\nlist the files, then talk for a long time")
+    queued = kernel.send("ran_after_the_stop = True")  # as Run All queues the next cell
     while "counting" not in str(kernel.wait_for(msg_id, "update_display_data", timeout=30)[-1]):
         pass  # until the long answer streams
     kernel.manager.interrupt_kernel()
     interrupted = kernel.collect(msg_id, timeout=30)
     assert interrupted.of_type("error") == [], "a stop, not a traceback"
+    assert interrupted.reply["content"]["ename"] == "TurnStopped", "so Run All stops here"
+    assert kernel.collect(queued, timeout=30).status == "aborted"
     assert "Traceback" not in interrupted.stdout and "CancelledError" not in interrupted.stdout
     (shown,) = interrupted.final_displays().values()
     assert "counting counting" in shown, "the partial answer stays"
@@ -85,6 +88,7 @@ def test_an_interrupt_stops_the_turn_as_stop_does_and_the_next_cell_works(serve,
 
     after = kernel.execute("%%copilot\nare you there?")
     assert after.status == "ok"
+    assert kernel.execute("print('ran_after_the_stop' in globals())").stdout == "False\n"
     assert "Back again." in "".join(after.final_displays().values())
     last = server.requests[-1].messages
     assert [m["role"] for m in last][-2:] == ["assistant", "user"]

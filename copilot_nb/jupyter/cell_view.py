@@ -260,10 +260,11 @@ class CellRenderer:
 
 async def render_turn(
     events: AsyncGenerator[TurnEvent, None], renderer: CellRenderer | None = None
-) -> None:
-    """Show a session turn in the cell's output. An interrupt stops the turn as the panel's Stop
-    does: the partial answer stays, one line says it stopped, and no traceback follows (the
-    conversation has already kept what was said, marked as interrupted)."""
+) -> bool:
+    """Show a session turn in the cell's output; whether the user stopped it. An interrupt stops
+    the turn as the panel's Stop does: the partial answer stays, one line says it stopped, and
+    no traceback follows (the conversation has already kept what was said, marked as
+    interrupted)."""
     renderer = renderer if renderer is not None else CellRenderer()
     try:
         async with aclosing(events) as stream:
@@ -272,8 +273,38 @@ async def render_turn(
     except (asyncio.CancelledError, KeyboardInterrupt):
         renderer.notice(STOPPED)
         uncancel()
+        return True
     finally:
         renderer.flush()
+    return False
+
+
+class TurnStopped(Exception):
+    """Ends a stopped cell in error, so that Run All stops there as after any interrupt, while
+    IPython shows nothing for it (`install_quiet_stop`): the transcript already says ■ Stopped."""
+
+
+def _shown_as_nothing(
+    shell: Any, etype: type, value: BaseException, tb: Any, **_: Any
+) -> list[str]:
+    return []
+
+
+def install_quiet_stop(shell: Any) -> None:
+    """Have IPython show nothing for `TurnStopped` (IPython keeps one such handler per shell:
+    one the user or another extension set is left alone, and a stopped cell then ends ok)."""
+    if not shell.custom_exceptions:
+        shell.set_custom_exc((TurnStopped,), _shown_as_nothing)
+
+
+def uninstall_quiet_stop(shell: Any) -> None:
+    if tuple(shell.custom_exceptions) == (TurnStopped,):
+        shell.set_custom_exc((), None)
+
+
+def stop_ends_in_error(shell: Any) -> bool:
+    """Whether a stopped cell may end in error without a traceback being shown."""
+    return TurnStopped in tuple(getattr(shell, "custom_exceptions", ()) or ())
 
 
 def uncancel() -> None:

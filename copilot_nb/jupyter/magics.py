@@ -251,7 +251,7 @@ class CopilotMagics(Magics):
         if not prompt:
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
         from .approval_prompt import CellApprover
-        from .cell_view import CellRenderer, render_turn
+        from .cell_view import STOPPED, CellRenderer, TurnStopped, render_turn, stop_ends_in_error
 
         policy = self.session.approvals
         if args.yes or args.read_only:  # this cell only: the session keeps its own
@@ -273,10 +273,12 @@ class CopilotMagics(Magics):
                 mode=args.mode,
             )
             renderer = CellRenderer()
-            await render_turn(turn, renderer)
+            stopped = await render_turn(turn, renderer)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         finish_cell(self.session, renderer, args.model)
+        if stopped and stop_ends_in_error(self.shell):
+            raise TurnStopped(STOPPED)  # Run All stops here; IPython shows nothing for it
 
 
 CopilotMagics.copilot.parser.allow_abbrev = False
@@ -420,6 +422,9 @@ def load_ipython_extension(shell: Any) -> None:
         getattr(h, "__func__", h) is not complete_line for _, h in hooked.chain
     ):
         shell.set_hook("complete_command", complete_line, str_key=LINE_PREFIX)
+    from .cell_view import install_quiet_stop
+
+    install_quiet_stop(shell)
     live_channel(shell).install()
     _resume_saved(shell)
 
@@ -443,6 +448,9 @@ def unload_ipython_extension(shell: Any) -> None:
     (IPython keeps magics registered)."""
     if transform_copilot_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_copilot_cell)
+    from .cell_view import uninstall_quiet_stop
+
+    uninstall_quiet_stop(shell)
     live_channel(shell).uninstall()
     magics = shell.magics_manager.registry.get("CopilotMagics")
     if magics is not None and magics._session is not None:
