@@ -82,6 +82,7 @@ class FakeGitHub(LoopbackService):
     ) -> None:
         self.script = Script(steps, responder=responder)
         self.model_name = model_name
+        self.sends_usage = True  # the chat route it shares with ScriptedServer reads it
         self.polls = list(polls)
         self.interval = interval
         self.user = user
