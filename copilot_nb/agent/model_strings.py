@@ -7,10 +7,11 @@ from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..models.base import Model, collect
-from ..policy import check_model
+from ..models.providers import PROVIDERS, Registry, chat_names
 
 DEFAULT_OPENAI_MODEL = "gpt-4o"
-PROVIDERS = ("openai", "openai-responses", "ollama", "anthropic", "copilot", "offline")
+OFFLINE = ("offline", "demo")
+"""The built-in demo model's names: it sends nothing anywhere, so it is no provider."""
 
 
 def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
@@ -34,22 +35,23 @@ NO_PROVIDER = (
 def provider_hint(chosen: str = "") -> str:
     """`NO_PROVIDER` when the model in use (`chosen`, else the default) is the offline demo."""
     provider, _ = split_spec(chosen or default_model_spec())
-    return NO_PROVIDER if provider in ("offline", "demo") else ""
+    return NO_PROVIDER if provider in OFFLINE else ""
 
 
 def split_spec(spec: str) -> tuple[str, str]:
     """(provider, model) of a model string; a bare name is an OpenAI model, `offline` none."""
     provider, _, name = spec.strip().partition(":")
-    if not name and provider not in ("offline", "demo"):
+    if not name and provider not in OFFLINE:
         return "openai", provider
     return provider.lower(), name
 
 
-def resolve_model(spec: str | None = None) -> Model:
-    """Build the model named by `provider:model` (`openai:gpt-4o`, `copilot:gpt-4o`, `offline`)."""
+def resolve_model(spec: str | None = None, *, registry: Registry = PROVIDERS) -> Model:
+    """Build the model named by `provider:model` (`openai:gpt-4o`, `copilot:gpt-4o`, `offline`):
+    the provider's entry in `registry` builds it."""
     spec = (spec or default_model_spec()).strip()
     provider, name = split_spec(spec)
-    if provider in ("offline", "demo"):
+    if provider in OFFLINE:
         from ..testing.offline import OfflineModel
 
         return OfflineModel()
@@ -57,30 +59,12 @@ def resolve_model(spec: str | None = None) -> Model:
         raise ConfigError(
             f"model {spec!r} names no model; write it as provider:model, e.g. openai:gpt-4o"
         )
-    if provider in PROVIDERS:
-        check_model(provider, name)  # the administrator's policy, before anything is built
-    if provider == "openai":
-        from ..models.openai.chat import OpenAIChat
-
-        return OpenAIChat(name)
-    if provider == "openai-responses":
-        from ..models.openai.responses import OpenAIResponses
-
-        return OpenAIResponses(name)
-    if provider == "ollama":
-        from ..models.openai.ollama import OllamaChat
-
-        return OllamaChat(name)  # at OLLAMA_BASE_URL, else http://localhost:11434/v1
-    if provider == "anthropic":
-        from ..models.anthropic.chat import AnthropicChat
-
-        return AnthropicChat(name)
-    if provider == "copilot":
-        from ..models.copilot.chat import CopilotChat
-
-        return CopilotChat(name)
+    entry = registry.get(provider)
+    if entry is not None and entry.chat is not None:
+        return entry.build_chat(name)  # the administrator's policy, before anything is built
     raise ConfigError(
-        f"unknown provider {provider!r} in model {spec!r}; use one of: {', '.join(PROVIDERS)}"
+        f"unknown provider {provider!r} in model {spec!r}; "
+        f"use one of: {', '.join((*chat_names(registry), 'offline'))}"
     )
 
 

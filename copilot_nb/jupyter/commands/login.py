@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any, TypeVar
 
-from ...agent.model_strings import PROVIDERS, resolve_model
-from ...models.copilot.catalog import CopilotModelInfo, choose_endpoint, endpoint_label
-from ...models.copilot.chat import CopilotChat
+from ...agent.model_strings import resolve_model, split_spec
+from ...models.copilot.catalog import PREFERENCE as SPOKEN
+from ...models.copilot.catalog import CopilotModelInfo, endpoint_label
 from ...models.copilot.github_sign_in import DeviceCode, DeviceFlow, fetch_user
 from ...models.copilot.github_tokens import GitHubHosts, GitHubToken, save_github_token
-from ...models.openai.chat import OpenAIChat
+from ...models.providers import PROVIDERS, Registry
 from ..safe_html import escape, link_html, table_html
 
 T = TypeVar("T")
@@ -89,18 +89,20 @@ def show_device_code(code: DeviceCode) -> None:
     _show({"text/plain": text, "text/html": markup})
 
 
-def show_models(spec: str) -> None:
-    """List what the provider of `spec` offers: rich for Copilot, ids for OpenAI-compatible servers."""
+def show_models(spec: str, *, registry: Registry = PROVIDERS) -> None:
+    """List what the provider of `spec` offers: its catalog as a table where it has one (Copilot),
+    else its model ids (OpenAI-compatible servers); its entry in `registry` says which."""
     provider = spec.partition(":")[0].lower()
-    if ":" not in spec and provider in PROVIDERS:
+    if ":" not in spec and provider in registry:
         spec = f"{provider}:models"  # a provider alone: any model name will do for listing
-    model = resolve_model(spec)
-    if isinstance(model, CopilotChat):
-        infos = run_interruptibly(_closing(model, model.list_models()))
-        _show(copilot_table(infos, model.spoken))
-    elif isinstance(model, OpenAIChat):
-        ids = run_interruptibly(_closing(model, model.model_ids()))
-        _show(model_list(model.provider, model.base_url, ids))
+    model = resolve_model(spec, registry=registry)
+    entry = registry.get(split_spec(spec)[0])
+    if entry is not None and entry.catalog is not None:
+        infos = run_interruptibly(_closing(model, entry.catalog(model)))
+        _show(copilot_table(infos, getattr(model, "spoken", SPOKEN)))
+    elif entry is not None and entry.list_models is not None:
+        ids = run_interruptibly(_closing(model, entry.list_models(model)))
+        _show(model_list(entry.name, getattr(model, "base_url", ""), ids))
     else:
         print(
             f"copilot: {getattr(model, 'name', spec)} has no model list to show here; "
@@ -108,28 +110,20 @@ def show_models(spec: str) -> None:
         )
 
 
-async def _closing(model: Any, work: Coroutine[Any, Any, T]) -> T:
+async def _closing(model: Any, work: Awaitable[T]) -> T:
     try:
         return await work
     finally:
         await model.aclose()
 
 
-async def model_choices(spec: str, model: Any) -> list[str]:
+async def model_choices(spec: str, model: Any, *, registry: Registry = PROVIDERS) -> list[str]:
     """Model strings a picker can offer for this provider (`copilot:gpt-4o`, ...), best effort."""
     provider = spec.partition(":")[0]
-    if isinstance(model, CopilotChat):
-        infos = await model.list_models()
-        ids = [
-            m.id
-            for m in infos
-            if m.kind == "chat" and m.picker_enabled and choose_endpoint(m, spoken=model.spoken)
-        ]
-    elif isinstance(model, OpenAIChat):
-        ids = await model.model_ids()
-    else:
+    entry = registry.get(split_spec(spec)[0])
+    if entry is None or entry.list_models is None:
         return []
-    return [f"{provider}:{model_id}" for model_id in ids]
+    return [f"{provider}:{model_id}" for model_id in await entry.list_models(model)]
 
 
 def model_list(provider: str, base_url: str, ids: Sequence[str]) -> dict[str, str]:
@@ -144,7 +138,7 @@ def model_list(provider: str, base_url: str, ids: Sequence[str]) -> dict[str, st
 
 
 def copilot_table(
-    infos: Sequence[CopilotModelInfo], spoken: Sequence[str] = CopilotChat.spoken
+    infos: Sequence[CopilotModelInfo], spoken: Sequence[str] = SPOKEN
 ) -> dict[str, str]:
     """Copilot's chat models as a table (and plain text): window, output, tools, the endpoint
     copilot_nb asks each through, and what one request costs in premium requests."""

@@ -210,9 +210,11 @@ class AnthropicChat(ChatModel):
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         max_retries: int = 2,
         http_client: httpx.AsyncClient | None = None,
+        connections: LoopBoundClient | None = None,
         vision: bool | None = None,
     ) -> None:
-        """`vision`: whether the model accepts images (None: Claude 3 and later do)."""
+        """`vision`: whether the model accepts images (None: Claude 3 and later do);
+        `connections`: another model's to share (its pool, policy guard and cassette)."""
         self.name = model
         self.provider = "anthropic"
         self.vision = vision
@@ -222,7 +224,9 @@ class AnthropicChat(ChatModel):
         self.base_url = base_url or None
         self.max_tokens = max_tokens
         self.headers = dict(headers or {})
-        self._http = LoopBoundClient(timeout=timeout, guard=policy_guard(self), client=http_client)
+        self._http = connections or LoopBoundClient(
+            timeout=timeout, guard=policy_guard(self), client=http_client
+        )
 
     def __repr__(self) -> str:
         return f"AnthropicChat({self.name!r}, base_url={self.base_url!r})"

@@ -69,9 +69,6 @@ class CopilotChat(OpenAIChat):
     editor identification sent to Copilot (also `COPILOT_NB_EDITOR_VERSION` and friends).
     """
 
-    sign_in_hint = (
-        "Run `%copilot login` to sign in to GitHub again, and check that the account has Copilot."
-    )
     spoken: tuple[str, ...] = SPOKEN
     local_limits = False  # its window and output limit come from its model list
 
@@ -113,6 +110,12 @@ class CopilotChat(OpenAIChat):
         self._listed = False
         self._messages: _CopilotMessages | None = None
         self._responses: _CopilotResponses | None = None
+
+    def sign_in_hint(self) -> str:
+        return (
+            "Run `%copilot login` to sign in to GitHub again, and check that the account has "
+            "Copilot."
+        )
 
     async def copilot_token(self) -> CopilotToken:
         """The Copilot token for the next request, signing in first; it also names the API base
@@ -247,7 +250,7 @@ class CopilotChat(OpenAIChat):
                 f"copilot: could not reach {base_url}/models: {error_text(exc)}"
             ) from exc
         if response.status_code >= 400:
-            error = http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint)
+            error = http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint())
             raise self._explained(error)
         models = parse_models(response.json())
         self._listed = True
@@ -273,11 +276,11 @@ class _CopilotMessages(AnthropicChat):
             auth_token="",
             base_url=owner.base_url,
             max_tokens=min(8192, output) if output else 8192,
+            connections=owner.connections,
         )
         self._owner = owner
         self.auth = owner.auth
         self.retry = owner.retry
-        self._http = owner._http
 
     def image_limits(self) -> ImageLimits | None:
         return self._owner.image_limits()
@@ -290,7 +293,7 @@ class _CopilotMessages(AnthropicChat):
         return base_url, headers
 
     def sign_in_hint(self) -> str:
-        return self._owner.sign_in_hint
+        return self._owner.sign_in_hint()
 
 
 class _CopilotResponses(OpenAIResponses):
@@ -298,12 +301,19 @@ class _CopilotResponses(OpenAIResponses):
     Copilot's token, editor headers, retries and connections."""
 
     def __init__(self, owner: CopilotChat) -> None:
-        super().__init__(owner.name, api_key="", base_url=owner.base_url, provider="copilot")
+        super().__init__(
+            owner.name,
+            api_key="",
+            base_url=owner.base_url,
+            provider="copilot",
+            connections=owner.connections,
+        )
         self._owner = owner
-        self.sign_in_hint = owner.sign_in_hint
         self.auth = owner.auth
         self.retry = owner.retry
-        self._http = owner._http
+
+    def sign_in_hint(self) -> str:
+        return self._owner.sign_in_hint()
 
     def image_limits(self) -> ImageLimits | None:
         return self._owner.image_limits()

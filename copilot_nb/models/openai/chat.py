@@ -38,8 +38,6 @@ LIST_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 class OpenAIChat(ChatModel):
     """A Chat Completions model, configured like the official SDK (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
 
-    sign_in_hint = "Check OPENAI_API_KEY (or the key for this server)."
-
     api_key = FromEnv("OPENAI_API_KEY", default=None)
     """The key given in code, else `OPENAI_API_KEY` as it is when each request leaves."""
     base_url = FromEnv("OPENAI_BASE_URL", default=OPENAI_BASE_URL, url=True)
@@ -55,6 +53,7 @@ class OpenAIChat(ChatModel):
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         max_retries: int = 2,
         http_client: httpx.AsyncClient | None = None,
+        connections: LoopBoundClient | None = None,
         provider: str = "openai",
         vision: bool | None = None,
         context_window: int | None = None,
@@ -63,7 +62,8 @@ class OpenAIChat(ChatModel):
         """`vision`: whether the model accepts images (None: known models by name).
         `context_window`: the tokens the server runs the model with (None: the user's
         `COPILOT_NB_CONTEXT_WINDOW`, else what a local server says, else known by name);
-        `max_output_tokens`: the most a reply may take (None: an eighth of a known window)."""
+        `max_output_tokens`: the most a reply may take (None: an eighth of a known window);
+        `connections`: another model's to share (its pool, policy guard and cassette)."""
         self.name = model
         self.provider = provider
         self.vision = vision
@@ -76,10 +76,21 @@ class OpenAIChat(ChatModel):
         self.base_url = base_url or None
         self.headers = dict(headers or {})
         self.retry = RetryPolicy(max_retries=max_retries)
-        self._http = LoopBoundClient(timeout=timeout, guard=policy_guard(self), client=http_client)
+        self._http = connections or LoopBoundClient(
+            timeout=timeout, guard=policy_guard(self), client=http_client
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
+
+    def sign_in_hint(self) -> str:
+        """What to check when the server refuses the key (a method on every wire)."""
+        return "Check OPENAI_API_KEY (or the key for this server)."
+
+    @property
+    def connections(self) -> LoopBoundClient:
+        """Its connections (pool, policy guard, cassette), for a wire that asks on its behalf."""
+        return self._http
 
     local_limits = True
     """Whether a local server is asked for its context window (`learn_limits`) and requests
@@ -171,7 +182,7 @@ class OpenAIChat(ChatModel):
             decoder,
             provider=self.provider,
             where=self.base_url,
-            sign_in_hint=self.sign_in_hint,
+            sign_in_hint=self.sign_in_hint(),
             policy=self.retry,
             reach_hint=reach_hint(self),
         )
@@ -184,7 +195,7 @@ class OpenAIChat(ChatModel):
         client = self._http.get(base_url)
         response = await client.get(f"{base_url}/models", headers=headers, timeout=LIST_TIMEOUT)
         if response.status_code >= 400:
-            raise http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint)
+            raise http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint())
         data = response.json().get("data", [])
         return sorted(str(m["id"]) for m in data if isinstance(m, dict) and m.get("id"))
 

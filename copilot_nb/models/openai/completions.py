@@ -81,26 +81,29 @@ class OpenAICompletions(OpenAIChat):
 class DeepSeekFill(OpenAICompletions):
     """DeepSeek's FIM beta (`deepseek:deepseek-chat`); the key from `DEEPSEEK_API_KEY`."""
 
-    sign_in_hint = "Check DEEPSEEK_API_KEY."
-
     api_key = FromEnv("DEEPSEEK_API_KEY", default="")
     base_url = FromEnv("DEEPSEEK_BASE_URL", default=DEEPSEEK_BETA_URL, url=True)
 
     def __init__(self, model: str, **options: Any) -> None:
         super().__init__(model, provider="deepseek", **options)
 
+    def sign_in_hint(self) -> str:
+        return "Check DEEPSEEK_API_KEY."
+
 
 class MistralFill(OpenAICompletions):
     """Mistral's FIM endpoint (`mistral:codestral-latest`); the key from `MISTRAL_API_KEY`."""
 
     path = "/fim/completions"
-    sign_in_hint = "Check MISTRAL_API_KEY."
 
     api_key = FromEnv("MISTRAL_API_KEY", default="")
     base_url = FromEnv("MISTRAL_BASE_URL", default=MISTRAL_URL, url=True)
 
     def __init__(self, model: str, **options: Any) -> None:
         super().__init__(model, provider="mistral", **options)
+
+    def sign_in_hint(self) -> str:
+        return "Check MISTRAL_API_KEY."
 
     def decoder(self) -> StreamDecoder:
         return ChatCompletionsDecoder()

@@ -126,7 +126,7 @@ class OllamaFill(OllamaChat):
             NDJSONGenerateDecoder(),
             provider=self.provider,
             where=base,
-            sign_in_hint=self.sign_in_hint,
+            sign_in_hint=self.sign_in_hint(),
             policy=self.retry,
             reach_hint=reach_hint(self),
         )
