@@ -199,7 +199,7 @@ def test_a_cell_the_agent_adds_names_its_model_provider_and_cassette_entry(tmp_p
     cells = [nbformat.v4.new_code_cell("x = 1")]
     nbformat.write(nbformat.v4.new_notebook(cells=cells), tmp_path / "a.ipynb")
     add = call(
-        "insert_cell", after_cell_id="#0", cell_type="code", source="print(x)", notebook="a.ipynb"
+        "insert_cell", after_cell_id="#1", cell_type="code", source="print(x)", notebook="a.ipynb"
     )
     with ScriptedServer([reply("", add), reply("Added.")]) as server:
         env = {

@@ -171,6 +171,6 @@ async def test_read_cell_masks_the_proxy_token_a_cell_printed(ws):
     cell = nbformat.v4.new_code_cell("%copilot serve", outputs=[printed])
     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), Path(ws.root) / "serve.ipynb")
     out = await sample_tools(ws).call_tool(
-        "read_cell", {"cell_id": "#0", "notebook": "serve.ipynb"}
+        "read_cell", {"cell_id": "#1", "notebook": "serve.ipynb"}
     )
     assert token not in out.content and "token:" in out.content

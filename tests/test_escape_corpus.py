@@ -198,12 +198,12 @@ def _arguments(name: str, key: str, value: str) -> dict[str, Any]:
         "move_path": {"source": "inside.txt", "destination": "moved.txt"},
         "delete_path": {"recursive": True},
         "list_cells": {},
-        "read_cell": {"cell_id": "#0"},
-        "run_cell": {"cell_id": "#0"},
-        "edit_cell": {"cell_id": "#0", "old_str": MARKER, "new_str": "pwned"},
-        "replace_cell": {"cell_id": "#0", "source": "pwned"},
+        "read_cell": {"cell_id": "#1"},
+        "run_cell": {"cell_id": "#1"},
+        "edit_cell": {"cell_id": "#1", "old_str": MARKER, "new_str": "pwned"},
+        "replace_cell": {"cell_id": "#1", "source": "pwned"},
         "insert_cell": {"after_cell_id": None, "cell_type": "code", "source": "pwned"},
-        "delete_cell": {"cell_id": "#0"},
+        "delete_cell": {"cell_id": "#1"},
     }
     return {**base[name], key: value}
 

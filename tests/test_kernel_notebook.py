@@ -73,7 +73,7 @@ def test_a_copilot_cell_reads_the_live_dataframe_and_adds_a_cell_to_the_notebook
     assert "north" in described and "south" in described
     assert results["l"].startswith("analysis.ipynb: 2 cells (code 2)")
     assert results["i"].startswith("inserted cell ")
-    assert "(#2) in analysis.ipynb" in results["i"]
+    assert "(#3) in analysis.ipynb" in results["i"]
     server.assert_complete()
 
     written = json.loads(notebook.read_text())
@@ -146,7 +146,7 @@ def test_denied_edits_are_reported_and_undo_restores_file_and_notebook_byte_for_
                 call("insert_cell", id="i", after_cell_id=None, cell_type="code", source="y = 2"),
             ),
             reply("Changed utils.py and added a cell."),
-            reply("", call("delete_cell", id="d", cell_id="#1")),
+            reply("", call("delete_cell", id="d", cell_id="#2")),
             reply("I was not allowed to delete the cell, so I left it."),
         ]
     )

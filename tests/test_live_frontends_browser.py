@@ -83,7 +83,7 @@ def test_the_chat_panel_edits_the_open_notebook_too(page, lab, replies):
                 "Adding it.",
                 call(
                     "insert_cell",
-                    after_cell_id="#0",
+                    after_cell_id="#1",
                     cell_type="markdown",
                     source="## From the panel",
                 ),
@@ -133,7 +133,7 @@ def test_two_views_of_one_notebook_are_one_live_notebook(page, lab, replies):
     replies.queue.extend(
         [
             reply(
-                "", call("insert_cell", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE)
+                "", call("insert_cell", after_cell_id="#1", cell_type="code", source=AGENT_SOURCE)
             ),
             reply("Added once."),
         ]
@@ -158,7 +158,7 @@ def test_run_all_on_opening_is_live_from_the_first_request(page, lab, replies):
             reply(
                 "",
                 call(
-                    "insert_cell", id="i", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE
+                    "insert_cell", id="i", after_cell_id="#1", cell_type="code", source=AGENT_SOURCE
                 ),
             ),
             lambda request: reply(request.tool_results["i"].split(":")[0].split("(")[-1]),
@@ -181,7 +181,7 @@ def test_run_all_on_opening_reviews_the_first_request(page, lab, replies):
             reply(
                 "",
                 call(
-                    "insert_cell", id="i", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE
+                    "insert_cell", id="i", after_cell_id="#1", cell_type="code", source=AGENT_SOURCE
                 ),
             ),
             reply("Added for review."),
@@ -210,7 +210,7 @@ def test_after_a_kernel_restart_the_notebook_is_live_again(page, lab, replies, k
         [
             reply(
                 "",
-                call("insert_cell", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE),
+                call("insert_cell", after_cell_id="#1", cell_type="code", source=AGENT_SOURCE),
             ),
             reply("Added after the restart."),
         ]
@@ -236,7 +236,7 @@ def test_a_renamed_notebook_stays_live_under_its_new_name(page, lab, replies):
             reply(
                 "",
                 call(
-                    "insert_cell", id="i", after_cell_id="#0", cell_type="code", source=AGENT_SOURCE
+                    "insert_cell", id="i", after_cell_id="#1", cell_type="code", source=AGENT_SOURCE
                 ),
             ),
             lambda request: reply("Result: " + request.tool_results["i"].split("\n")[0]),

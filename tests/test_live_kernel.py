@@ -72,7 +72,7 @@ def test_the_agent_sees_the_unsaved_cell_and_edits_the_open_notebook_never_the_f
     results = server.requests[-1].tool_results
     listing = results["l"]
     assert listing.startswith("sales.ipynb: 3 cells (code 2, markdown 1)")
-    assert f"#2 code [ ] id={ids['draft']} | draft = 'unsaved'" in listing
+    assert f"#3 code [ ] id={ids['draft']} | draft = 'unsaved'" in listing
     assert listing.endswith("(live: open in JupyterLab, unsaved changes included)")
     for key, change in [("i", "inserted"), ("e", "edited"), ("r", "replaced"), ("d", "deleted")]:
         assert results[key].startswith(change), results[key]
@@ -102,7 +102,7 @@ def test_a_cell_the_user_changed_after_the_agent_read_it_is_not_overwritten(
     def user_types_then_edit(request: ScriptedRequest) -> ScriptedTurn:
         with front["nb"].lock:
             front["nb"].cells[0]["source"] = "total = 7  # mine"
-        return reply("", call("edit_cell", id="e1", cell_id="#0", old_str="1", new_str="2"))
+        return reply("", call("edit_cell", id="e1", cell_id="#1", old_str="1", new_str="2"))
 
     def user_types_while_it_arrives(request: ScriptedRequest) -> ScriptedTurn:
         def typing(data: dict[str, Any]) -> None:
@@ -110,7 +110,7 @@ def test_a_cell_the_user_changed_after_the_agent_read_it_is_not_overwritten(
                 front["nb"].cells[1]["source"] = "rate = 5  # mine"
 
         front["nb"].before_answer = typing
-        return reply("", call("edit_cell", id="e2", cell_id="#1", old_str="1", new_str="2"))
+        return reply("", call("edit_cell", id="e2", cell_id="#2", old_str="1", new_str="2"))
 
     server = serve(
         [
@@ -146,7 +146,7 @@ def test_without_a_jupyter_server_the_tools_use_the_file_at_once(
                     "insert_cell",
                     id="i",
                     notebook="plain.ipynb",
-                    after_cell_id="#0",
+                    after_cell_id="#1",
                     cell_type="code",
                     source="b = 2",
                 ),
@@ -173,8 +173,8 @@ def test_with_a_jupyter_server_but_no_front_end_the_first_edit_says_how_to_get_l
             reply(
                 "",
                 call("list_cells", id="l"),
-                call("insert_cell", id="i1", after_cell_id="#0", cell_type="code", source="b"),
-                call("insert_cell", id="i2", after_cell_id="#1", cell_type="code", source="c"),
+                call("insert_cell", id="i1", after_cell_id="#1", cell_type="code", source="b"),
+                call("insert_cell", id="i2", after_cell_id="#2", cell_type="code", source="c"),
             ),
             reply("Added two cells to the file."),
         ]
@@ -204,12 +204,12 @@ def test_two_notebooks_on_one_kernel_each_call_lands_in_the_notebook_it_names(
             reply(
                 "",
                 call("list_cells", id="l"),
-                call("insert_cell", id="m", after_cell_id="#0", cell_type="code", source="m2"),
+                call("insert_cell", id="m", after_cell_id="#1", cell_type="code", source="m2"),
                 call(
                     "insert_cell",
                     id="o",
                     notebook="other.ipynb",
-                    after_cell_id="#0",
+                    after_cell_id="#1",
                     cell_type="code",
                     source="o2",
                 ),
@@ -242,7 +242,7 @@ def test_unloading_the_extension_closes_the_channel_and_the_tools_use_the_file(
             reply(
                 "",
                 call("list_cells", id="l"),
-                call("insert_cell", id="i", after_cell_id="#0", cell_type="code", source="b"),
+                call("insert_cell", id="i", after_cell_id="#1", cell_type="code", source="b"),
             ),
             reply("Added to the file."),
         ]

@@ -307,7 +307,7 @@ def test_a_notebook_changed_on_disk_in_a_review_turn_is_listed_as_a_file(
         "insert_cell",
         id="i",
         notebook="other.ipynb",
-        after_cell_id="#0",
+        after_cell_id="#1",
         cell_type="code",
         source="q = 2",
     )

@@ -46,12 +46,12 @@ def test_run_cell_runs_the_unsaved_source_and_puts_outputs_in_the_open_cell(
     ]
     server = serve(
         [
-            reply("", call("run_cell", id="ok", cell_id="#0")),
-            reply("", call("run_cell", id="fails", cell_id="#1")),
-            reply("", call("run_cell", id="image", cell_id="#2")),
-            reply("", call("run_cell", id="markdown", cell_id="#3")),
-            reply("", call("run_cell", id="agent", cell_id="#4")),
-            reply("", call("run_cell", id="loop", cell_id="#5", timeout=1)),
+            reply("", call("run_cell", id="ok", cell_id="#1")),
+            reply("", call("run_cell", id="fails", cell_id="#2")),
+            reply("", call("run_cell", id="image", cell_id="#3")),
+            reply("", call("run_cell", id="markdown", cell_id="#4")),
+            reply("", call("run_cell", id="agent", cell_id="#5")),
+            reply("", call("run_cell", id="loop", cell_id="#6", timeout=1)),
             reply("Ran them."),
         ]
     )
@@ -61,7 +61,7 @@ def test_run_cell_runs_the_unsaved_source_and_puts_outputs_in_the_open_cell(
     assert kernel.execute("assert answer == 42").status == "ok", "what ran stays defined"
 
     results = server.requests[-1].tool_results
-    assert results["ok"].startswith(f"ran cell {saved[0]['id']} (#0) of run.ipynb in ")
+    assert results["ok"].startswith(f"ran cell {saved[0]['id']} (#1) of run.ipynb in ")
     assert "(live: open in JupyterLab" in results["ok"]
     assert "[stdout]\nhello" in results["ok"] and "[stderr]\ncareful" in results["ok"]
     assert "[result]\n42" in results["ok"]
@@ -103,7 +103,7 @@ def test_run_cell_shows_a_matplotlib_figure_by_its_size(
             )
         ],
     )
-    server = serve([reply("", call("run_cell", id="p", cell_id="#0")), reply("A line.")])
+    server = serve([reply("", call("run_cell", id="p", cell_id="#1")), reply("A line.")])
     kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     front = front_end(kernel, "plot.ipynb", cells)
     copilot(kernel)

@@ -61,27 +61,27 @@ UNDO_TROUBLE = {
     "one cell edited twice": (
         ["v = 1"],
         [
-            call("edit_cell", id="a", cell_id="#0", old_str="1", new_str="2"),
-            call("edit_cell", id="b", cell_id="#0", old_str="2", new_str="3"),
+            call("edit_cell", id="a", cell_id="#1", old_str="1", new_str="2"),
+            call("edit_cell", id="b", cell_id="#1", old_str="2", new_str="3"),
         ],
     ),
     "a new cell edited": (
         ["v = 1"],
         [
-            call("insert_cell", id="a", after_cell_id="#0", cell_type="code", source="n = 1"),
-            call("edit_cell", id="b", cell_id="#1", old_str="1", new_str="2"),
+            call("insert_cell", id="a", after_cell_id="#1", cell_type="code", source="n = 1"),
+            call("edit_cell", id="b", cell_id="#2", old_str="1", new_str="2"),
         ],
     ),
     "a cell edited, then deleted": (
         ["v = 1", "w = 1"],
         [
-            call("edit_cell", id="a", cell_id="#0", old_str="1", new_str="2"),
-            call("delete_cell", id="b", cell_id="#0"),
+            call("edit_cell", id="a", cell_id="#1", old_str="1", new_str="2"),
+            call("delete_cell", id="b", cell_id="#1"),
         ],
     ),
     "two adjacent cells deleted bottom-up": (
         ["a = 1", "b = 1", "c = 1"],
-        [call("delete_cell", id="a", cell_id="#2"), call("delete_cell", id="b", cell_id="#1")],
+        [call("delete_cell", id="a", cell_id="#3"), call("delete_cell", id="b", cell_id="#2")],
     ),
 }
 

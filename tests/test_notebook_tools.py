@@ -74,9 +74,9 @@ async def test_list_cells_shows_index_id_type_count_first_line_and_outputs(
     assert not out.is_error
     lines = out.content.splitlines()
     assert lines[0] == "analysis.ipynb: 4 cells (code 3, markdown 1)"
-    assert lines[1] == f"#0 markdown id={cells[0].id} | # Sales  (+1 lines)"
+    assert lines[1] == f"#1 markdown id={cells[0].id} | # Sales  (+1 lines)"
     assert lines[2] == (
-        f"#1 code [1] id={cells[1].id} | import pandas as pd  (+2 lines)"
+        f"#2 code [1] id={cells[1].id} | import pandas as pd  (+2 lines)"
         "  → stdout 2 lines; text/html"
     )
     assert lines[3].endswith("→ image/png 640x480; image/jpeg 1024x768")
@@ -89,7 +89,7 @@ async def test_read_cell_numbers_the_source_and_summarises_outputs(
 ) -> None:
     out = await call(tools, "read_cell", cell_id=cells[1].id)
     assert out.content.splitlines() == [
-        f"analysis.ipynb #1 id={cells[1].id} (code, execution count 1, 3 lines)",
+        f"analysis.ipynb #2 id={cells[1].id} (cell 2 of 4; code, execution count 1, 3 lines)",
         "     1\timport pandas as pd",
         "     2\tdf = pd.read_csv('sales.csv')",
         "     3\tdf.head()",
@@ -108,7 +108,7 @@ async def test_read_cell_numbers_the_source_and_summarises_outputs(
 async def test_images_are_named_with_their_pixel_size_never_as_base64(
     tools: ToolSet, cells: list[Any]
 ) -> None:
-    out = await call(tools, "read_cell", cell_id="#2")
+    out = await call(tools, "read_cell", cell_id="#3")
     assert "[image/png 640x480]" in out.content
     assert "[image/jpeg 1024x768]" in out.content
     assert "<Figure size 640x480>" in out.content
@@ -126,7 +126,7 @@ def test_image_sizes_come_from_the_bytes_header() -> None:
 async def test_errors_show_name_value_and_a_short_traceback_without_ansi(
     tools: ToolSet, nb_path: Path
 ) -> None:
-    out = await call(tools, "read_cell", cell_id="#3")
+    out = await call(tools, "read_cell", cell_id="#4")
     assert "[error] ValueError: x must be positive" in out.content
     assert "----> 3 fail(x)" in out.content
     assert "\x1b" not in out.content
@@ -137,7 +137,7 @@ async def test_long_stream_output_is_cut_with_a_marker(tools: ToolSet, nb_path: 
     text = "".join(f"epoch {i}: loss 0.{i:04d}\n" for i in range(5000))
     nb.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
     nbformat.write(nb, nb_path)
-    out = await call(tools, "read_cell", cell_id="#3")
+    out = await call(tools, "read_cell", cell_id="#4")
     assert "epoch 0: loss" in out.content and "epoch 4999: loss" in out.content
     assert "characters cut] …" in out.content
     assert len(out.content) < 3000
@@ -148,7 +148,7 @@ async def test_progress_bars_show_only_their_last_state(tools: ToolSet, nb_path:
     bar = "".join(f"\r{i}%|{'#' * (i // 10)}" for i in range(101)) + "\n"
     nb.cells[3].outputs = [nbformat.v4.new_output("stream", name="stderr", text=bar)]
     nbformat.write(nb, nb_path)
-    out = await call(tools, "read_cell", cell_id="#3")
+    out = await call(tools, "read_cell", cell_id="#4")
     assert out.content.endswith("[stderr]\n100%|##########\n(file on disk)")
 
 
@@ -166,14 +166,14 @@ async def test_an_unknown_cell_id_lists_the_ids_there_are(
         assert out.is_error
         assert out.content == (
             f"{name}: no cell with id 'nosuch' in analysis.ipynb; its cells are: "
-            f"#0 {cells[0].id}, #1 {cells[1].id}, #2 {cells[2].id}, #3 {cells[3].id}; "
+            f"#1 {cells[0].id}, #2 {cells[1].id}, #3 {cells[2].id}, #4 {cells[3].id}; "
             "call list_cells to see them"
         )
     out = await call(tools, "insert_cell", after_cell_id="nosuch", cell_type="code", source="1")
     assert out.is_error and "no cell with id 'nosuch'" in out.content
-    out = await call(tools, "read_cell", cell_id="#7")
+    out = await call(tools, "read_cell", cell_id="#8")
     assert out.content == (
-        "read_cell: there is no cell #7 in analysis.ipynb: it has 4 cells, #0 to #3; "
+        "read_cell: there is no cell #8 in analysis.ipynb: it has 4 cells, numbered from #1 to #4; "
         "call list_cells to see them"
     )
     assert raw(nb_path) == before
@@ -263,4 +263,4 @@ async def test_a_session_name_relative_to_the_server_root_is_found(
     assert out.content.startswith("analysis.ipynb: 4 cells")
     absolute = notebook_tools(Workspace(root), current_notebook=lambda: str(nb_path))
     out = await call(absolute, "read_cell", cell_id=cells[0].id)
-    assert out.content.startswith(f"analysis.ipynb #0 id={cells[0].id} (markdown")
+    assert out.content.startswith(f"analysis.ipynb #1 id={cells[0].id} (cell 1 of 4; markdown")

@@ -105,13 +105,13 @@ def test_a_cell_is_found_by_its_id_its_number_or_words_of_its_first_line():
         ]
     )
     assert [(c.text, c.detail) for c in cells] == [
-        ("cell:load-1", "#0 code · import pandas as pd"),
-        ("cell:f00d", "#1 markdown · ## Plot the sales"),
-        ("cell:#2", "#2 code"),
+        ("cell:load-1", "#1 code · import pandas as pd"),
+        ("cell:f00d", "#2 markdown · ## Plot the sales"),
+        ("cell:#3", "#3 code"),
     ]
     assert texts(rank("cell:f0", cells)) == ["cell:f00d"]
-    assert texts(rank("#1", cells)) == ["cell:f00d"]
-    assert texts(rank("cell:#2", cells)) == ["cell:#2"]
+    assert texts(rank("#2", cells)) == ["cell:f00d"]
+    assert texts(rank("cell:#3", cells)) == ["cell:#3"]
     assert texts(rank("plot", cells)) == ["cell:f00d"]
     assert texts(rank("anda", cells)) == [], "words match by their starts"
     assert texts(rank("00", cells)) == [], "nor inside an id (random hex)"
@@ -266,7 +266,7 @@ async def test_the_completer_offers_files_cells_and_variables_of_the_kernel(tmp_
     assert [c.wire() for c in found] == [
         ["data.csv", "file", ""],
         ["var:data", "var", "list len 2"],
-        ["cell:intro", "cell", "#1 markdown · # Data overview"],
+        ["cell:intro", "cell", "#2 markdown · # Data overview"],
     ]
     assert texts(await completer.candidates("")) == [
         "analysis.ipynb",

@@ -56,7 +56,7 @@ def test_typing_at_offers_workspace_files_cells_and_variables(page, lab, replies
     assert shown[3].startswith("@cell:") and len(shown) == 4, (shown, details)
     assert panel.locator(".cnb-complete-detail").all_inner_texts() == [
         "list len 3",
-        "#1 code · # plot the data",
+        "#2 code · # plot the data",
     ]
     assert selected(panel) == "@data.csv"
     shot(panel, "complete-1-popup.png")
@@ -130,7 +130,7 @@ def test_candidate_text_is_shown_as_text_and_never_runs(page, lab, replies):
     details = panel.locator(".cnb-complete-detail").all_inner_texts()
     assert details == [
         "<img src=x onerror=window.__xss=2>",
-        "#1 code · # <img src=x onerror=window.__xss=3> odd cell",
+        "#2 code · # <img src=x onerror=window.__xss=3> odd cell",
     ]
     assert panel.locator(".cnb-complete img, .cnb-complete script").count() == 0
     box.press("Escape")

@@ -133,9 +133,9 @@ async def test_the_context_block_goes_before_the_request_fresh_each_turn(serve, 
         [
             "<context>",
             "Notebook sales.ipynb (3 cells, file):",
-            "#0 markdown id=title | # Sales by month",
-            "#1 code id=load | import pandas as pd",
-            "#2 code id=plot | df.plot(x='month') FAILED: KeyError: 'month'",
+            "#1 markdown id=title | # Sales by month",
+            "#2 code id=load | import pandas as pd",
+            "#3 code id=plot | df.plot(x='month') FAILED: KeyError: 'month'",
             "Variables: rows: list len 3",
             f"Workspace {root}: sales.csv, sales.ipynb, src/",
             "Git: branch main; changed: sales.csv, sales.ipynb",
@@ -178,14 +178,14 @@ async def test_references_attach_a_file_a_cell_and_a_variable(serve, root, monke
     session.toolset_factories.append(
         lambda ws: [t for ts in kernel_toolsets(session.shell, ws) for t in ts]
     )
-    asked = "Use @src/clean.py on the data of @cell:#1 and fix @cell:plot; see @var:rows. `@not`"
+    asked = "Use @src/clean.py on the data of @cell:#2 and fix @cell:plot; see @var:rows. `@not`"
     await events_of(session, asked)
     content = sent(server)[-1]["content"].split("</context>\n\n", 1)[-1]
     request, attachments = content.split("\n\n<attachments>\n")
     assert request == asked
     assert attachments.count("<attachment ref=") == 4
     assert '<attachment ref="@src/clean.py">' in attachments and "dropna" in attachments
-    assert '<attachment ref="@cell:#1">' in attachments and "pd.read_csv" in attachments
+    assert '<attachment ref="@cell:#2">' in attachments and "pd.read_csv" in attachments
     assert '<attachment ref="@cell:plot">' in attachments and "KeyError" in attachments
     assert '<attachment ref="@var:rows">' in attachments and "rows: list" in attachments
 

@@ -35,7 +35,7 @@ def test_a_turn_reviewed_on_the_page_is_what_the_next_turn_hears(page, lab, repl
         [
             reply(
                 "",
-                call("edit_cell", id="e", cell_id="#1", old_str="total = 1", new_str="total = 2"),
+                call("edit_cell", id="e", cell_id="#2", old_str="total = 1", new_str="total = 2"),
                 call("edit_file", id="f", path="utils.py", old_str="return 1", new_str="return 2"),
             ),
             reply("Changed the cell and utils.py."),

@@ -173,12 +173,12 @@ def test_a_notebook_whose_path_holds_secrets_asks_to_be_read(root: Path) -> None
     current = {"path": ".ssh/keys.ipynb"}
     tools = notebook_tools(ws, current_notebook=lambda: current["path"])
     assert category(tools, "list_cells", {"notebook": ".ssh/keys.ipynb"}) == "read-secret"
-    assert category(tools, "read_cell", {"cell_id": "#0"}) == "read-secret"  # the kernel's own
-    assert category(tools, "read_cell", {"cell_id": "#0", "notebook": ""}) == "read-secret"
+    assert category(tools, "read_cell", {"cell_id": "#1"}) == "read-secret"  # the kernel's own
+    assert category(tools, "read_cell", {"cell_id": "#1", "notebook": ""}) == "read-secret"
     assert category(tools, "list_cells", {"notebook": "analysis.ipynb"}) == "read"
     current["path"] = "analysis.ipynb"
     assert category(tools, "list_cells", {}) == "read"
-    assert category(tools, "edit_cell", {"cell_id": "#0", "old_str": "a", "new_str": "b"}) == (
+    assert category(tools, "edit_cell", {"cell_id": "#1", "old_str": "a", "new_str": "b"}) == (
         "edit"
     )
 

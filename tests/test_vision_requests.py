@@ -75,7 +75,7 @@ def ws(root: Path) -> Workspace:
 
 
 async def test_read_cell_attaches_the_plots_it_describes(ws: Workspace) -> None:
-    out = await sample_tools(ws).call_tool("read_cell", {"cell_id": "#2"})
+    out = await sample_tools(ws).call_tool("read_cell", {"cell_id": "#3"})
     assert "[image/png 640x480]" in out.content and "[image/jpeg 1024x768]" in out.content
     assert PNG_B64 not in out.content, "the text never holds base64"
     assert out.images == (
@@ -110,7 +110,7 @@ async def test_run_cell_attaches_the_figure_it_put_into_the_file(root: Path) -> 
         namespace=lambda: namespace,
         shell=shell,
     )
-    out = await cell_run_toolset(ctx).call_tool("run_cell", {"cell_id": "#0"})
+    out = await cell_run_toolset(ctx).call_tool("run_cell", {"cell_id": "#1"})
     assert "[image/png 3x2]" in out.content and not out.is_error, out.content
     assert out.images == (Image(media_type="image/png", data=dot),)
     (shown,) = nbformat.read(root / "figure.ipynb", as_version=4).cells[0].outputs
@@ -152,7 +152,7 @@ def test_an_mcp_servers_image_travels_beside_its_summary() -> None:
 async def test_a_vision_model_sees_the_plot_read_cell_returned(serve, ws: Workspace) -> None:
     """The story: gpt-4o reads the plot cell; its next request shows it the plot."""
     server = serve(
-        [reply("", call("read_cell", id="call_1", cell_id="#2")), reply("A rising line.")],
+        [reply("", call("read_cell", id="call_1", cell_id="#3")), reply("A rising line.")],
         model_name="gpt-4o",
     )
     agent = Agent(model=server.model(), workspace=ws, tools=sample_tools(ws))
@@ -176,7 +176,7 @@ async def test_a_model_without_vision_gets_the_same_text_and_no_images(
     serve, ws: Workspace
 ) -> None:
     server = serve(
-        [reply("", call("read_cell", id="call_1", cell_id="#2")), reply("A plot.")],
+        [reply("", call("read_cell", id="call_1", cell_id="#3")), reply("A plot.")],
         model_name="gpt-3.5-turbo",
     )
     agent = Agent(model=server.model(), workspace=ws, tools=sample_tools(ws))

@@ -20,7 +20,7 @@ How this notebook works:
 (list_cells, read_cell) before you change it; an edit to a cell that changed since you read it \
 is refused, so read it again and redo the edit.
 - For .ipynb files use the cell tools, never read_file/write_file: the open notebook's unsaved \
-state is only visible through them. Refer to cells by their id (the #index is only a position).
+state is only visible through them. Cells are #1, #2, … as JupyterLab counts them.
 - The kernel holds the user's live variables. Look with list_variables and inspect_variable \
 before you recompute anything; never re-run the user's expensive cells to find out what they hold.
 - Each request starts with a context block (notebook outline, recent errors, variables, git \

@@ -34,7 +34,6 @@ def kept_reply(message: AssistantMessage) -> AssistantMessage:
 _SUMMARY_KEYS = (
     "path",
     "cell_id",
-    "after_cell_id",
     "notebook",
     "source",
     "glob",
@@ -43,6 +42,8 @@ _SUMMARY_KEYS = (
     "name",
     "code",
 )
+"""Arguments that name a call's target, first found first. Not `after_cell_id`: an insert's
+line names the new cell (its result says which number it got), never the anchor."""
 
 
 def summarize_call(call: ToolCall) -> str:

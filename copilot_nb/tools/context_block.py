@@ -23,6 +23,7 @@ from ..text import shorten
 from ..workspace.notebook_file import resolve_notebook
 from .context import ToolContext
 from .kernel.variables import size_of, type_name, user_variables
+from .notebook.numbering import cell_label
 from .notebook.store import open_notebook
 
 BUDGET = 3000
@@ -117,7 +118,8 @@ def _cell(index: int, cell: Any) -> str:
     mark = ""
     if error is not None:
         mark = " FAILED: " + shorten(f"{error.get('ename', '')}: {error.get('evalue', '')}", 80)
-    return f"#{index} {cell.get('cell_type', '?')} id={cell.get('id', '?')} | {shorten(first, 60)}{mark}"
+    kind, cell_id = cell.get("cell_type", "?"), cell.get("id", "?")
+    return f"{cell_label(index)} {kind} id={cell_id} | {shorten(first, 60)}{mark}"
 
 
 def _variables(ctx: ToolContext, share: int) -> str:

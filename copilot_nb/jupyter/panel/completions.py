@@ -33,6 +33,7 @@ from ...errors import CopilotError
 from ...text import shorten
 from ...tools.context import ToolContext
 from ...tools.kernel.variables import size_of, type_name, user_variables
+from ...tools.notebook.numbering import cell_label
 from ...tools.notebook.store import open_notebook
 from ...tools.search.walk import walk_files
 from ...workspace.notebook_file import resolve_notebook
@@ -140,16 +141,17 @@ def cell_candidates(cells: Iterable[Mapping[str, Any]]) -> list[Candidate]:
         source = "".join(raw) if isinstance(raw, list) else str(raw)
         first = next((line.strip() for line in source.splitlines() if line.strip()), "")
         cell_id = str(cell.get("id") or "")
-        name = cell_id if _CELL_ID.fullmatch(cell_id) else f"#{index}"
+        number = cell_label(index)
+        name = cell_id if _CELL_ID.fullmatch(cell_id) else number
         kind = str(cell.get("cell_type", ""))
-        detail = f"#{index} {kind}" + (f" · {shorten(first, 60)}" if first else "")
+        detail = f"{number} {kind}" + (f" · {shorten(first, 60)}" if first else "")
         found.append(
             Candidate(
                 text=f"cell:{name}",
                 kind="cell",
                 detail=detail,
                 order=index,
-                also=(name.lower(), f"#{index}", f"cell:#{index}"),
+                also=(name.lower(), number, f"cell:{number}"),
                 words=word_starts(first),
             )
         )

@@ -1,7 +1,7 @@
 """The notebook tools: list, read, edit, replace, insert and delete cells of a notebook.
 
-Cells are addressed by their nbformat `id` (stable across edits), or by `#N`, the 0-based index
-list_cells shows. Where the cells come from and where a change goes is `store.py`: the
+Cells are addressed by their nbformat `id` (stable across edits), or by `#N`, the 1-based number
+list_cells shows (JupyterLab's own numbering, `numbering.py`). Where the cells come from and where a change goes is `store.py`: the
 notebook open in a front end when one has it (live: unsaved cells included, changes shown at
 once, the user's own undo and save), else the .ipynb file through `workspace/notebook_file.py`
 (workspace policy, atomic writes, the changed-on-disk check). Either way an edit made from a view
@@ -36,6 +36,7 @@ from ..registry import ToolOutput, ToolSet, bound_tool
 from ..secret_reads import reads_secret
 from ..text_edits import clip_diff, match_problem, occurrences
 from .markdown_loads import refusal, remote_loads
+from .numbering import cell_label, cell_position, numbered_index
 from .review import deleted, marked, review_of, review_turn, tagged
 from .store import Opened, check_seen, commit, open_notebook, remember, stamp
 
@@ -69,8 +70,9 @@ def notebook_toolset(ctx: ToolContext) -> ToolSet:
 
 
 async def list_cells(ctx: ToolContext, notebook: str | None = None) -> ToolOutput:
-    """List a notebook's cells: index, id, type, execution count, first line and outputs.
-    Without `notebook`, the notebook this kernel serves (its unsaved state when it is open).
+    """List a notebook's cells: number (#1 is the first, as JupyterLab counts), id, type,
+    execution count, first line and outputs. Without `notebook`, the notebook this kernel
+    serves (its unsaved state when it is open).
 
     Args:
         notebook: Path of a .ipynb file in the workspace; defaults to the notebook this
@@ -93,7 +95,7 @@ async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None)
     """Read one cell: its source with line numbers, and its outputs summarised.
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
     opened = await open_notebook(ctx, notebook, for_edit=False)
@@ -110,7 +112,8 @@ async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None)
     tags = cell.get("metadata", {}).get("tags")
     if tags:
         facts.append("tags: " + ", ".join(map(str, tags)))
-    out = [f"{opened.path} #{index} id={cell.id} ({', '.join(facts)})"]
+    where = cell_position(index, len(opened.loaded.node.cells))
+    out = [f"{opened.path} {cell_label(index)} id={cell.id} ({where}; {', '.join(facts)})"]
     out += [f"{n:6d}\t{line}" for n, line in enumerate(lines, 1)] or ["(empty)"]
     out += _attachments(cell)
     outputs = cell.get("outputs", [])
@@ -125,7 +128,7 @@ async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None)
     out.append(f"({opened.note})")
     return ToolOutput(
         content="\n".join(out),
-        summary=f"{opened.path} #{index} ({facts[0]})",
+        summary=f"{opened.path} {cell_label(index)} ({facts[0]})",
         images=output_images(outputs[:MAX_OUTPUTS_SHOWN]),
     )
 
@@ -139,7 +142,7 @@ async def edit_cell(
     A code cell's outputs are cleared, since they no longer match its source.
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
         old_str: The exact text to replace, including whitespace; it must occur exactly
             once in the cell, so include enough surrounding lines.
         new_str: The text to put in its place (empty to delete old_str).
@@ -178,7 +181,7 @@ async def replace_cell(
     """Replace a cell's whole source (its type stays; a code cell's outputs are cleared).
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
         source: The complete new source of the cell.
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
@@ -197,7 +200,7 @@ async def insert_cell(
     """Insert a new code or markdown cell (not run: it has no outputs until the user runs it).
 
     Args:
-        after_cell_id: Id (or "#N") of the cell to insert after; null to insert at the top.
+        after_cell_id: Id (or "#N", numbered from 1) of the cell to insert after; null to insert at the top.
         cell_type: "code" or "markdown".
         source: The new cell's source.
         notebook: Path of a .ipynb file (created when it does not exist yet and
@@ -224,7 +227,7 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
     """Delete a cell from a notebook; the user can take it back with the notebook's undo.
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
     async with ctx.notebooks.lock:
@@ -244,9 +247,9 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
     diff = cell_diff(opened.path, cell.id, before, None)
     left = len(opened.loaded.node.cells)
     return ToolOutput(
-        content=f"deleted cell {cell.id} (was #{index}) from {opened.path}; "
+        content=f"deleted cell {cell.id} (was {cell_label(index)}) from {opened.path}; "
         f"{left} cells left ({opened.note}):\n{clip_diff(diff)}",
-        summary=f"{opened.path} #{index} deleted",
+        summary=f"{opened.path} {cell_label(index)} deleted",
         changes=(CellChanged(notebook=opened.path, cell_id=cell.id, change="deleted", diff=diff),),
     )
 
@@ -265,12 +268,12 @@ async def _change_source(
         index, cell = find_cell(opened.loaded, cell_id)
         check_seen(ctx, opened, cell, index)
         before = cell_source(cell)
-        after = new_source(f"cell {cell.id} (#{index}) of {opened.path}", before)
+        after = new_source(f"cell {cell.id} ({cell_label(index)}) of {opened.path}", before)
         _no_remote_loads(tool, cell.cell_type, before, after)
         if after == before:
             return ToolOutput(
-                content=f"cell {cell.id} (#{index}) already has this source; nothing changed",
-                summary=f"{opened.path} #{index} (unchanged)",
+                content=f"cell {cell.id} ({cell_label(index)}) already has this source; nothing changed",
+                summary=f"{opened.path} {cell_label(index)} (unchanged)",
             )
         turn = review_turn(ctx, opened)
         marks = marked(stamp(ctx, change), review_of(cell, turn, "edit"))
@@ -318,9 +321,9 @@ def _changed(
     diff = cell_diff(opened.path, cell["id"], before, after)
     added, removed = total_changes(diff)
     return ToolOutput(
-        content=f"{change} cell {cell['id']} (#{index}) in {opened.path}{note} "
+        content=f"{change} cell {cell['id']} ({cell_label(index)}) in {opened.path}{note} "
         f"({opened.note}):\n{clip_diff(diff)}",
-        summary=f"{opened.path} #{index} {change} +{added} −{removed}",
+        summary=f"{opened.path} {cell_label(index)} {change} +{added} −{removed}",
         changes=(CellChanged(notebook=opened.path, cell_id=cell["id"], change=change, diff=diff),),
     )
 
@@ -334,23 +337,23 @@ def _kernel_notebook(ctx: ToolContext) -> str | None:
 
 
 def find_cell(loaded: LoadedNotebook, cell_id: str) -> tuple[int, Any]:
-    """(index, cell) for an id or `#N`; otherwise a ToolError naming the ids that exist."""
+    """(index, cell) for an id or `#N` (from 1); otherwise a ToolError naming the ids that exist."""
     cells = loaded.node.cells
     wanted = cell_id.strip()
-    if wanted.startswith("#"):
-        number = wanted[1:].strip()
-        if number.isdigit() and int(number) < len(cells):
-            return int(number), cells[int(number)]
+    index = numbered_index(wanted)
+    if index is not None:
+        if 0 <= index < len(cells):
+            return index, cells[index]
         raise ToolError(
             f"there is no cell {wanted} in {loaded.path}: it has {len(cells)} cells, "
-            f"#0 to #{len(cells) - 1}; call list_cells to see them"
+            f"numbered from #1 to #{len(cells)}; call list_cells to see them"
             if cells
             else f"{loaded.path} has no cells; add one with insert_cell(after_cell_id=null, ...)"
         )
     for index, cell in enumerate(cells):
         if cell.id == wanted:
             return index, cell
-    listed = ", ".join(f"#{i} {c.id}" for i, c in enumerate(cells[:MAX_LISTED_IDS]))
+    listed = ", ".join(f"{cell_label(i)} {c.id}" for i, c in enumerate(cells[:MAX_LISTED_IDS]))
     more = f", … ({len(cells)} in all)" if len(cells) > MAX_LISTED_IDS else ""
     known = f"its cells are: {listed}{more}" if cells else "it has no cells"
     hint = "call list_cells to see them" if cells else "add one with insert_cell"
@@ -358,7 +361,7 @@ def find_cell(loaded: LoadedNotebook, cell_id: str) -> tuple[int, Any]:
 
 
 def _cell_line(index: int, cell: Any) -> str:
-    """`#3 code [5] id=ab12cd34 | df.plot()  (+2 lines) → image/png 640x480`."""
+    """`#4 code [5] id=ab12cd34 | df.plot()  (+2 lines) → image/png 640x480`."""
     source = cell_source(cell)
     lines = editor_lines(source)
     first = shorten(next((line.strip() for line in lines if line.strip()), ""), MAX_FIRST_LINE)
@@ -369,7 +372,7 @@ def _cell_line(index: int, cell: Any) -> str:
         kind += f" [{count if count is not None else ' '}]"
     outputs = [brief_output(o) for o in cell.get("outputs", [])]
     shown = f"  → {'; '.join(outputs)}" if outputs else ""
-    return f"#{index} {kind} id={cell.id} | {first or '(empty)'}{more}{shown}"
+    return f"{cell_label(index)} {kind} id={cell.id} | {first or '(empty)'}{more}{shown}"
 
 
 def _attachments(cell: Any) -> list[str]:

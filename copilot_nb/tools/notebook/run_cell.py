@@ -27,6 +27,7 @@ from ..masking import redact_text
 from ..outputs import describe_output, output_images
 from ..registry import ToolOutput, ToolSet, bound_tool
 from .cells import find_cell
+from .numbering import cell_label
 from .review import marked, review_of, review_turn
 from .store import Opened, commit, conflict_message, open_notebook, stamp
 
@@ -51,7 +52,7 @@ async def run_cell(
     stopped; what it did until then stays done.
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for the cell at index N.
+        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
         timeout: Seconds before the run is stopped (at most 600).
         notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
     """
@@ -62,10 +63,14 @@ async def run_cell(
     opened = await open_notebook(ctx, notebook, for_edit=False)
     index, cell = find_cell(opened.loaded, cell_id)
     if cell.cell_type != "code":
-        raise ToolError(f"cell {cell.id} (#{index}) is a {cell.cell_type} cell; only code runs")
+        raise ToolError(
+            f"cell {cell.id} ({cell_label(index)}) is a {cell.cell_type} cell; only code runs"
+        )
     source = cell_source(cell)
     if source.lstrip().startswith("%%copilot") or COPILOT_CELL_CALL in source:
-        raise ToolError(f"cell {cell.id} (#{index}) is a %%copilot cell; run_cell does not run one")
+        raise ToolError(
+            f"cell {cell.id} ({cell_label(index)}) is a %%copilot cell; run_cell does not run one"
+        )
     code = ctx.shell.transform_cell(source) if ctx.shell is not None else source
     run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
     outputs = notebook_outputs(run, ctx.shell, timeout)
@@ -152,10 +157,10 @@ def _result(
 ) -> ToolOutput:
     shown = [describe_output(output) for output in outputs] or ["(no output)"]
     content, _ = redact_text("\n".join(shown))
-    head = f"ran cell {cell_id} (#{index}) of {path} in {run.seconds:.2f} s ({note})"
+    head = f"ran cell {cell_id} ({cell_label(index)}) of {path} in {run.seconds:.2f} s ({note})"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
-    summary = f"#{index} " + shorten(first or ran_for(run.seconds), 90)
+    summary = f"{cell_label(index)} " + shorten(first or ran_for(run.seconds), 90)
     return ToolOutput(
         content=f"{head}:\n{content}",
         is_error=failed,

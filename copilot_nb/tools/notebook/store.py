@@ -32,6 +32,7 @@ from ...workspace.notebook_file import (
     write_notebook,
 )
 from ..context import LiveNotebook, ToolContext
+from .numbering import cell_label
 
 STAMP_KEY = "copilot_nb"
 """The cell metadata key that records an agent's change."""
@@ -93,7 +94,7 @@ def check_seen(ctx: ToolContext, opened: Opened, cell: Any, index: int) -> None:
 
 
 def conflict_message(path: str, cell_id: str, index: int | None = None) -> str:
-    where = f"cell {cell_id}" + (f" (#{index})" if index is not None else "")
+    where = f"cell {cell_id}" + (f" ({cell_label(index)})" if index is not None else "")
     return (
         f"{where} of {path} changed in the open notebook since you read it (the user is "
         "editing it); nothing was changed. Call read_cell to see its current source, then "
