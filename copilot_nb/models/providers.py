@@ -233,7 +233,7 @@ PROVIDERS: Registry = MappingProxyType(
                 base_url_env="DEEPSEEK_BASE_URL",
                 base_url="https://api.deepseek.com/beta",
                 sign_in="Set DEEPSEEK_API_KEY.",
-                window="name",
+                window="server",
             ),
             Provider(
                 name="mistral",
@@ -242,7 +242,7 @@ PROVIDERS: Registry = MappingProxyType(
                 base_url_env="MISTRAL_BASE_URL",
                 base_url="https://api.mistral.ai/v1",
                 sign_in="Set MISTRAL_API_KEY.",
-                window="name",
+                window="server",
             ),
             Provider(
                 name="llamacpp",
