@@ -6,14 +6,14 @@ speaks one protocol (`OpenAIChat` speaks Chat Completions for OpenAI, Ollama, vL
 alike). Model strings (`agent/model_strings.py`), the completion model
 (`agent/completions/models.py`) and `%copilot models` (`jupyter/commands/login.py`) all read
 `PROVIDERS`, so adding a provider is adding one `Provider` here, as pydantic-ai's `providers/`
-beside `infer_model`. Wires are imported when a provider first builds one: a kernel that talks to
-Ollama never imports the Anthropic or Copilot code.
+beside `infer_model`. Wires are imported when a provider first builds one (`wire`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -72,64 +72,14 @@ def chat_names(registry: Registry) -> tuple[str, ...]:
 # --- how each provider builds its wires (imported on first use) ------------------------------------
 
 
-def _openai(model: str) -> Model:
-    from .openai.chat import OpenAIChat
+def wire(module: str, cls: str, **options: Any) -> Callable[[str], Any]:
+    """A factory of `cls` from `module` (below `models/`, imported on first use: a kernel that
+    talks to Ollama never loads the Anthropic or Copilot code) for a model name, with `options`."""
 
-    return OpenAIChat(model)
+    def build(model: str) -> Any:
+        return getattr(import_module(f"{__package__}.{module}"), cls)(model, **options)
 
-
-def _openai_responses(model: str) -> Model:
-    from .openai.responses import OpenAIResponses
-
-    return OpenAIResponses(model)
-
-
-def _ollama(model: str) -> Model:
-    from .openai.ollama import OllamaChat
-
-    return OllamaChat(model)
-
-
-def _anthropic(model: str) -> Model:
-    from .anthropic.chat import AnthropicChat
-
-    return AnthropicChat(model)
-
-
-def _copilot(model: str) -> Model:
-    from .copilot.chat import CopilotChat
-
-    return CopilotChat(model)
-
-
-def _openai_completions(model: str) -> FillModel:
-    from .openai.completions import OpenAICompletions
-
-    return OpenAICompletions(model, provider="openai-completions")
-
-
-def _deepseek_fill(model: str) -> FillModel:
-    from .openai.completions import DeepSeekFill
-
-    return DeepSeekFill(model)
-
-
-def _mistral_fill(model: str) -> FillModel:
-    from .openai.completions import MistralFill
-
-    return MistralFill(model)
-
-
-def _ollama_fill(model: str) -> FillModel:
-    from .openai.ollama_generate import OllamaFill
-
-    return OllamaFill(model)
-
-
-def _llamacpp_fill(model: str) -> FillModel:
-    from .openai.llama_infill import LlamaCppFill
-
-    return LlamaCppFill(model)
+    return build
 
 
 def _copilot_fill(model: str) -> FillModel:
@@ -171,7 +121,7 @@ PROVIDERS: Registry = MappingProxyType(
         for p in (
             Provider(
                 name="openai",
-                chat=_openai,
+                chat=wire("openai.chat", "OpenAIChat"),
                 key_env=("OPENAI_API_KEY",),
                 base_url_env="OPENAI_BASE_URL",
                 base_url="https://api.openai.com/v1",
@@ -181,7 +131,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="openai-responses",
-                chat=_openai_responses,
+                chat=wire("openai.responses", "OpenAIResponses"),
                 key_env=("OPENAI_API_KEY",),
                 base_url_env="OPENAI_BASE_URL",
                 base_url="https://api.openai.com/v1",
@@ -191,8 +141,8 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="ollama",
-                chat=_ollama,
-                fill=_ollama_fill,
+                chat=wire("openai.ollama", "OllamaChat"),
+                fill=wire("openai.ollama_generate", "OllamaFill"),
                 base_url_env="OLLAMA_BASE_URL",
                 base_url="http://localhost:11434/v1",
                 sign_in="Start Ollama, or set OLLAMA_BASE_URL to where it runs.",
@@ -201,7 +151,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="anthropic",
-                chat=_anthropic,
+                chat=wire("anthropic.chat", "AnthropicChat"),
                 key_env=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
                 base_url_env="ANTHROPIC_BASE_URL",
                 base_url="https://api.anthropic.com",
@@ -210,7 +160,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="copilot",
-                chat=_copilot,
+                chat=wire("copilot.chat", "CopilotChat"),
                 fill=_copilot_fill,
                 sign_in=_LOGIN,
                 list_models=_copilot_ids,
@@ -219,7 +169,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="openai-completions",
-                fill=_openai_completions,
+                fill=wire("openai.completions", "OpenAICompletions", provider="openai-completions"),
                 key_env=("OPENAI_API_KEY",),
                 base_url_env="OPENAI_BASE_URL",
                 base_url="https://api.openai.com/v1",
@@ -228,7 +178,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="deepseek",
-                fill=_deepseek_fill,
+                fill=wire("openai.completions", "DeepSeekFill"),
                 key_env=("DEEPSEEK_API_KEY",),
                 base_url_env="DEEPSEEK_BASE_URL",
                 base_url="https://api.deepseek.com/beta",
@@ -237,7 +187,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="mistral",
-                fill=_mistral_fill,
+                fill=wire("openai.completions", "MistralFill"),
                 key_env=("MISTRAL_API_KEY",),
                 base_url_env="MISTRAL_BASE_URL",
                 base_url="https://api.mistral.ai/v1",
@@ -246,7 +196,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="llamacpp",
-                fill=_llamacpp_fill,
+                fill=wire("openai.llama_infill", "LlamaCppFill"),
                 key_env=("LLAMA_CPP_API_KEY",),
                 base_url_env="LLAMA_CPP_BASE_URL",
                 base_url="http://localhost:8080",
