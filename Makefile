@@ -1,4 +1,5 @@
-# The two commands a new machine needs: `make demo` and `make test`. Both create .venv if missing.
+# The two commands a new machine needs: `make demo` and `make test` (and `make lab` to use it).
+# Each creates .venv if missing.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -13,12 +14,14 @@ FRONTEND_SOURCES := $(addprefix $(FRONTEND)/,package.json tsconfig.json install.
 HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
 LLAMA_SERVER := build/llama-server/bin/llama-server
 
-.PHONY: demo test lint typecheck unit bench eval venv clean llama-server test-llama
+.PHONY: demo lab test lint typecheck unit bench eval venv clean llama-server test-llama
 
 $(STAMP): pyproject.toml $(FRONTEND_SOURCES)
+	@echo "Installing copilot_nb and its test tools into $(VENV): 2-3 minutes the first time (pip,"
+	@echo "then npm builds the JupyterLab extension: Node 20 needed), seconds after that."
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --progress-bar off -e '.[test]'
 	$(VENV)/bin/jupyter labextension list 2>&1 | grep -E 'copilot-nb .*enabled.*OK'
 	touch $(STAMP)
 
@@ -26,6 +29,11 @@ venv: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) scripts/run_notebook.py notebooks/01_quickstart.ipynb
+
+# JupyterLab from $(VENV), with the extension (chat panel, ghost text, review bar), rooted at the
+# repository; it prints the URL to open. LAB_ARGS: e.g. --port=8899 --no-browser.
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
 test: lint typecheck unit
 
