@@ -1,5 +1,5 @@
 """Notebook tasks for copilot_nb, run through `%%copilot` in a real kernel and checked.
 
 `make eval MODEL=provider:model` (or `python -m evals.run --model ...`) runs every task in
-`evals/tasks/` and prints a table and JSON; see the README's "Evaluation" section.
+`evals/tasks/` and prints a table and JSON; see docs/evaluation.md.
 """
