@@ -87,6 +87,17 @@ class ToolFinished:
     parent: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class CallPreview:
+    """A call as its approval shows it: `summary` names the target in the user's words
+    ("cell #6 of a.ipynb"), `text` is what will happen in full (the code that will run)."""
+
+    summary: str
+    text: str
+    kind: str = "code"
+    """How to show `text`: "code" as it is, "diff" as a diff."""
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class ApprovalNeeded:
     """The agent waits for the user to allow or refuse this call: answer with `approve()`/`deny()`.
@@ -104,12 +115,20 @@ class ApprovalNeeded:
     """What else approving means (for an MCP tool: that its server becomes trusted)."""
     parent: str = ""
     """The subagent call this request comes from ('' for the agent's own)."""
+    preview: CallPreview | None = None
+    """What the call will do, as the user reads it, where its arguments do not say it (run_cell's
+    `#6` is the code in cell 6): shown instead of the arguments."""
 
     def approve(self) -> None:
         self._answer(True, "")
 
     def deny(self, reason: str = "") -> None:
         self._answer(False, reason)
+
+    def revise(self, text: str) -> None:
+        """Neither yes nor no: the user's words go back to the model, which plans again (a plan's
+        Revise). A surface offers it only for a plan; anywhere else it is a denial with reasons."""
+        self._answer(False, REVISE + text)
 
     def approve_once(self) -> None:
         """Approve this one call and remember nothing: a replayed answer never makes a source
@@ -164,6 +183,15 @@ DECLINED = "the user declined to answer"
 
 APPROVED_ONCE = "approved for this call only"
 """The reason an `approve_once()` answer carries: nothing is trusted from it."""
+
+
+REVISE = "the user asks for changes: "
+"""How a `revise()` answer's reason starts; the rest is the user's words."""
+
+
+def revision(reason: str) -> str | None:
+    """The user's words when an answer was Revise, else None (an approval or a denial)."""
+    return reason[len(REVISE) :] if reason.startswith(REVISE) else None
 
 
 def _settle(future: asyncio.Future[tuple[bool, str]], result: tuple[bool, str]) -> None:

@@ -136,3 +136,44 @@ async def test_ask_user_where_nobody_can_answer_tells_the_model_to_decide(
     await events_of(session, "do it", Answering(answer=None))
     result = server.requests[1].body["messages"][-1]["content"]
     assert "did not answer" in result and "Decide yourself" in result
+
+
+class Revising(Answering):
+    """Revises the first plan with its words, then approves the next."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__(approve=True)
+        self.words = words
+
+    def answer(self, request: ApprovalNeeded) -> None:
+        self.asked.append(request)
+        if len(self.asked) == 1:
+            request.revise(self.words)
+        else:
+            request.approve()
+
+
+async def test_a_revised_plan_goes_back_to_the_model_which_plans_again(
+    serve, tmp_path, monkeypatch
+):
+    server = serve(
+        [
+            reply("1. write a.txt"),
+            reply("1. write b.txt"),
+            reply("", call("write_file", id="w", path="b.txt", content="b\n")),
+            reply("done: b.txt written"),
+        ]
+    )
+    session = scripted_session(server, tmp_path, monkeypatch)
+    session.approvals = session.approvals.approve_changes()
+    approver = Revising("call it b.txt instead")
+    events = await events_of(session, "make a file", approver, mode="plan")
+    again = server.requests[1]
+    assert "Mode: plan" in system(again) and "write_file" not in offered(again)
+    asked = [m["content"] for m in again.body["messages"] if m["role"] == "user"]
+    assert asked[-1].endswith("call it b.txt instead")
+    assert "1. write a.txt" in str(again.body["messages"]), "the first plan is in the history"
+    assert [r.call_id for r in approver.asked] == ["plan-1", "plan-2"]
+    assert "1. write b.txt" in server.requests[2].body["messages"][-1]["content"]
+    assert (tmp_path / "b.txt").read_text() == "b\n" and not (tmp_path / "a.txt").exists()
+    assert [e for e in events if isinstance(e, Done)] == [events[-1]]

@@ -20,7 +20,7 @@ from ..policy import approval_floor, floor_source, tightened
 from .edit_targets import acts_later
 
 if TYPE_CHECKING:
-    from ..events import ApprovalNeeded
+    from ..events import ApprovalNeeded, CallPreview
     from ..tools.registry import Tool
 
 Decision = Literal["allow", "ask", "deny"]
@@ -134,6 +134,18 @@ def policy_refusal(name: str, category: str) -> str:
     if approval_floor(category) == "deny":
         return f"{name}: denied by the administrator's policy ({floor_source(category)})"
     return f"{name}: denied by the approval policy ({category} tools are not allowed here)"
+
+
+async def call_preview(tool: Tool | None, arguments: Any) -> CallPreview | None:
+    """What a call will do, for its approval, where the tool can say it better than its
+    arguments; None when it cannot (the arguments are shown, and the call itself reports any
+    problem, so a failing preview never stops the question)."""
+    if tool is None or tool.describe is None or not isinstance(arguments, Mapping):
+        return None
+    try:
+        return await tool.describe(arguments)
+    except Exception:  # a cell that is gone, a notebook that cannot be read: the call says so
+        return None
 
 
 async def answer_of(request: ApprovalNeeded, trust: Any) -> str:

@@ -45,7 +45,7 @@ from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
 from ..tools.context_block import with_request_block
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
-from .approvals import ApprovalPolicy, answer_of, decide_call, policy_refusal
+from .approvals import ApprovalPolicy, answer_of, call_preview, decide_call, policy_refusal
 from .context_window import ContextWindow
 from .cut_off import without_cut_off_call
 from .run_settings import ActiveRun, RunSettings, resolve
@@ -330,6 +330,7 @@ class Agent:
                 category=category,
                 decision=asyncio.get_running_loop().create_future(),
                 note=trust.note if trust is not None else "",
+                preview=await call_preview(tool, arguments),
             )
             yield request
             refusal = await answer_of(request, trust)

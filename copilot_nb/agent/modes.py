@@ -6,17 +6,18 @@ are listed, and a call of anything else is the usual "unknown tool" result. The 
 gets for each mode are in `system_prompt.py`. A *plan* turn ends with a question to the user
 (the same `ApprovalNeeded` path as an edit, so cells, the panel, consoles and headless runs all
 know how to ask it); an approved plan continues the turn in *agent* mode with the plan as its
-request.
+request, and a plan the user revises (their words as the answer) is planned again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from ..events import AgentEvent, ApprovalNeeded, Done
+from ..events import AgentEvent, ApprovalNeeded, Done, revision
 from ..tools.registry import Tool
 from ..tools.toolset import ToolSource
 from ..tools.wrappers import FilteredToolSet
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 PLAN_TOOL = "approve_plan"
 """The name a plan's approval request carries (no tool of that name exists)."""
 PLAN_CATEGORY = "plan"
-"""The category a plan's approval request carries: shown as "run this plan?"."""
+"""The category a plan's approval request carries: shown as "Carry out this plan?"."""
 
 RUN_PLAN = (
     "The user approved your plan. Carry it out now, step by step, in agent mode; "
@@ -63,10 +64,11 @@ def tools_for_mode(tools: ToolSource, mode: TurnMode) -> ToolSource:
     return FilteredToolSet(tools, available=[*names, "tool_search"])
 
 
-def plan_question(plan: str) -> ApprovalNeeded:
-    """The question that ends a plan turn: run this plan in agent mode?"""
+def plan_question(plan: str, number: int = 1) -> ApprovalNeeded:
+    """The question that ends a plan turn: carry out this plan in agent mode? (`number` counts
+    the plans of one turn: each revision is asked anew, under its own id.)"""
     return ApprovalNeeded(
-        call_id="plan",
+        call_id=f"plan-{number}",
         name=PLAN_TOOL,
         arguments={"plan": plan},
         summary="carry out this plan in agent mode (each change still asks as your settings say)",
@@ -83,22 +85,28 @@ async def run_in_mode(
 ) -> AsyncGenerator[AgentEvent, None]:
     """One turn in `mode`, each run with `settings_for(mode)` (the mode's tools and
     instructions). A plan turn's answer becomes a question; approved, the turn goes on in agent
-    mode with the plan as its request; otherwise it ends with the plan (headless: the plan only)."""
-    plan: str | None = None
-    async with aclosing(agent.run(prompt, settings=settings_for(mode))) as events:
-        async for event in events:
-            if mode == "plan" and isinstance(event, Done):
-                plan = event.text
-                break
-            yield event
-    if plan is None:
-        return
-    request = plan_question(plan)
-    yield request
-    approved, _ = await request.decision
-    if not approved:
-        yield Done(text=plan)
-        return
+    mode with the plan as its request; revised, the user's words go to the model as their answer
+    and it plans again; otherwise it ends with the plan (headless: the plan only)."""
+    for number in itertools.count(1):
+        plan: str | None = None
+        async with aclosing(agent.run(prompt, settings=settings_for(mode))) as events:
+            async for event in events:
+                if mode == "plan" and isinstance(event, Done):
+                    plan = event.text
+                    break
+                yield event
+        if plan is None:
+            return
+        request = plan_question(plan, number)
+        yield request
+        approved, reason = await request.decision
+        if approved:
+            break
+        changes = revision(reason)
+        if changes is None:
+            yield Done(text=plan)
+            return
+        prompt = changes
     run = agent.run(RUN_PLAN.format(plan=plan), settings=settings_for("agent"))
     async with aclosing(run) as events:
         async for event in events:

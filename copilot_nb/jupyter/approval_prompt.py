@@ -61,6 +61,10 @@ VERBS = {
     "plan": "carry out this plan in agent mode",
 }
 """What a call of each approval category does, as the prompt says it (the panel has the same)."""
+PLAN_QUESTION = "Carry out this plan? (each change still asks as your settings say)"
+"""A plan's question: the plan itself is the answer just shown above it, never repeated."""
+REVISE_HINT = " [y/N, or type what to change] "
+"""How a plan's `input()` question ends: other words than yes or no revise the plan."""
 ALLOW = ". Allow? [y/N] "
 """How an approval asked with `input()` ends (after `question(event)`): a console's user, or a
 program driving the kernel (the evaluation harness), tells it from a question by this."""
@@ -74,9 +78,9 @@ def question(event: ApprovalNeeded) -> str:
     if isinstance(event, Question):
         return f"{event.asker or 'The agent'} asks: {first_line(event.question)}"
     if event.category == "plan":
-        return "Run this plan? (agent mode: each change still asks as your settings say)"
+        return PLAN_QUESTION
     verb = VERBS.get(event.category, "run")
-    target = first_line(event.summary)
+    target = first_line(event.preview.summary if event.preview else event.summary)
     return f"{event.name} wants to {verb}" + (f": {target}" if target else "")
 
 
@@ -116,9 +120,20 @@ def arguments_preview(arguments: Any) -> tuple[str, str]:
     return "json", text
 
 
+def event_preview(event: ApprovalNeeded) -> tuple[str, str]:
+    """What an approval shows of its call, and how: the tool's own preview where it has one
+    (run_cell: the code that will run), else its arguments; nothing for a plan, which is the
+    answer just shown above its question."""
+    if event.category == "plan":
+        return "", ""
+    if event.preview is not None:
+        return event.preview.kind, event.preview.text
+    return arguments_preview(event.arguments)
+
+
 def preview(event: ApprovalNeeded) -> str:
     """What the call will do, as plain text and in full: the edit, the content or the code."""
-    return arguments_preview(event.arguments)[1]
+    return event_preview(event)[1]
 
 
 def split_preview(text: str, lines: int = HEAD_LINES, chars: int = HEAD_CHARS) -> tuple[str, str]:
@@ -156,9 +171,9 @@ def approval_html(event: ApprovalNeeded) -> str:
 def approval_text(event: ApprovalNeeded) -> str:
     """The same as plain text, for the `input()` prompt."""
     note = warning(event)
-    return "\n".join(p for p in (f"copilot: {question(event)}", note and f"⚠ {note}") if p) + (
-        "\n" + preview(event).rstrip("\n")
-    )
+    shown = preview(event).rstrip("\n")
+    lines = (f"copilot: {question(event)}", note and f"⚠ {note}", shown)
+    return "\n".join(p for p in lines if p)
 
 
 def nobody_can_answer(shell: Any) -> bool:
@@ -283,12 +298,15 @@ class CellApprover:
         if isinstance(request, Question):
             ask_question_input(request, self._ask, self._show)
             return
+        plan = request.category == "plan"
         try:
-            reply = self._ask(question(request) + ALLOW).strip()
+            reply = self._ask(question(request) + (REVISE_HINT if plan else ALLOW)).strip()
         except EOFError:  # Ctrl-D at the prompt
             reply = ""
         if reply.lower() in ("y", "yes"):
             request.approve()
+        elif plan and reply.lower() not in ("", "n", "no"):
+            request.revise(reply)
         else:
             request.deny(reply if reply.lower() not in ("", "n", "no") else "")
 
@@ -299,20 +317,25 @@ class CellApprover:
             self._display_box(question_box(event))
             return
 
-        title = f"<b>{escape(event.name)}</b> <code>{escape(first_line(event.summary))}</code>"
         approve = widgets.Button(description="Approve", button_style="success", icon="check")
         deny = widgets.Button(description="Deny", button_style="danger", icon="times")
-        status = widgets.HTML(approval_html(event))
-        box = widgets.VBox([status, widgets.HBox([approve, deny])])
+        buttons = [approve, deny]
+        changes = widgets.Text(placeholder="What to change in the plan")
+        if event.category == "plan":
+            revise = widgets.Button(description="Revise", icon="pencil")
+            revise.on_click(
+                lambda _: event.revise(changes.value) if changes.value.strip() else None
+            )
+            buttons += [changes, revise]
+        box = widgets.VBox([widgets.HTML(approval_html(event)), widgets.HBox(buttons)])
 
-        def decide(approved: bool) -> None:
-            (event.approve if approved else event.deny)()
-            verdict = "✓ approved" if approved else "✗ denied"
-            status.value = f"{title} — {verdict}"
-            box.children = (status,)
+        def answered(_: object) -> None:  # the outcome shows in the transcript, where it asked
+            box.children = ()
+            box.layout.display = "none"
 
-        approve.on_click(lambda _: decide(True))
-        deny.on_click(lambda _: decide(False))
+        event.decision.add_done_callback(answered)
+        approve.on_click(lambda _: event.approve())
+        deny.on_click(lambda _: event.deny())
         self._display_box(box)
 
     def _display_box(self, box: Any) -> None:

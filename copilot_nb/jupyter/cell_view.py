@@ -31,14 +31,17 @@ from ..events import (
     Failed,
     FileChanged,
     Notice,
+    Question,
     ReasoningDelta,
     TextDelta,
     ToolFinished,
     ToolStarted,
     ToolsUpdated,
     UsageReported,
+    revision,
 )
 from ..text import first_line
+from .approval_prompt import question
 from .safe_html import Rendered, details_html, diff_html, escape, inline_html, markdown_html
 
 UPDATE_INTERVAL = 0.25
@@ -47,6 +50,11 @@ STOPPED = "■ Stopped"
 """The last line of a turn the user stopped (a kernel interrupt), as the panel's Stop ends one."""
 LINE = 200
 """Characters of a tool's target or outcome on its line; the model still gets all of it."""
+ASKING = "waiting for your approval below"
+"""A tool line while its approval is asked, under the line."""
+ICONS = {None: "…", True: "✓", False: "✗"}
+"""A tool line's state: running, done, failed. Characters every font has (Debian's Chromium
+draws an emoji such as an hourglass as an empty box)."""
 
 
 @dataclass
@@ -58,7 +66,7 @@ class _ToolLine:
     diffs: list[str] = field(default_factory=list)
 
     def html(self) -> str:
-        icon = {None: "⏳", True: "✓", False: "✗"}[self.ok]
+        icon = ICONS[self.ok]
         line = f"{icon} <strong>{escape(self.name)}</strong>"
         if self.target:
             line += f" <code>{escape(first_line(self.target, LINE))}</code>"
@@ -68,7 +76,7 @@ class _ToolLine:
         return f"<div>{line}</div>{diffs}"
 
     def plain(self) -> str:
-        icon = {None: "⏳", True: "✓", False: "✗"}[self.ok]
+        icon = ICONS[self.ok]
         line = " ".join(p for p in (icon, self.name, first_line(self.target, LINE)) if p)
         if self.outcome:
             line += f" — {first_line(self.outcome, LINE)}"
@@ -193,9 +201,15 @@ class CellRenderer:
                 shown = f"↳ {name}" if parent else name  # a subagent's call, under its parent
                 self._current = self._tools[call_id] = _ToolLine(name=shown, target=summary)
                 blocks.append(self._current)
-            case ApprovalNeeded(call_id=call_id):
-                if (waiting := self._tools.get(call_id)) is not None:
-                    waiting.outcome = "waiting for your approval below"
+            case ApprovalNeeded(call_id=call_id, category=category):
+                waiting = self._tools.get(call_id)
+                if waiting is None and category == "plan":  # the plan is the answer above
+                    waiting = self._tools[call_id] = _ToolLine(name="plan", target="")
+                    blocks.append(waiting)
+                if waiting is not None:
+                    waiting.outcome = question(event) if category == "plan" else ASKING
+                    if not isinstance(event, Question):
+                        self._on_answer(event, waiting)
             case FileChanged(diff=diff) | CellChanged(diff=diff):
                 if self._current is not None:
                     self._current.diffs.append(diff)
@@ -225,6 +239,26 @@ class CellRenderer:
                 blocks.append(_Prose(error, "Error:"))
             case _:
                 assert_never(event)
+
+    def _on_answer(self, request: ApprovalNeeded, line: _ToolLine) -> None:
+        """Once answered, the line that asked says the outcome, where the question was (the
+        buttons below go away): above the footer, whatever the turn adds later."""
+
+        def answered(decision: asyncio.Future[tuple[bool, str]]) -> None:
+            if decision.cancelled():
+                return
+            approved, reason = decision.result()
+            changes = revision(reason)
+            if changes is not None:
+                line.outcome = f"revising: {changes}"
+            else:
+                line.outcome = "approved" if approved else "denied"
+            if request.category == "plan" and changes is None:
+                line.ok = approved
+            self._dirty = True
+            self.flush()
+
+        request.decision.add_done_callback(answered)
 
     def provenance(self) -> dict[str, Any]:
         """What this output came from, as far as the events say: the tool calls, the tokens and,

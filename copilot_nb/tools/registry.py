@@ -22,13 +22,13 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..config import DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError, SandboxError, ToolError
-from ..events import CellChanged, FileChanged
+from ..events import CallPreview, CellChanged, FileChanged
 from ..messages import Image, ToolSpec
 from ..text import first_line
 from .arguments import expected, read_arguments, schema_problems
@@ -132,6 +132,11 @@ class Tool:
     """Where the tool's source is approved as a whole (MCP servers); None: each call asks."""
     waits_for_user: bool = False
     """The call waits for the user (`ask_user`): no time limit, the user takes the time they need."""
+    describe: Callable[[Mapping[str, Any]], Awaitable[CallPreview | None]] | None = field(
+        default=None, compare=False
+    )
+    """What one call will do, in the user's words, for its approval (run_cell: the cell's number
+    and the code that will run, which its `cell_id` does not show); None: the arguments say it."""
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -242,15 +247,19 @@ def bound_tool(
     category: str = "read",
     classify: Callable[[Mapping[str, Any]], str] | None = None,
     timeout_argument: str | None = None,
+    describe: Callable[[Any, Mapping[str, Any]], Awaitable[CallPreview | None]] | None = None,
 ) -> Tool:
     """A Tool from `function(context, **arguments)`, with the context bound: the model sees the
-    function's name, docstring and other parameters, never the context."""
-    return tool(
+    function's name, docstring and other parameters, never the context (nor `describe`'s)."""
+    built = tool(
         name=function.__name__,
         category=category,
         classify=classify,
         timeout_argument=timeout_argument,
     )(functools.partial(function, context))
+    if describe is None:
+        return built
+    return replace(built, describe=functools.partial(describe, context))
 
 
 class ToolSet:

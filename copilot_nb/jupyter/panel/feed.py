@@ -80,12 +80,13 @@ def event_ops(event: TurnEvent) -> list[Op]:
         case Question(call_id=call_id, question=text, options=options, asker=asker):
             shown = f"{asker} asks: {text}" if asker else text  # a server, not the model
             return [["ask", call_id, "question", shown, list(options)]]
-        case ApprovalNeeded(call_id=call_id, category="plan", arguments=arguments):
-            plan = str(arguments.get("plan", "")) if isinstance(arguments, dict) else ""
-            card = ["tool", call_id, "plan", "run this plan?", "code", clip(plan, CLIP)]
-            return [card, ["ask", call_id, "plan"]]
-        case ApprovalNeeded(call_id=call_id, category=category):
+        case ApprovalNeeded(call_id=call_id, category="plan"):  # the plan is the answer above
+            return [["tool", call_id, "plan", "", "", ""], ["ask", call_id, "plan"]]
+        case ApprovalNeeded(call_id=call_id, category=category, preview=preview):
             note = warning(event)
+            if preview is not None:  # what will happen, in place of the card's arguments
+                what = [preview.kind, preview.text, preview.summary]
+                return [["ask", call_id, category, note, [], *what]]
             return [["ask", call_id, category, note] if note else ["ask", call_id, category]]
         case FileChanged(path=path, diff=diff):
             return [["diff", path, clip(diff, CLIP)]]

@@ -139,6 +139,20 @@ function askBar(model, entry, id, category, warning) {
   };
   yes.onclick = () => answer("approve");
   no.onclick = () => answer("deny");
+  if (category === "plan") {
+    const changes = el("input", "cnb-answer");
+    changes.type = "text";
+    changes.placeholder = "What to change in the plan";
+    const revise = el("button", "cnb-option-btn", "Revise");
+    revise.type = "button";
+    revise.onclick = () => {
+      if (!changes.value.trim()) return;
+      yes.disabled = no.disabled = revise.disabled = changes.disabled = true;
+      model.send({ kind: "revise", id, text: changes.value });
+    };
+    bar.append(el("span", "cnb-approve-q", "Carry out this plan?"), yes, no, changes, revise);
+    return bar;
+  }
   bar.append(el("span", "cnb-approve-q", `Allow ${entry.name} to ${ASK[category] || "run"}?`), yes, no);
   if (warning) bar.append(el("div", "cnb-approve-warn", `⚠ ${warning}`));
   return bar;
@@ -214,9 +228,16 @@ class Transcript {
     this.add(entry.box);
   }
 
-  ask(id, category, warning, options) {
+  ask(id, category, warning, options, kind, preview, target) {
     const entry = this.cards.get(id);
     if (!entry) return;
+    if (preview !== undefined) {
+      // what will happen (run_cell: the code in that cell), in place of the call's arguments
+      entry.args.textContent = preview;
+      entry.args.previousElementSibling?.remove();
+      entry.body.prepend(el("div", "cnb-label", "Code"), entry.args);
+      if (target) entry.box.querySelector(".cnb-tool-target")?.replaceChildren(target);
+    }
     entry.box.dataset.state = "asking";
     entry.details.open = true;
     entry.approve = category === "question"
@@ -225,13 +246,13 @@ class Transcript {
     entry.box.append(entry.approve);
   }
 
-  asked(id, approved) {
+  asked(id, approved, outcome, state) {
     const entry = this.cards.get(id);
     if (!entry) return;
     entry.approve?.remove();
     entry.approve = null;
-    entry.box.dataset.state = approved ? "running" : "error";
-    entry.outcome.textContent = approved ? "approved" : "denied";
+    entry.box.dataset.state = state || (approved ? "running" : "error");
+    entry.outcome.textContent = outcome || (approved ? "approved" : "denied");
   }
 
   diff(path, diff) {

@@ -244,7 +244,20 @@ class ChatPanel:
             request.approve()
         else:
             request.deny()
-        self.outbox.put(["asked", call_id, approved])
+        if request.category == "plan":  # no tool runs under its card: the outcome is final
+            outcome = "approved" if approved else "not carried out"
+            self.outbox.put(["asked", call_id, approved, outcome, "ok" if approved else "error"])
+        else:
+            self.outbox.put(["asked", call_id, approved])
+
+    def _revise(self, call_id: str, text: str) -> None:
+        """A view's Revise of a plan: the words go to the model, which plans again."""
+        request = self._asking.get(call_id)
+        if request is None or request.answered or request.category != "plan" or not text.strip():
+            return
+        del self._asking[call_id]
+        request.revise(text)
+        self.outbox.put(["asked", call_id, False, f"revising: {text}", "ok"])
 
     def _reply(self, call_id: str, text: str) -> None:
         """A view's answer to the model's question (`ask_user`)."""
@@ -290,6 +303,8 @@ class ChatPanel:
                 self._decide(str(content.get("id", "")), kind == "approve")
             elif kind == "answer":
                 self._reply(str(content.get("id", "")), str(content.get("text", "")))
+            elif kind == "revise":
+                self._revise(str(content.get("id", "")), str(content.get("text", "")))
             elif kind == "new":
                 self.new_chat()
             elif kind == "ready":

@@ -15,10 +15,12 @@ the cells the user runs); its metadata records that the agent ran it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ...config import COPILOT_CELL_CALL
 from ...errors import ToolError
+from ...events import CallPreview
 from ...text import shorten
 from ...workspace.notebook_file import cell_source
 from ..context import ToolContext
@@ -27,7 +29,7 @@ from ..masking import redact_text
 from ..outputs import describe_output, output_images
 from ..registry import ToolOutput, ToolSet, bound_tool
 from .cells import find_cell
-from .numbering import cell_label
+from .numbering import cell_label, cell_position
 from .review import marked, review_of, review_turn
 from .store import Opened, commit, conflict_message, open_notebook, stamp
 
@@ -37,7 +39,19 @@ MAX_CELL_TIMEOUT = 600.0
 
 def cell_run_toolset(ctx: ToolContext) -> ToolSet:
     """run_cell bound to a kernel's context (it needs the shell and the notebook)."""
-    return ToolSet([bound_tool(run_cell, ctx, category="execute")])
+    return ToolSet([bound_tool(run_cell, ctx, category="execute", describe=cell_to_run)])
+
+
+async def cell_to_run(ctx: ToolContext, arguments: Mapping[str, Any]) -> CallPreview | None:
+    """What run_cell's approval shows: the cell's number and the source that will run (the open
+    notebook's current source, unsaved edits included, or the file's), not `{"cell_id": "#6"}`."""
+    cell_id, notebook = arguments.get("cell_id"), arguments.get("notebook")
+    if not isinstance(cell_id, str) or not isinstance(notebook, (str, type(None))):
+        return None
+    opened = await open_notebook(ctx, notebook, for_edit=False)
+    index, cell = find_cell(opened.loaded, cell_id)
+    where = cell_position(index, len(opened.loaded.node.cells))
+    return CallPreview(summary=f"{where} in {opened.path}", text=cell_source(cell))
 
 
 async def run_cell(

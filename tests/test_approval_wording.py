@@ -1,0 +1,98 @@
+"""Approvals say what will happen, in the user's words: the code run_cell will run (not its
+`cell_id`), a plan asked once as "Carry out this plan?", and each answer shown where it asked."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from copilot_nb.agent.modes import plan_question
+from copilot_nb.events import ApprovalNeeded, CallPreview, ToolStarted, revision
+from copilot_nb.jupyter.approval_prompt import approval_html, approval_text, question
+from copilot_nb.jupyter.cell_view import CellRenderer
+from copilot_nb.jupyter.panel.feed import event_ops
+
+PLAN = "1. read data.csv\n2. plot the monthly totals"
+SOURCE = "df.groupby('month').sum().plot()"
+
+
+def run_cell_request(preview: CallPreview | None) -> ApprovalNeeded:
+    return ApprovalNeeded(
+        call_id="r",
+        name="run_cell",
+        arguments={"cell_id": "#6"},
+        summary="#6",
+        category="execute",
+        decision=asyncio.get_running_loop().create_future(),
+        preview=preview,
+    )
+
+
+class Shown:
+    """A display that keeps what the cell shows last, as a front end would."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def __call__(self, rendered: Any, **_: Any) -> Shown:
+        self.text = rendered.text
+        return self
+
+    def update(self, rendered: Any, **_: Any) -> None:
+        self.text = rendered.text
+
+
+async def test_run_cells_approval_shows_the_code_it_will_run_and_the_cells_number() -> None:
+    request = run_cell_request(CallPreview(summary="cell 6 of 7 in a.ipynb", text=SOURCE))
+    assert question(request) == "run_cell wants to run code: cell 6 of 7 in a.ipynb"
+    assert SOURCE.replace("'", "&#x27;") in approval_html(request)
+    assert "cell_id" not in approval_html(request) and "cell_id" not in approval_text(request)
+    (op,) = event_ops(request)
+    assert op == ["ask", "r", "execute", "", [], "code", SOURCE, "cell 6 of 7 in a.ipynb"]
+
+
+async def test_without_a_preview_the_arguments_are_shown_as_before() -> None:
+    request = run_cell_request(None)
+    assert '"cell_id": "#6"' in approval_text(request)
+    assert event_ops(request) == [["ask", "r", "execute"]]
+
+
+async def test_a_plan_is_asked_once_in_words_and_not_shown_again() -> None:
+    request = plan_question(PLAN)
+    assert question(request).startswith("Carry out this plan?")
+    assert "1. read data.csv" not in approval_html(request) + approval_text(request)
+    card, ask = event_ops(request)
+    assert card == ["tool", request.call_id, "plan", "", "", ""] and ask[0] == "ask"
+
+
+async def test_revise_is_neither_approval_nor_denial_and_carries_the_words() -> None:
+    request = plan_question(PLAN)
+    request.revise("use a bar chart")
+    approved, reason = await request.decision
+    assert not approved and revision(reason) == "use a bar chart"
+    assert revision("") is None and revision("too risky") is None
+
+
+async def test_the_answer_replaces_the_question_where_it_was_asked_above_the_footer() -> None:
+    shown = Shown()
+    view = CellRenderer(display=shown, interval=0)
+    view.handle(ToolStarted(call_id="r", name="run_cell", arguments={}, summary="#6"))
+    assert "⏳" not in shown.text and shown.text.startswith("… run_cell #6")
+    request = run_cell_request(CallPreview(summary="cell 6 of 7 in a.ipynb", text=SOURCE))
+    view.handle(request)
+    assert "waiting for your approval below" in shown.text
+    request.approve()
+    await asyncio.sleep(0)  # the decision's callbacks run on the loop's next turn
+    assert shown.text == "… run_cell #6 — approved"
+
+
+async def test_a_plans_outcome_replaces_its_question() -> None:
+    shown = Shown()
+    view = CellRenderer(display=shown, interval=0)
+    view.handle(plan_question(PLAN))
+    assert "Carry out this plan?" in shown.text
+    request = plan_question(PLAN, 2)
+    view.handle(request)
+    request.approve()
+    await asyncio.sleep(0)
+    assert shown.text.endswith("✓ plan — approved") and "run this plan" not in shown.text
