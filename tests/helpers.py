@@ -10,10 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from copilot_nb.tools import ToolOutput, ToolSet
 
@@ -34,6 +38,34 @@ def wait_until(
     while not predicate():
         assert time.monotonic() < deadline, f"not within {timeout:g} s: {what or predicate}"
         time.sleep(0.005)  # a poll interval: the loop ends on the predicate, not on the time
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now, for a server a test starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_http(
+    url: str, process: subprocess.Popen[bytes], log: Path, *, what: str, timeout: float
+) -> None:
+    """Block until `url` answers 200 from the server `process` started; its exit, or no answer
+    within `timeout`, raises with the end of its `log`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited {process.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass  # not listening yet
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"{what} did not start within {timeout:g}s:\n{log.read_text()[-3000:]}"
+            )
+        time.sleep(0.2)  # a poll interval: the loop ends on the answer, not on the time
 
 
 async def until(

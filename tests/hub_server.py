@@ -25,6 +25,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.helpers import free_port
 from tests.hub_packages import Source, install
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,14 +149,6 @@ def check_users_can_run(venv: Path, user: str) -> None:
         raise RuntimeError(f"{user} cannot run the users' venv {venv}:\n{run.stderr[-2000:]}")
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def _hub_folder() -> Iterator[Path]:
     """The hub's own folder, which the users can enter (their servers run the venv inside it)."""
@@ -176,7 +169,7 @@ def running_hub(
     with _hub_folder() as folder:
         venv = users_venv(folder, source)
         check_users_can_run(venv, users[0])
-        port, api_port, hub_port = _free_port(), _free_port(), _free_port()
+        port, api_port, hub_port = free_port(), free_port(), free_port()
         # JupyterLab, the front-end extensions and the servers' config come from the venv's own prefix
         env = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", **environment}
         config = folder / "jupyterhub_config.py"

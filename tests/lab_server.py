@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -20,8 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import nbformat
+
+from tests.helpers import free_port, wait_for_http
 
 CHROMIUM = Path("/usr/bin/chromium")
 TOKEN = "copilot-nb-browser-test"
@@ -88,7 +88,7 @@ def running_lab(
     root = home / "root"
     root.mkdir(parents=True)
     write_settings(home / "settings", completions=completions)
-    port = _free_port()
+    port = free_port()
     full_env = {
         **os.environ,
         **(env or {}),
@@ -123,7 +123,13 @@ def running_lab(
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_for_server(base, process, home / "lab.log")
+        wait_for_http(
+            f"{base}/api/status?token={TOKEN}",
+            process,
+            home / "lab.log",
+            what="JupyterLab",
+            timeout=60,
+        )
         yield {"base": base, "root": root, "home": home}
     finally:
         process.terminate()
@@ -186,23 +192,3 @@ def run_first_cell(page: Any) -> None:
         except PlaywrightTimeout:
             if time.monotonic() > deadline:
                 raise
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for_server(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{base}/api/status?token={TOKEN}", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"JupyterLab did not start within 60s:\n{log.read_text()[-3000:]}")
