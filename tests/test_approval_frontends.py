@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import nbformat
 import pytest
 
 from copilot_nb.jupyter.approval_prompt import (
@@ -180,3 +181,87 @@ def test_the_running_request_is_read_from_every_ipykernel(make: Any) -> None:
     assert current_request(make(NOTEBOOK)) == NOTEBOOK
     assert from_notebook(make(NOTEBOOK)) and not from_notebook(make(CONSOLE))
     assert not from_notebook(SimpleNamespace()) and current_request(object()) == {}
+
+
+def widget_states(messages: list[dict[str, Any]], model: str) -> dict[str, dict[str, Any]]:
+    """The states of the widgets of one kind the cell opened, by comm id."""
+    return {
+        m["content"]["comm_id"]: m["content"]["data"].get("state", {})
+        for m in messages
+        if m["msg_type"] == "comm_open"
+        and m["content"]["data"].get("state", {}).get("_model_name") == model
+    }
+
+
+def wait_for_prompt(kernel: KernelSession, msg_id: str) -> list[dict[str, Any]]:
+    """The messages of the cell up to its next approval prompt (the box, opened after all its
+    widgets)."""
+    seen = kernel.wait_for(msg_id, "comm_open", timeout=30)
+    while not widget_states(seen, "VBoxModel"):
+        seen += kernel.wait_for(msg_id, "comm_open", timeout=30)
+    return seen
+
+
+def type_into(kernel: KernelSession, model_id: str, text: str) -> None:
+    """Type into an ipywidgets Text, as the browser does: the model's new value."""
+    data = {"method": "update", "state": {"value": text}, "buffer_paths": []}
+    message = kernel.client.session.msg("comm_msg", {"comm_id": model_id, "data": data})
+    kernel.client.shell_channel.send(message)
+
+
+@pytest.mark.kernel
+def test_run_cells_approval_shows_the_code_it_will_run_and_its_answer_where_it_asked(
+    serve, kernel_for, tmp_path: Path
+) -> None:
+    notebook = tmp_path / "run.ipynb"
+    cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("print('six')")]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), notebook)
+    server = serve([reply("", call("run_cell", id="r", cell_id="#2")), reply("It printed six.")])
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
+    msg_id = kernel.send(
+        "%%copilot\nrun the second cell", allow_stdin=True, metadata={"cellId": "abc"}
+    )
+    seen = wait_for_prompt(kernel, msg_id)
+    (shown,) = [
+        s["value"] for s in widget_states(seen, "HTMLModel").values() if "run_cell" in s["value"]
+    ]
+    assert "run_cell wants to run code: cell 2 of 2 in run.ipynb" in shown
+    assert "print(&#x27;six&#x27;)" in shown and "cell_id" not in shown
+    kernel.click(buttons(seen)["Approve"])
+    run = kernel.collect(msg_id, timeout=30)
+    assert run.status == "ok"
+    assert "[stdout]\nsix" in server.requests[-1].tool_results["r"]
+    emptied = [
+        m
+        for m in run.of_type("comm_msg")
+        if m["content"]["data"].get("state", {}).get("children") == []
+    ]
+    assert emptied, "the buttons go away once answered"
+    transcript = "\n".join(run.final_displays().values())  # the widget shows as its repr
+    assert "✓ run_cell #2" in transcript and "⏳" not in transcript
+
+
+@pytest.mark.kernel
+def test_a_plan_in_a_cell_is_asked_in_words_and_revise_sends_the_users_words(
+    serve, kernel_for
+) -> None:
+    server = serve([reply("1. write a.txt"), reply("1. write b.txt")])
+    kernel = kernel_for(server)
+    msg_id = kernel.send(
+        "%%copilot --mode plan\nmake a file", allow_stdin=True, metadata={"cellId": "abc"}
+    )
+    seen = wait_for_prompt(kernel, msg_id)
+    assert {"Approve", "Deny", "Revise"} <= set(buttons(seen))
+    html = " ".join(s["value"] for s in widget_states(seen, "HTMLModel").values())
+    assert "Carry out this plan?" in html and "1. write a.txt" not in html, "asked once"
+    (text_box,) = widget_states(seen, "TextModel")
+    type_into(kernel, text_box, "call it b.txt")
+    kernel.click(buttons(seen)["Revise"])
+    seen = wait_for_prompt(kernel, msg_id)
+    kernel.click(buttons(seen)["Deny"])
+    run = kernel.collect(msg_id, timeout=30)
+    assert run.status == "ok"
+    assert server.requests[1].messages[-1]["content"].endswith("call it b.txt")
+    transcript = "\n".join(run.final_displays().values())  # the widget shows as its repr
+    assert "plan — revising: call it b.txt" in transcript and "✗ plan — denied" in transcript
+    assert "run this plan" not in transcript.lower()
