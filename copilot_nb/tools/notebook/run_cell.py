@@ -106,7 +106,7 @@ def notebook_outputs(run: CodeRun, shell: Any | None, timeout: float) -> list[di
                 "output_type": "execute_result",
                 "data": data,
                 "metadata": metadata,
-                "execution_count": None,
+                "execution_count": execution_count(shell),
             }
         )
     if run.error:
@@ -122,6 +122,17 @@ def notebook_outputs(run: CodeRun, shell: Any | None, timeout: float) -> list[di
         stopped = f"stopped after {timeout:g} s (run_cell's timeout)\n"
         outputs.append({"output_type": "stream", "name": "stderr", "text": stopped})
     return outputs
+
+
+def execution_count(shell: Any | None) -> int | None:
+    """The count a cell the agent ran shows (`[7]:`, not `[ ]:`, which says it never ran): the
+    number of the kernel's latest request, which is the %%copilot cell that ran it (from the
+    panel: the last cell run). IPython advances its counter as a cell starts, so that number is
+    one less; the counter itself is never advanced for the agent's run. None without a shell."""
+    count = getattr(shell, "execution_count", None)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+        return None
+    return count - 1
 
 
 def _formatted(value: Any, shell: Any | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -150,7 +161,7 @@ async def _put_outputs(
             cell_id=cell_id,
             expected=source,
             outputs=outputs,
-            execution_count=None,
+            execution_count=execution_count(ctx.shell),
             metadata=marks,
         )
         return
@@ -161,7 +172,7 @@ async def _put_outputs(
             raise ToolError(conflict_message(now.path, cell_id, index) + " (it ran, though)")
         from nbformat import from_dict  # imported late: it is slow, and only files need it
 
-        cell["outputs"], cell["execution_count"] = from_dict(outputs), None
+        cell["outputs"], cell["execution_count"] = from_dict(outputs), execution_count(ctx.shell)
         cell.setdefault("metadata", {}).update(marks)
         await commit(ctx, now, [])
 
