@@ -1,7 +1,7 @@
 """The chat panel's mode picker, question box and plan card in a real JupyterLab (headless
 Chromium): the model asks through `ask_user` and the user's click is the next request's tool
-result; a plan turn's card, approved in the panel, goes on in agent mode. A question's text is
-shown as text, never as HTML."""
+result; a plan turn's question, revised and then approved in the panel, goes on in agent mode.
+A question's text is shown as text, never as HTML."""
 
 from __future__ import annotations
 
@@ -32,6 +32,10 @@ def test_a_question_an_approved_plan_and_the_mode_picker(page, lab, replies):
         seen["plan tools"] = offered(request)
         return reply("1. Write notes.txt\n2. Say so")
 
+    def revised(request: Any) -> Any:
+        seen["revision"] = request.body["messages"][-1]["content"]
+        return reply("1. Write notes.md\n2. Say so")
+
     def carry_out(request: Any) -> Any:
         seen["agent tools"] = offered(request)
         seen["agent request"] = request.body["messages"][-1]["content"]
@@ -42,6 +46,7 @@ def test_a_question_an_approved_plan_and_the_mode_picker(page, lab, replies):
             reply("", call("ask_user", question=SNEAKY, options=["red", "blue"])),
             after_answer,
             plan,
+            revised,
             carry_out,
         ]
     )
@@ -64,15 +69,21 @@ def test_a_question_an_approved_plan_and_the_mode_picker(page, lab, replies):
 
     picker.select_option("plan")
     ask(panel, "Write some notes")
-    approve = panel.locator(".cnb-approve-btn")
-    approve.wait_for()
+    panel.locator(".cnb-approve-q", has_text="Carry out this plan?").wait_for()
     assert "write_file" not in seen["plan tools"], "plan mode offers reading tools only"
-    assert "1. Write notes.txt" in panel.locator(".cnb-tool").last.inner_text()
+    assert panel.inner_text().count("Write notes.txt") == 1, "the plan is shown once"
     shot(panel, "panel-modes-2-plan.png")
+    panel.locator("input.cnb-answer").fill("make it notes.md")
+    panel.locator(".cnb-option-btn", has_text="Revise").click()
+    panel.locator(".cnb-tool-outcome", has_text="revising: make it notes.md").wait_for()
+    approve = panel.locator(".cnb-approve-btn", has_text="Approve")
     approve.click()
     panel.get_by_text("Carried out the plan.").wait_for()
+    assert str(seen["revision"]).endswith("make it notes.md"), "the words go back as the answer"
     assert "write_file" in seen["agent tools"], "the approved plan runs in agent mode"
-    assert "1. Write notes.txt" in str(seen["agent request"])
+    assert "1. Write notes.md" in str(seen["agent request"])
+    assert panel.locator(".cnb-tool-outcome", has_text="approved").count() == 1
+    assert "run this plan" not in panel.inner_text().lower()
     assert picker.input_value() == "plan", "the picker keeps its choice"
     assert page.evaluate("window.__xss") is None
     assert not replies.queue
