@@ -96,3 +96,30 @@ async def test_a_plans_outcome_replaces_its_question() -> None:
     request.approve()
     await asyncio.sleep(0)
     assert shown.text.endswith("✓ plan — approved") and "run this plan" not in shown.text
+
+
+class Updates:
+    """A display that keeps every update with its metadata, as the saved notebook gets them."""
+
+    def __init__(self) -> None:
+        self.metadata: list[Any] = []
+
+    def __call__(self, rendered: Any, **_: Any) -> Updates:
+        return self
+
+    def update(self, rendered: Any, metadata: Any = None) -> None:
+        self.metadata.append(metadata)
+
+
+async def test_a_question_the_turns_end_denies_keeps_the_outputs_provenance() -> None:
+    # Headless, a question nobody answered is denied when the turn ends, after the cell's last
+    # update: an update for that answer would replace the output and drop its provenance.
+    updates = Updates()
+    view = CellRenderer(display=updates, interval=0)
+    view.handle(ToolStarted(call_id="r", name="run_cell", arguments={}, summary="#6"))
+    request = run_cell_request(None)
+    view.handle(request)
+    view.finish({"model": "m"})
+    request.deny("nobody could be asked")
+    await asyncio.sleep(0)  # the decision's callbacks run on the loop's next turn
+    assert updates.metadata[-1]["copilot_nb"]["model"] == "m"

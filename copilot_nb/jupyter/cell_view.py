@@ -155,6 +155,7 @@ class CellRenderer:
         self._clock = clock
         self._last = clock()
         self._dirty = False
+        self._finished = False
         self._tools: dict[str, _ToolLine] = {}
         self._current: _ToolLine | None = None
         self._waiting: _Prose | None = None
@@ -283,10 +284,13 @@ class CellRenderer:
             self.transcript.rendered(), metadata={"copilot_nb": {**record, **self.provenance()}}
         )
         self._dirty = False
+        self._finished = True
 
     def flush(self) -> None:
-        """Send the current transcript to the display, if it changed."""
-        if self._dirty:
+        """Send the current transcript to the display, if it changed and the turn has not
+        finished: a question the turn's end denied answers after `finish`, and an update then
+        would drop the output's provenance."""
+        if self._dirty and not self._finished:
             self._handle.update(self.transcript.rendered())
             self._dirty = False
         self._last = self._clock()
