@@ -59,7 +59,7 @@ def _plot(
                     notebook="analysis.ipynb",
                 ),
             ),
-            reply("", call("run_cell", cell_id="#1", notebook="analysis.ipynb")),
+            reply("", call("run_cell", cell_id="#2", notebook="analysis.ipynb")),
             reply(f"The chart shows {what}.\n\nANSWER: {said(frame)}"),
         ]
 
