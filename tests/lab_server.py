@@ -53,11 +53,7 @@ SETTINGS = (
     ),  # every cell in the DOM
 )
 """JupyterLab settings (<package>, <plugin>, values) every lab starts with."""
-QUIET_COMPLETIONS = (
-    "@jupyterlab/completer-extension",
-    "inline-completer",
-    {"providers": {"copilot-nb:kernel": {"enabled": False}}},
-)
+QUIET_COMPLETIONS = ("copilot-nb", "inline-completions", {"enabled": False})
 """Ghost text off: typing in a cell would otherwise ask the tests' scripted model for completions
 (only the completion tests, which answer them, turn it on)."""
 

@@ -289,13 +289,9 @@ def test_notebook_7_shows_the_ghost_text_too(page, lab, completions, known_page_
     )
 
 
-INLINE_COMPLETER = "@jupyterlab/completer-extension:inline-completer"
-"""JupyterLab's inline completer: its per-provider settings turn ours on or off and debounce it."""
-
-
 def test_turned_off_in_the_settings_nothing_is_asked(page, lab, completions):
-    url = f"{lab['base']}/lab/api/settings/{INLINE_COMPLETER}?token={TOKEN}"
-    raw = json.dumps({"providers": {"copilot-nb:kernel": {"enabled": False}}})
+    url = f"{lab['base']}/lab/api/settings/copilot-nb:inline-completions?token={TOKEN}"
+    raw = json.dumps({"enabled": False})
     assert httpx.put(url, json={"raw": raw}, timeout=10).status_code == 204
     try:
         open_with_df(page, lab, "off.ipynb")
@@ -304,20 +300,6 @@ def test_turned_off_in_the_settings_nothing_is_asked(page, lab, completions):
         page.wait_for_timeout(1500)
         assert ghost(page).count() == 0
         assert len(completions.prompts) == asked
-    finally:
-        assert httpx.put(url, json={"raw": "{}"}, timeout=10).status_code == 204
-
-
-def test_our_old_copies_of_on_off_and_debounce_are_ignored(page, lab, completions):
-    """On/off and the debounce are the inline completer's settings: a user file that still has
-    our old copies loads, and they hold nothing back."""
-    url = f"{lab['base']}/lab/api/settings/copilot-nb:inline-completions?token={TOKEN}"
-    raw = json.dumps({"enabled": False, "debounceMs": 60_000})
-    assert httpx.put(url, json={"raw": raw}, timeout=10).status_code == 204
-    try:
-        open_with_df(page, lab, "old_copies.ipynb")
-        type_in(page, 2, "df.")
-        ghost_shows(page, "revenue_eur.mean()")
     finally:
         assert httpx.put(url, json={"raw": "{}"}, timeout=10).status_code == 204
 

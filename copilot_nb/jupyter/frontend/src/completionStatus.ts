@@ -4,15 +4,13 @@
  * (no model configured, the provider refused) instead of ghost text. One for the page: the
  * user types in one notebook at a time, and the latest word wins.
  */
-import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 export type StatusKind = 'idle' | 'waiting' | 'error';
 
 export const WAITING_TEXT = 'copilot: completions wait for the kernel';
 
-/** The state the status bar item shows; the live channel owns it (`ICopilotLive`), channels
- * and the provider set it. */
+/** The state the status bar item shows; channels and the provider set it. */
 export class CompletionStatus {
   get kind(): StatusKind {
     return this._kind;
@@ -22,24 +20,27 @@ export class CompletionStatus {
     return this._message;
   }
 
-  /** Emitted when the kind or the message changes. */
-  get changed(): ISignal<this, void> {
-    return this._changed;
-  }
-
   set(kind: StatusKind, message: string = ''): void {
     if (kind === this._kind && message === this._message) {
       return;
     }
     this._kind = kind;
     this._message = message;
-    this._changed.emit(undefined);
+    for (const listener of this.listeners) {
+      listener();
+    }
+  }
+
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   private _kind: StatusKind = 'idle';
   private _message = '';
-  private readonly _changed = new Signal<this, void>(this);
+  private readonly listeners: (() => void)[] = [];
 }
+
+export const completionStatus = new CompletionStatus();
 
 /** The status bar item: text only (an error comes from the kernel: it is data, never markup). */
 export class CompletionStatusItem extends Widget {
@@ -48,7 +49,7 @@ export class CompletionStatusItem extends Widget {
     this.addClass('cnb-CompletionStatus');
     this.node.style.padding = '0 6px';
     this.node.style.lineHeight = 'var(--jp-statusbar-height, 24px)';
-    status.changed.connect(() => this.render(), this);
+    status.onChange(() => this.render());
     this.render();
   }
 

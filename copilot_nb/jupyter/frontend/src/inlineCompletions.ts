@@ -5,10 +5,9 @@
  *
  * The provider takes the cell's text around the cursor and the cells above, and asks the kernel
  * over the document's live comm (`completionChannel.ts`); the kernel builds the prompt with what
- * it knows (variables, DataFrame columns) and asks the model. On/off, the debounce and the time
- * limit are the inline completer's own per-provider settings (`@jupyterlab/completer-extension:
- * inline-completer`, provider `copilot-nb:kernel`); ours (`schema/inline-completions.json`) are
- * the model (empty: the kernel's own) and the languages. What the model says is shown as ghost text by the editor: text, never markup.
+ * it knows (variables, DataFrame columns) and asks the model. Settings (`schema/
+ * inline-completions.json`): on/off, the model (empty: the kernel's own), the debounce, the
+ * languages. What the model says is shown as ghost text by the editor: text, never markup.
  */
 import {
   JupyterFrontEnd,
@@ -20,30 +19,34 @@ import {
   IInlineCompletionContext,
   IInlineCompletionItem,
   IInlineCompletionList,
-  IInlineCompletionProvider
+  IInlineCompletionProvider,
+  InlineCompletionTriggerKind
 } from '@jupyterlab/completer';
 import { Text } from '@jupyterlab/coreutils';
-import type * as nbformat from '@jupyterlab/nbformat';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
+import { Signal } from '@lumino/signaling';
 
 import { CompletionChannel, PendingCompletion } from './completionChannel';
-import { CompletionStatusItem } from './completionStatus';
+import { completionStatus, CompletionStatusItem } from './completionStatus';
 import { cellsAbove } from './completionText';
 import { addPartialAccept } from './partialAccept';
-import { ICopilotLive } from './tokens';
 
 export const PLUGIN_ID = 'copilot-nb:inline-completions';
 
-/** The user's settings of ours (their defaults are in the schema too). */
+/** The user's settings (their defaults are in the schema too). */
 export interface ICompletionSettings {
+  enabled: boolean;
   model: string;
+  debounceMs: number;
   languages: string[];
 }
 
 const DEFAULTS: ICompletionSettings = {
+  enabled: true,
   model: '',
+  debounceMs: 200,
   languages: ['python']
 };
 
@@ -69,14 +72,9 @@ interface IPlace {
 export class KernelCompletionProvider implements IInlineCompletionProvider {
   readonly name = 'copilot_nb';
   readonly identifier = 'copilot-nb:kernel';
-  /** The inline completer's own settings for this provider, their defaults: on, a pause of
-   * 200 ms in typing before the kernel is asked, and an answer may wait for a cell to end
-   * (the completer's 5 s default would drop it). */
-  readonly schema = {
-    default: { enabled: true, debouncerDelay: 200, timeout: 30_000 }
-  };
-
-  constructor(private readonly live: ICopilotLive) {}
+  /** The inline completer's own settings for this provider: an answer may wait for a cell to
+   * end (the completer's 5 s default would drop it); the debounce is ours (`debounceMs`). */
+  readonly schema = { default: { timeout: 30_000, debouncerDelay: 0 } };
 
   settings: ICompletionSettings = { ...DEFAULTS };
 
@@ -84,7 +82,10 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
     const model = this.settings.model;
     this.settings = { ...DEFAULTS, ...values };
     if (model !== this.settings.model) {
-      this.live.clearCompletionCaches(); // those answers came from the other model
+      CompletionChannel.clearCaches(); // those answers came from the other model
+    }
+    if (!this.settings.enabled) {
+      completionStatus.set('idle');
     }
   }
 
@@ -93,6 +94,9 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
     context: IInlineCompletionContext
   ): Promise<IInlineCompletionList> {
     const settings = this.settings;
+    if (!settings.enabled) {
+      return NOTHING;
+    }
     const place = this.locate(request, context);
     if (
       !place ||
@@ -111,6 +115,16 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
       return { items: [this.streaming(known.pending, known.start)] };
     }
     channel.cancelAll(); // this keystroke moved on from the request in flight
+    const generation = ++this.generation;
+    if (
+      context.triggerKind !== InlineCompletionTriggerKind.Invoke &&
+      settings.debounceMs > 0
+    ) {
+      await new Promise(resolve => setTimeout(resolve, settings.debounceMs));
+      if (generation !== this.generation) {
+        return NOTHING; // another key since
+      }
+    }
     const pending = channel.start({
       cell_id: place.cellId,
       language: place.language,
@@ -185,7 +199,7 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
     if (!cell || !notebook || !panel.context) {
       return null;
     }
-    const channel = this.live.channelOf(panel.context);
+    const channel = CompletionChannel.of(panel.context);
     const source = cell.model.sharedModel.getSource();
     if (!channel || source !== request.text) {
       return null;
@@ -234,6 +248,7 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
     );
   }
 
+  private generation = 0;
   private tokens = 0;
   private readonly streams = new Map<string, IStreaming>();
   private readonly watched = new WeakSet<object>();
@@ -243,7 +258,7 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
 function languageOf(
   cellType: string,
   mimeType: string | undefined,
-  metadata: Partial<nbformat.INotebookMetadata>
+  metadata: { [key: string]: any }
 ): string {
   if (cellType === 'markdown') {
     return 'markdown';
@@ -264,11 +279,9 @@ export const inlineCompletionsPlugin: JupyterFrontEndPlugin<void> = {
   description:
     'Ghost text while you type, completed by the kernel that knows your data.',
   autoStart: true,
-  requires: [ICopilotLive],
   optional: [ICompletionProviderManager, ISettingRegistry, IStatusBar],
   activate: (
     app: JupyterFrontEnd,
-    live: ICopilotLive,
     manager: ICompletionProviderManager | null,
     registry: ISettingRegistry | null,
     statusBar: IStatusBar | null
@@ -276,18 +289,19 @@ export const inlineCompletionsPlugin: JupyterFrontEndPlugin<void> = {
     if (!manager) {
       return; // an application without JupyterLab's completer
     }
-    const provider = new KernelCompletionProvider(live);
+    const provider = new KernelCompletionProvider();
     manager.registerInlineProvider(provider);
     addPartialAccept(app);
     if (statusBar) {
-      const status = live.completionStatus;
-      const item = new CompletionStatusItem(status);
+      const item = new CompletionStatusItem(completionStatus);
+      const changed = new Signal<CompletionStatusItem, void>(item);
+      completionStatus.onChange(() => changed.emit(undefined));
       statusBar.registerStatusItem(PLUGIN_ID, {
         item,
         align: 'left',
         rank: 100,
-        isActive: () => status.kind !== 'idle',
-        activeStateChanged: status.changed
+        isActive: () => completionStatus.kind !== 'idle',
+        activeStateChanged: changed
       });
     }
     if (registry) {
