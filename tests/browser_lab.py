@@ -9,6 +9,7 @@ something from elsewhere. Screenshots go to test-artifacts/ (gitignored).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import deque
@@ -68,20 +69,32 @@ def lab(
     tmp_path_factory: pytest.TempPathFactory, shared_replies: Replies
 ) -> Iterator[dict[str, Any]]:
     """A JupyterLab server whose kernels use the scripted model; yields its URL and root."""
+    yield from scripted_lab(tmp_path_factory.mktemp("lab"), shared_replies)
+
+
+def scripted_lab(
+    home: Path, replies: Replies, page_config: dict[str, Any] | None = None
+) -> Iterator[dict[str, Any]]:
+    """JupyterLab in `home` whose kernels use the scripted model, with this page config (say,
+    `{"disabledExtensions": {...}}`); yields its URL and root."""
+    if page_config is not None:
+        labconfig = home / "config" / "labconfig"
+        labconfig.mkdir(parents=True)
+        (labconfig / "page_config.json").write_text(json.dumps(page_config))
     if not CHROMIUM.exists():
         if os.environ.get("CI"):
             pytest.fail(
                 f"{CHROMIUM} is missing: CI must run the browser tests (.ci/run installs it)"
             )
         pytest.skip(f"needs Debian's Chromium at {CHROMIUM} (apt-get install chromium)")
-    server = ScriptedServer(responder=shared_replies).start()
+    server = ScriptedServer(responder=replies).start()
     env = {
         "COPILOT_NB_MODEL": "openai:scripted",
         "OPENAI_BASE_URL": server.url,
         "OPENAI_API_KEY": "k",
     }
     try:
-        with running_lab(tmp_path_factory.mktemp("lab"), env=env) as lab:
+        with running_lab(home, env=env) as lab:
             yield lab
     finally:
         server.stop()

@@ -107,11 +107,12 @@ def serve() -> Iterator[type[ScriptedServer]]:
 def kernel_for(tmp_path: Path) -> Iterator[Callable[..., KernelSession]]:
     """Start real kernels in tmp_path, with copilot_nb loaded and `%%copilot` pointed at a
     ScriptedServer, shut down when the test ends: `kernel = kernel_for(server)`, with more
-    environment as keywords (`kernel_for(server, JPY_SESSION_NAME=...)`)."""
+    environment as keywords (`kernel_for(server, JPY_SESSION_NAME=...)`); `answers_hello=False`
+    plays a front end that handles no comms at all (jupyter_client's own)."""
     sessions: list[KernelSession] = []
 
-    def start(server: ScriptedServer, **env: str) -> KernelSession:
-        session = KernelSession(tmp_path, scripted_env(server, **env))
+    def start(server: ScriptedServer, *, answers_hello: bool = True, **env: str) -> KernelSession:
+        session = KernelSession(tmp_path, scripted_env(server, **env), answers_hello=answers_hello)
         sessions.append(session)
         assert session.execute("%load_ext copilot_nb").status == "ok"
         return session

@@ -52,8 +52,18 @@ def scripted_env(server: Any, **extra: str) -> dict[str, str]:
     }
 
 
+HELLO = "copilot_nb.hello"
+
+
 class KernelSession:
-    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
+    """A kernel and the client that drives it. The client answers copilot_nb's hello as a Jupyter
+    front end without copilot_nb's extension does (JupyterLab closes a comm whose target it does
+    not know); a test that plays the extension attaches with tests/live_frontend.py."""
+
+    def __init__(
+        self, cwd: Path, env: dict[str, str] | None = None, *, answers_hello: bool = True
+    ) -> None:
+        self.answers_hello = answers_hello
         full_env = {**os.environ, **(env or {})}
         self.manager, self.client = start_new_kernel(
             kernel_name="python3", cwd=str(cwd), env=full_env, startup_timeout=60
@@ -93,7 +103,7 @@ class KernelSession:
             if remaining <= 0:
                 raise TimeoutError(f"kernel did not finish within {timeout}s; saw {messages[-3:]}")
             try:
-                message = self.client.get_iopub_msg(timeout=remaining)
+                message = self._next_iopub(remaining)
             except queue.Empty:
                 continue
             if message["parent_header"].get("msg_id") != msg_id:
@@ -106,6 +116,15 @@ class KernelSession:
             reply = self.client.get_shell_msg(timeout=timeout)
         return Execution(reply=reply, messages=messages)
 
+    def _next_iopub(self, timeout: float) -> dict[str, Any]:
+        message: dict[str, Any] = self.client.get_iopub_msg(timeout=timeout)
+        content = message["content"]
+        hello = message["msg_type"] == "comm_open" and content.get("target_name") == HELLO
+        if hello and self.answers_hello:
+            closing = {"comm_id": content["comm_id"], "data": {}}
+            self.client.shell_channel.send(self.client.session.msg("comm_close", closing))
+        return message
+
     def execute(self, code: str, timeout: float = 60) -> Execution:
         return self.collect(self.send(code), timeout)
 
@@ -115,7 +134,7 @@ class KernelSession:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                message = self.client.get_iopub_msg(timeout=0.5)
+                message = self._next_iopub(0.5)
             except queue.Empty:
                 continue
             if message["parent_header"].get("msg_id") == msg_id:

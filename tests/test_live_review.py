@@ -237,9 +237,9 @@ def test_without_a_live_notebook_review_asks_instead_and_says_so_once(
             reply("Could not write that either."),
         ]
     )
-    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))  # declines, as JupyterLab does
     first = "".join(ask(kernel).final_displays().values())
-    assert "Review mode needs the notebook open in JupyterLab or Notebook 7" in first
+    assert "Review mode needs copilot_nb's extension in the environment Jupyter runs" in first
     assert "edits ask first in this turn" in first
     assert "nobody could be asked" in server.requests[1].tool_results["w1"]
     assert not (tmp_path / "a.txt").exists()
@@ -331,4 +331,24 @@ def test_a_notebook_changed_on_disk_in_a_review_turn_is_listed_as_a_file(
     assert front.events[-1]["ok"] is True
     assert other.read_bytes() == other_bytes
     assert front.sources() == ["o = 2"], "the open notebook's cell waits in place"
+    server.assert_complete()
+
+
+def test_where_no_front_end_answers_the_hello_review_waits_then_asks(
+    serve, kernel_for, tmp_path: Path
+) -> None:
+    """A client that handles no comms neither attaches nor declines: the turn waits for a page
+    (a busy one may be coming), then asks, and says a page with the extension could review."""
+    notebook = tmp_path / "closed.ipynb"
+    saved_notebook(notebook, [nbformat.v4.new_code_cell("a = 1")])
+    server = serve(
+        [
+            reply("", call("write_file", id="w1", path="a.txt", content="a\n")),
+            reply("Could not write it."),
+        ]
+    )
+    kernel = kernel_for(server, answers_hello=False, JPY_SESSION_NAME=str(notebook))
+    first = "".join(ask(kernel).final_displays().values())
+    assert "Review mode needs the notebook open in JupyterLab or Notebook 7" in first
+    assert not (tmp_path / "a.txt").exists()
     server.assert_complete()

@@ -26,6 +26,11 @@ FALLBACK_NOTE = (
     "Review mode needs the notebook open in JupyterLab or Notebook 7 with copilot_nb's "
     "extension; none is attached, so edits ask first in this turn."
 )
+NO_EXTENSION_NOTE = (
+    "Review mode needs copilot_nb's extension in the environment Jupyter runs from; this page "
+    "has none (`pip install copilot_nb` there, then reload the page), so edits ask first in "
+    "this turn."
+)
 
 _log = logging.getLogger(__name__)
 
@@ -57,6 +62,11 @@ def fallback_said(policy: ApprovalPolicy, live: LiveNotebooks | None, shell: Any
         return False
     namespace = getattr(shell, "user_ns", None) or {}
     return bool((live is not None and live.fallback_note()) or namespace.get("__vsc_ipynb_file__"))
+
+
+def fallback_note(live: LiveNotebooks | None) -> str:
+    """What the user is told when review falls back to asking: why no page reviews."""
+    return NO_EXTENSION_NOTE if live is not None and live.extension_missing() else FALLBACK_NOTE
 
 
 def edits_line(policy: ApprovalPolicy, live: LiveNotebooks | None) -> str:

@@ -21,7 +21,7 @@ from .mode_names import TurnMode
 from .modes import run_in_mode, tools_for_mode
 from .prompt_assembly import prepare
 from .references import attach_references
-from .review_mode import FALLBACK_NOTE, edit_setting, fallback_said, list_file, resolved
+from .review_mode import edit_setting, fallback_note, fallback_said, list_file, resolved
 from .run_settings import RunSettings
 from .turn import Stage, Turn, TurnEvent, TurnNote, current_dir
 
@@ -135,7 +135,7 @@ async def review(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
         turn.stack.callback(live.review.end)
     if not host.review_fallback_said and fallback_said(turn.standing, live, host.shell):
         host.review_fallback_said = True  # once per kernel: it holds until one attaches
-        yield TurnNote(text=FALLBACK_NOTE)
+        yield TurnNote(text=fallback_note(live))
     if reviewing:
         workspace = turn.the_agent().workspace
 

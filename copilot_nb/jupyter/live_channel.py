@@ -11,8 +11,10 @@ never run, so `run_cell` runs code in the kernel itself and only sends the outpu
 How a front end finds out that copilot_nb is loaded: a silent comm registered here under the
 target `copilot_nb.beacon` (never opened towards the front end) answers its comm-info probe, which
 it sends when it connects and each time the kernel goes idle until attached; and at load time
-the kernel opens and at once closes a `copilot_nb.hello` comm, so a notebook whose first cell
-loads the extension is attached before its first tool call.
+the kernel opens a `copilot_nb.hello` comm, so a notebook whose first cell loads the extension
+is attached before its first tool call. A page with copilot_nb's extension answers by attaching (the
+kernel then closes the hello); a Jupyter front end without it closes a comm of a target it does not
+know (JupyterLab's, Notebook 7's), which tells a waiting tool that no page is coming.
 
 Several views: one comm per document, so a notebook open twice in one JupyterLab (two views of
 one document) is one live notebook. The same notebook open in two browser tabs is two; the one
@@ -43,11 +45,15 @@ HELLO = "copilot_nb.hello"
 REQUEST_TIMEOUT = 10.0
 """Seconds a front end gets to answer one request (a snapshot of 2,000 cells takes ~0.1 s)."""
 _T = TypeVar("_T")
-ATTACH_WAIT = 3.0
+ATTACH_WAIT = 10.0
 """Seconds a tool (or a reviewing turn) waits for a front end to attach after saying hello,
 where one may exist. The page answers a hello in tens of milliseconds when idle, but a busy
-machine took over a second ("Run All" on a loaded laptop); the wait is paid in full only where
-a Jupyter server started the kernel and no extension answers, once per HELLO_AGAIN_AFTER."""
+machine took 3.5 s ("Run All" with every core taken); a front end without the extension
+declines at once, so the wait is paid in full only where a Jupyter server started the kernel and
+no front end answers at all, once per HELLO_AGAIN_AFTER."""
+DECLINED_GRACE = 1.0
+"""Seconds a tool still waits after a front end declined the hello: another connection of the
+same page (a console, a second view) may decline while the notebook's own one attaches."""
 HELLO_AGAIN_AFTER = 30.0
 """Seconds before a tool says hello again after nobody answered."""
 INSTALL_HINT = (
@@ -56,6 +62,12 @@ INSTALL_HINT = (
     "File > Reload Notebook from Disk before you edit it again. For live editing, install "
     "copilot_nb in the environment Jupyter itself runs from (`pip install copilot_nb`) and "
     "reload the page"
+)
+NO_EXTENSION_HINT = (
+    "the notebook's front end has no copilot_nb extension, so the agent's changes went to the file "
+    "behind it: use File > Reload Notebook from Disk before you edit it again. For live editing, "
+    "install copilot_nb in the environment Jupyter itself runs from (`pip install copilot_nb`) "
+    "and reload the page"
 )
 
 _log = logging.getLogger(__name__)
@@ -139,8 +151,11 @@ class LiveChannel:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.views: list[LiveView] = []
-        self._attached = asyncio.Event()
+        self._news = asyncio.Event()
+        """Set when a front end attaches or declines a hello: a waiting tool looks again."""
         self._last_hello = 0.0
+        self._hello: Any = None
+        self._declined_at: float | None = None
         self._beacon: Any = None
         self._review: ReviewBook | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -191,12 +206,31 @@ class LiveChannel:
         """Tell the front ends copilot_nb is loaded: a comm opened and closed at once."""
         from comm import create_comm
 
+        self._close_hello()
         self._last_hello = time.monotonic()
+        self._declined_at = None
         try:
             hello = create_comm(target_name=HELLO, data={})
-            hello.close()
         except Exception:  # no front end listens: nothing to tell
             _log.debug("hello not sent", exc_info=True)
+            return
+        hello.on_close(lambda _msg: self._decline(hello))
+        self._hello = hello
+
+    def _decline(self, hello: Any) -> None:
+        """A front end closed the hello: it does not know copilot_nb's target (no extension)."""
+        if hello is self._hello:
+            self._hello = None
+            self._declined_at = time.monotonic()
+            self._news.set()
+
+    def _close_hello(self) -> None:
+        hello, self._hello = self._hello, None
+        if hello is not None:
+            try:
+                hello.close()
+            except Exception:  # the kernel is shutting down
+                _log.debug("hello not closed", exc_info=True)
 
     def _open(self, comm: Any, msg: dict[str, Any]) -> None:
         view = LiveView(comm, msg.get("content", {}).get("data") or {}, self._event)
@@ -205,7 +239,8 @@ class LiveChannel:
         comm.on_msg(view.receive)
         comm.on_close(lambda _msg: self._forget(view))
         self.views = [v for v in self.views if not _same_document(v, view)] + [view]
-        self._attached.set()
+        self._close_hello()
+        self._news.set()
 
     def _event(self, view: LiveView, data: dict[str, Any]) -> None:
         """What a front end says unasked, handed to its entry in `EVENTS` on the kernel's loop."""
@@ -238,7 +273,8 @@ class LiveChannel:
 
     async def _awaited(self, look: Callable[[], _T | None]) -> _T | None:
         """`look()`, or where a front end may be coming, its first answer that is not None
-        within `ATTACH_WAIT` of the last hello (saying hello again when the last one is old)."""
+        within `ATTACH_WAIT` of the last hello (saying hello again when the last one is old),
+        unless a front end declined that hello."""
         found = look()
         if found is not None or not self._front_end_expected():
             return found
@@ -247,10 +283,14 @@ class LiveChannel:
             self.say_hello()
             since = 0.0
         deadline = time.monotonic() + max(0.0, ATTACH_WAIT - since)
-        while found is None and time.monotonic() < deadline:
-            self._attached.clear()
+        while found is None:
+            if self._declined_at is not None:
+                deadline = min(deadline, self._declined_at + DECLINED_GRACE)
+            if time.monotonic() >= deadline:
+                break
+            self._news.clear()
             try:
-                await asyncio.wait_for(self._attached.wait(), deadline - time.monotonic())
+                await asyncio.wait_for(self._news.wait(), deadline - time.monotonic())
             except asyncio.TimeoutError:
                 break
             found = look()
@@ -283,7 +323,15 @@ class LiveChannel:
         )
 
     def fallback_note(self) -> str:
+        if self.extension_missing():
+            return NO_EXTENSION_HINT
         return INSTALL_HINT if self._front_end_expected() else ""
+
+    def extension_missing(self) -> bool:
+        """A Jupyter server's front end closed the last hello and none is attached: it lacks
+        the extension."""
+        declined = self._declined_at is not None and not self.views
+        return declined and self._front_end_expected()
 
     def attached(self) -> bool:
         """Whether a notebook front end (which draws widgets) is attached to this kernel."""

@@ -64,8 +64,12 @@ class LiveNotebooks(Protocol):
         """Whether a notebook front end is attached (where review mode can review)."""
         ...
 
+    def extension_missing(self) -> bool:
+        """Whether the front end answered that it has no copilot_nb extension (none attached)."""
+        ...
+
     async def attach_soon(self) -> bool:
-        """`attached`, waiting up to a second for a front end where one may be coming."""
+        """`attached`, waiting a few seconds for a front end where one may be coming."""
         ...
 
     @property
