@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from copilot_nb.agent.model_strings import NO_PROVIDER
-from copilot_nb.testing.offline import DEMO_REPLY
+from copilot_nb.offline import DEMO_REPLY
 from tests.kernel_session import Execution, KernelSession
 
 pytestmark = pytest.mark.kernel

@@ -83,7 +83,7 @@ async def test_the_offline_model_behind_the_proxy_calls_no_tool_the_agent_lacks(
         set_tracing_disabled,
     )
 
-    from copilot_nb.testing.offline import offline_reply
+    from copilot_nb.offline import offline_reply
 
     set_tracing_disabled(True)
     (root / "a.py").write_text("x = 1\n")

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from copilot_nb.testing.offline import offline_reply
+from copilot_nb.offline import offline_reply
 from tests.proxy_fixtures import MODEL, proxy_for
 
 __all__ = ["proxy_for"]

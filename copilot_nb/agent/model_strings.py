@@ -52,7 +52,7 @@ def resolve_model(spec: str | None = None, *, registry: Registry = PROVIDERS) ->
     spec = (spec or default_model_spec()).strip()
     provider, name = split_spec(spec)
     if provider in OFFLINE:
-        from ..testing.offline import OfflineModel
+        from ..offline import OfflineModel
 
         return OfflineModel()
     if not name:

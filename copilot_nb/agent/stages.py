@@ -117,7 +117,7 @@ async def references(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
 async def model_note(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
     """The offline demo model says what it is."""
     if getattr(turn.model, "offline", False):
-        from ..testing.offline import OFFLINE_NOTE
+        from ..offline import OFFLINE_NOTE
 
         yield TurnNote(text=OFFLINE_NOTE)
 

@@ -16,12 +16,12 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from ..events import ModelEvent
-from ..models.base import ChatModel, ModelRequest
-from ..models.openai.chat import OpenAIChat
-from ..text import clip
-from .script import ScriptedRequest, ScriptedTurn, call, reply
-from .server import ScriptedServer
+from .events import ModelEvent
+from .models.base import ChatModel, ModelRequest
+from .models.openai.chat import OpenAIChat
+from .testing.script import ScriptedRequest, ScriptedTurn, call, reply
+from .testing.server import ScriptedServer
+from .text import clip
 
 OFFLINE_NOTE = (
     "_Offline demo model: no provider is configured. Set `COPILOT_NB_MODEL` "
