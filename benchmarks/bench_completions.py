@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from copilot_nb.jupyter.panel.completions import Completer  # noqa: E402
+from copilot_nb.jupyter.panel.mentions import Completer  # noqa: E402
 from copilot_nb.tools.context import ToolContext  # noqa: E402
 from copilot_nb.workspace.workspace import Workspace  # noqa: E402
 

@@ -101,7 +101,7 @@ def keystrokes() -> tuple[list[float], list[float], list[float]]:
 
 def _service_times(client: Any, last: int) -> list[float]:
     code = (
-        "from copilot_nb.jupyter.completions import completion_service\n"
+        "from copilot_nb.jupyter.ghost_text import completion_service\n"
         f"print([t.total - t.model for t in list(completion_service().timings)[-{last}:]])"
     )
     out: list[str] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from copilot_nb.agent.completions.postprocess import (
+from copilot_nb.agent.ghost_text.postprocess import (
     cap,
     drop_prefix_repeat,
     drop_suffix_repeat,

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from copilot_nb.agent.completions.service import CompletionService
+from copilot_nb.agent.ghost_text.service import CompletionService
 from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.testing.fim_wires import FillServer
 from tests.secret_namespace import (
@@ -177,7 +177,7 @@ async def test_an_ollama_model_without_insert_completes_through_its_chat_api(fra
 
 
 def test_an_error_shown_in_the_status_bar_masks_a_key_the_provider_echoed():
-    from copilot_nb.agent.completions.service import _short
+    from copilot_nb.agent.ghost_text.service import _short
     from copilot_nb.errors import ModelHTTPError
 
     key = "sk-proj-" + "Zx9" * 16

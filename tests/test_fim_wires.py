@@ -12,10 +12,10 @@ import pytest
 from copilot_nb.errors import ModelHTTPError
 from copilot_nb.events import ModelResponse, Notice, TextDelta
 from copilot_nb.models.chat_fill import CURSOR, ChatFill
-from copilot_nb.models.copilot.completions import CopilotFill
+from copilot_nb.models.copilot.fim_completions import CopilotFill
 from copilot_nb.models.fim import FillRequest, InfillDecoder, TextCompletionsDecoder
 from copilot_nb.models.openai.chat import OpenAIChat
-from copilot_nb.models.openai.completions import DeepSeekFill, MistralFill, OpenAICompletions
+from copilot_nb.models.openai.fim_completions import DeepSeekFill, MistralFill, OpenAICompletions
 from copilot_nb.models.openai.llama_infill import LlamaCppFill
 from copilot_nb.models.openai.ollama_generate import NDJSONGenerateDecoder, OllamaFill
 from copilot_nb.testing.fim_wires import (
@@ -230,7 +230,7 @@ async def test_a_recording_cassette_keeps_fill_requests_out_of_its_order_and_a_r
 ):
     import json
 
-    from copilot_nb.agent.completions.models import resolve_fill
+    from copilot_nb.agent.ghost_text.model_choice import resolve_fill
     from copilot_nb.agent.model_strings import resolve_model
     from copilot_nb.models.cassettes.cassette import Cassette, using
 

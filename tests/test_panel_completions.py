@@ -18,7 +18,7 @@ import pytest
 
 from copilot_nb.agent.references import find_references
 from copilot_nb.agent.session import CopilotSession
-from copilot_nb.jupyter.panel.completions import (
+from copilot_nb.jupyter.panel.mentions import (
     MAX_CANDIDATES,
     Candidate,
     Completer,

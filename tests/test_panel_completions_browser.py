@@ -104,7 +104,7 @@ def test_candidate_text_is_shown_as_text_and_never_runs(page, lab, replies):
     (root / "<img src=x onerror=window.__xss=1>.csv").write_text("x\n")
     odd_type = "odd = type('<img src=x onerror=window.__xss=2>', (), {})()"
     crafted = (
-        "from copilot_nb.jupyter.panel.completions import Candidate\n"
+        "from copilot_nb.jupyter.panel.mentions import Candidate\n"
         "async def crafted(query):\n"
         "    return [Candidate(text='<img src=x onerror=window.__xss=4>.csv', kind='file',\n"
         "                      detail='<script>window.__xss=5</script>')]\n"

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from copilot_nb import ConfigError
-from copilot_nb.agent.completions.models import resolve_fill
+from copilot_nb.agent.ghost_text.model_choice import resolve_fill
 from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.errors import PolicyError
 from copilot_nb.jupyter.commands.login import model_choices, show_models
 from copilot_nb.models.env_settings import FromEnv
 from copilot_nb.models.openai.chat import OpenAIChat
-from copilot_nb.models.openai.completions import OpenAICompletions
+from copilot_nb.models.openai.fim_completions import OpenAICompletions
 from copilot_nb.models.providers import PROVIDERS, Provider, chat_names
 from copilot_nb.testing.github_fake import FakeGitHub
 from copilot_nb.testing.ollama_fake import OllamaServer

@@ -125,8 +125,8 @@ class LiveView:
     def receive(self, msg: dict[str, Any]) -> None:
         """A comm message from the front end: a reply, or news (an `event`: `EVENTS`)."""
         data = msg.get("content", {}).get("data") or {}
-        if "request" in data:  # the front end asks: inline completions (completions.py)
-            from .completions import handle_request
+        if "request" in data:  # the front end asks: ghost text (ghost_text.py)
+            from .ghost_text import handle_request
 
             handle_request(self, data)
             return

@@ -1,7 +1,7 @@
 """Completions from a chat model, for providers without a fill-in-the-middle wire.
 
 The chat model gets the cell with a `<CURSOR>` mark and is told to answer with only the text
-that belongs there; the post-processing (`agent/completions/postprocess.py`) still takes off a
+that belongs there; the post-processing (`agent/ghost_text/postprocess.py`) still takes off a
 fence, a repeated prefix or suffix, and whatever runs past the block, since chat models add them.
 """
 

@@ -2,8 +2,8 @@
 
 A completion while the user types is not a chat turn: the model gets the text before the cursor
 (`prefix`) and after it (`suffix`) and answers with the middle. Each provider spells that on its
-own wire (`openai/completions.py`, `openai/ollama_generate.py`, `openai/llama_infill.py`,
-`copilot/completions.py`); a model that has no such wire is asked through its chat API with a
+own wire (`openai/fim_completions.py`, `openai/ollama_generate.py`, `openai/llama_infill.py`,
+`copilot/fim_completions.py`); a model that has no such wire is asked through its chat API with a
 completion prompt (`ChatFill`). Every wire is a `FillModel`: `fill(request)` streams
 `TextDelta`s and ends with a `ModelResponse`, like `Model.stream()`, through the same transport
 (retries, cassettes, redaction) as the chat models.

@@ -4,7 +4,7 @@ A provider is what a user names in `provider:model`: a service (OpenAI, Anthropi
 Copilot, DeepSeek, Mistral) or a kind of local server (Ollama, llama.cpp). A wire is a class that
 speaks one protocol (`OpenAIChat` speaks Chat Completions for OpenAI, Ollama, vLLM and Copilot
 alike). Model strings (`agent/model_strings.py`), the completion model
-(`agent/completions/models.py`) and `%copilot models` (`jupyter/commands/login.py`) all read
+(`agent/ghost_text/model_choice.py`) and `%copilot models` (`jupyter/commands/login.py`) all read
 `PROVIDERS`, so adding a provider is adding one `Provider` here, as pydantic-ai's `providers/`
 beside `infer_model`. Wires are imported when a provider first builds one (`wire`).
 """
@@ -85,7 +85,7 @@ def wire(module: str, cls: str, **options: Any) -> Callable[[str], Any]:
 def _copilot_fill(model: str) -> FillModel:
     """The editors' ghost-text engine: the engine named (`copilot-codex`, `*-copilot`), else the
     default one when the name is a chat model's."""
-    from .copilot.completions import DEFAULT_ENGINE, CopilotFill
+    from .copilot.fim_completions import DEFAULT_ENGINE, CopilotFill
 
     return CopilotFill(
         model if ("codex" in model or model.endswith("-copilot")) else DEFAULT_ENGINE
@@ -169,7 +169,9 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="openai-completions",
-                fill=wire("openai.completions", "OpenAICompletions", provider="openai-completions"),
+                fill=wire(
+                    "openai.fim_completions", "OpenAICompletions", provider="openai-completions"
+                ),
                 key_env=("OPENAI_API_KEY",),
                 base_url_env="OPENAI_BASE_URL",
                 base_url="https://api.openai.com/v1",
@@ -178,7 +180,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="deepseek",
-                fill=wire("openai.completions", "DeepSeekFill"),
+                fill=wire("openai.fim_completions", "DeepSeekFill"),
                 key_env=("DEEPSEEK_API_KEY",),
                 base_url_env="DEEPSEEK_BASE_URL",
                 base_url="https://api.deepseek.com/beta",
@@ -187,7 +189,7 @@ PROVIDERS: Registry = MappingProxyType(
             ),
             Provider(
                 name="mistral",
-                fill=wire("openai.completions", "MistralFill"),
+                fill=wire("openai.fim_completions", "MistralFill"),
                 key_env=("MISTRAL_API_KEY",),
                 base_url_env="MISTRAL_BASE_URL",
                 base_url="https://api.mistral.ai/v1",

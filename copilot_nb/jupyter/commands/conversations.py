@@ -126,7 +126,7 @@ def export(session: CopilotSession, args: argparse.Namespace, settings: Any) -> 
 
 
 def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
-    from ..completions import usage_lines
+    from ..ghost_text import usage_lines
 
     completions = usage_lines(session.shell)
     if completions:  # counted apart: they are no turn of the conversation

@@ -30,8 +30,8 @@ from ...agent.mode_names import MODES, TurnMode
 from ...agent.session import CopilotSession, TurnEvent
 from ...errors import CopilotError
 from ...events import ApprovalNeeded, Failed, Question, UsageReported
-from .completions import MAX_QUERY, Completer, session_context
 from .feed import UPDATE_INTERVAL, Outbox, event_ops
+from .mentions import MAX_QUERY, Completer, session_context
 
 _HERE = Path(__file__).parent
 _USER_ERRORS = (CopilotError, UsageError)

@@ -1,5 +1,5 @@
 """Inline completions in the kernel: the live channel's `complete` and `cancel_complete`
-requests handed to the kernel's one `CompletionService` (`agent/completions/service.py`).
+requests handed to the kernel's one `CompletionService` (`agent/ghost_text/service.py`).
 
 Loaded at the first request, not at `%load_ext`. The model is the request's (`model`), else
 `CopilotMagics.completion_model`, else the kernel's model (`%copilot model`); completions use
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..agent.completions.service import CompletionService
+    from ..agent.ghost_text.service import CompletionService
 
 
 def handle_request(view: Any, data: Mapping[str, Any]) -> None:
@@ -35,7 +35,7 @@ def completion_service(shell: Any = None) -> CompletionService:
 
 
 def _make(shell: Any) -> CompletionService:
-    from ..agent.completions.service import CompletionService
+    from ..agent.ghost_text.service import CompletionService
     from ..agent.model_strings import default_model_spec, resolve_model
 
     def magics() -> Any:
