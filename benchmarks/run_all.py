@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (
     bench_cassette,
+    bench_cell_stream,
     bench_completions,
     bench_context,
     bench_conversations,
@@ -36,6 +37,7 @@ if __name__ == "__main__":
     bench_mcp.main()
     bench_panel.main()
     bench_render.main()
+    bench_cell_stream.main()
     bench_live.main()
     bench_review.main()
     bench_proxy.main()

@@ -16,7 +16,7 @@ from copilot_nb.events import (
     ToolStarted,
     UsageReported,
 )
-from copilot_nb.jupyter.cell_view import CellRenderer
+from copilot_nb.jupyter.cell_view import GROWTH, STALE, CellRenderer
 from copilot_nb.jupyter.magics import transform_copilot_cell
 from copilot_nb.jupyter.safe_html import DIFF_STYLES
 from copilot_nb.messages import Usage
@@ -72,6 +72,38 @@ def test_streaming_is_throttled_and_the_final_flush_is_complete():
     assert 3 <= len(handle.shown) <= 6
     assert handle.shown[-1] == "x" * 1000
     assert handle.html[-1] == f"<p>{'x' * 1000}</p>\n"
+
+
+def test_the_first_words_show_at_once():
+    renderer, handle, now = make_renderer()
+    now[0] = 0.001  # the model's first words, a moment after the cell started
+    renderer.handle(TextDelta(text="Hello"))
+    assert handle.shown[-1] == "Hello"
+
+
+def test_updates_thin_out_as_the_answer_grows_so_bytes_stay_a_multiple_of_it():
+    """40,000 characters over ten seconds: each update resends the whole answer, so updates
+    four times a second would send 820,000; here they come as it grows by an eighth."""
+    renderer, handle, now = make_renderer()
+    for index in range(10_000):
+        now[0] = index * 0.001
+        renderer.handle(TextDelta(text="abc "))
+    renderer.handle(Done(text=""))
+    renderer.flush()
+    assert handle.shown[-1] == "abc " * 10_000
+    sent = sum(len(text) for text in handle.shown)
+    assert sent <= (GROWTH + 2) * 40_000, sent
+    assert len(handle.shown) >= 10, "still updates as it grows"
+
+
+def test_a_slow_answer_still_shows_its_new_words_every_few_seconds():
+    renderer, handle, now = make_renderer()
+    renderer.handle(TextDelta(text="x" * 10_000))  # a long answer so far, shown at once
+    for second in range(1, 11):  # then one word a second
+        now[0] = float(second)
+        renderer.handle(TextDelta(text=" word"))
+    assert len(handle.shown) - 1 == int(10 / STALE)
+    assert handle.shown[-1].endswith(" word" * 10)
 
 
 def test_a_retry_notice_shows_while_it_waits_and_takes_the_broken_attempt_with_it():

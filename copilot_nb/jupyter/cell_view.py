@@ -1,8 +1,12 @@
 """Agent events rendered as one live HTML output: streamed text, a line per tool call, diffs.
 
-The transcript is updated in place through a display handle, at most a few times a second
-(a browser re-renders the whole output on each update), and always once more at the end, so the
-final output is complete. It never prints: it only updates its own display.
+The transcript is updated in place through a display handle, and always once more at the end,
+so the final output is complete. It never prints: it only updates its own display. Each update
+resends the whole output (a front end re-renders all of it), so updates thin out as the answer
+grows: the first words show at once, then an update waits until the answer has grown by an
+eighth of what is shown (the bytes sent stay a small multiple of the answer's, whatever its
+pace) or `STALE` seconds have passed (a slow model's words still show), and never comes sooner
+than `UPDATE_INTERVAL` after the last.
 
 The output is HTML built by `safe_html` (with plain text alongside), never Markdown: a front end
 renders a just-run cell's Markdown with its raw HTML, and the model's text must never run.
@@ -45,7 +49,11 @@ from .approval_prompt import question
 from .safe_html import Rendered, details_html, diff_html, escape, inline_html, markdown_html
 
 UPDATE_INTERVAL = 0.25
-"""Seconds between display updates while streaming: smooth to the eye, cheap for the front end."""
+"""Seconds at least between display updates while streaming: smooth to the eye."""
+GROWTH = 8
+"""An update is due once the answer has grown by 1/GROWTH of what the output shows."""
+STALE = 2.0
+"""Seconds after which an update is due however little the answer grew."""
 STOPPED = "■ Stopped"
 """The last line of a turn the user stopped (a kernel interrupt), as the panel's Stop ends one."""
 LINE = 200
@@ -153,7 +161,11 @@ class CellRenderer:
         self.transcript = Transcript()
         self._interval = interval
         self._clock = clock
-        self._last = clock()
+        self._last = -float("inf")  # the first words show at once
+        self._shown = 0
+        """Characters of the transcript the last update showed."""
+        self._grown = 0
+        """Characters of text added since the last update."""
         self._dirty = False
         self._finished = False
         self._tools: dict[str, _ToolLine] = {}
@@ -179,8 +191,19 @@ class CellRenderer:
         self._dirty = True
         at_once = isinstance(event, (ApprovalNeeded, ToolStarted, ToolFinished, ToolsUpdated))
         at_once = at_once or (isinstance(event, Notice) and event.retry)
-        if at_once or self._clock() - self._last >= self._interval:
+        streamed = isinstance(event, (TextDelta, ReasoningDelta))
+        if streamed:
+            self._grown += len(event.text)
+        if at_once or self._due(streamed):
             self.flush()
+
+    def _due(self, streamed: bool) -> bool:
+        """Whether to update now: not sooner than the interval; streamed text once it grew
+        enough or has waited long (see the module's docstring)."""
+        elapsed = self._clock() - self._last
+        if elapsed < self._interval:
+            return False
+        return not streamed or elapsed >= STALE or self._grown * GROWTH >= self._shown
 
     def _apply(self, event: TurnEvent) -> None:
         blocks = self.transcript.blocks
@@ -291,8 +314,10 @@ class CellRenderer:
         finished: a question the turn's end denied answers after `finish`, and an update then
         would drop the output's provenance."""
         if self._dirty and not self._finished:
-            self._handle.update(self.transcript.rendered())
+            rendered = self.transcript.rendered()
+            self._handle.update(rendered)
             self._dirty = False
+            self._shown, self._grown = len(rendered.text), 0
         self._last = self._clock()
 
 
