@@ -192,7 +192,7 @@ class CellRenderer:
         at_once = isinstance(event, (ApprovalNeeded, ToolStarted, ToolFinished, ToolsUpdated))
         at_once = at_once or (isinstance(event, Notice) and event.retry)
         streamed = isinstance(event, (TextDelta, ReasoningDelta))
-        if streamed:
+        if isinstance(event, (TextDelta, ReasoningDelta)):
             self._grown += len(event.text)
         if at_once or self._due(streamed):
             self.flush()
