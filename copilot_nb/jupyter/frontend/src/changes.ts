@@ -5,6 +5,8 @@
  * against a dry run of the cells' ids and sources.
  */
 
+/** A JSON object from the wire or a notebook's metadata: its fields unchecked, read with care. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type JSONObject = { [key: string]: any };
 
 /** A cell change the kernel asks for; `expected` is the source the agent last saw. */

@@ -15,7 +15,7 @@ import { INotebookModel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { JSONObject } from './changes';
-import { completionStatus } from './completionStatus';
+import { CompletionStatus } from './completionStatus';
 import {
   AnswerCache,
   IAnswerSoFar,
@@ -107,30 +107,18 @@ export interface IAnswerAt {
   text: string;
 }
 
-const channels = new Map<
-  DocumentRegistry.IContext<INotebookModel>,
-  CompletionChannel
->();
-
 /** The completion requests of one open notebook document. */
 export class CompletionChannel {
-  /** The channel of an open notebook, if the live channel tracks it. */
-  static of(
-    context: DocumentRegistry.IContext<INotebookModel>
-  ): CompletionChannel | undefined {
-    return channels.get(context);
-  }
-
   /** Forget every cached answer (the model setting changed). */
-  static clearCaches(): void {
-    channels.forEach(channel => channel.cache.clear());
+  clearCache(): void {
+    this.cache.clear();
   }
 
   constructor(
     context: DocumentRegistry.IContext<INotebookModel>,
-    private readonly comm: () => Kernel.IComm | null
+    private readonly comm: () => Kernel.IComm | null,
+    private readonly status: CompletionStatus
   ) {
-    channels.set(context, this);
     const session = context.sessionContext;
     session.iopubMessage.connect((_, msg) => this.onIopub(msg), this);
     session.kernelChanged.connect(() => this.reset(), this);
@@ -143,10 +131,7 @@ export class CompletionChannel {
         this.reset();
       }
     }, this);
-    context.disposed.connect(() => {
-      this.reset();
-      channels.delete(context);
-    });
+    context.disposed.connect(() => this.reset(), this);
   }
 
   /** Whether the kernel has copilot_nb loaded and this document attached. */
@@ -178,7 +163,7 @@ export class CompletionChannel {
     this.live.set(pending.id, pending);
     if (this.outstanding !== null && this.blocked()) {
       this.held = pending; // sent when the kernel has read the one it holds
-      completionStatus.set('waiting');
+      this.status.set('waiting');
     } else {
       this.send(pending);
     }
@@ -235,9 +220,9 @@ export class CompletionChannel {
     const error = typeof data.error === 'string' ? data.error : '';
     pending.finish(typeof data.text === 'string' ? data.text : null, error);
     if (error) {
-      completionStatus.set('error', error);
+      this.status.set('error', error);
     } else if (data.waiting) {
-      completionStatus.set('waiting');
+      this.status.set('waiting');
     } else {
       this.clearWaiting(true);
       this.cache.put(pending);
@@ -256,7 +241,7 @@ export class CompletionChannel {
     const delay = this.blocked() ? WAIT_NOTICE_MS : SLOW_NOTICE_MS;
     setTimeout(() => {
       if (!pending.heard && !pending.done && this.cellRunning) {
-        completionStatus.set('waiting');
+        this.status.set('waiting');
       }
     }, delay);
   }
@@ -297,10 +282,10 @@ export class CompletionChannel {
 
   private clearWaiting(alsoErrors = false): void {
     if (
-      completionStatus.kind === 'waiting' ||
-      (alsoErrors && completionStatus.kind === 'error')
+      this.status.kind === 'waiting' ||
+      (alsoErrors && this.status.kind === 'error')
     ) {
-      completionStatus.set('idle');
+      this.status.set('idle');
     }
   }
 

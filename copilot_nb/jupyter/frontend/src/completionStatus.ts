@@ -4,13 +4,15 @@
  * (no model configured, the provider refused) instead of ghost text. One for the page: the
  * user types in one notebook at a time, and the latest word wins.
  */
+import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 export type StatusKind = 'idle' | 'waiting' | 'error';
 
 export const WAITING_TEXT = 'copilot: completions wait for the kernel';
 
-/** The state the status bar item shows; channels and the provider set it. */
+/** The state the status bar item shows; the live channel owns it (`ICopilotLive`), channels
+ * and the provider set it. */
 export class CompletionStatus {
   get kind(): StatusKind {
     return this._kind;
@@ -20,27 +22,24 @@ export class CompletionStatus {
     return this._message;
   }
 
+  /** Emitted when the kind or the message changes. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
   set(kind: StatusKind, message: string = ''): void {
     if (kind === this._kind && message === this._message) {
       return;
     }
     this._kind = kind;
     this._message = message;
-    for (const listener of this.listeners) {
-      listener();
-    }
-  }
-
-  onChange(listener: () => void): void {
-    this.listeners.push(listener);
+    this._changed.emit(undefined);
   }
 
   private _kind: StatusKind = 'idle';
   private _message = '';
-  private readonly listeners: (() => void)[] = [];
+  private readonly _changed = new Signal<this, void>(this);
 }
-
-export const completionStatus = new CompletionStatus();
 
 /** The status bar item: text only (an error comes from the kernel: it is data, never markup). */
 export class CompletionStatusItem extends Widget {
@@ -49,7 +48,7 @@ export class CompletionStatusItem extends Widget {
     this.addClass('cnb-CompletionStatus');
     this.node.style.padding = '0 6px';
     this.node.style.lineHeight = 'var(--jp-statusbar-height, 24px)';
-    status.onChange(() => this.render());
+    status.changed.connect(() => this.render(), this);
     this.render();
   }
 

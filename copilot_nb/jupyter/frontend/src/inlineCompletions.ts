@@ -23,15 +23,16 @@ import {
   InlineCompletionTriggerKind
 } from '@jupyterlab/completer';
 import { Text } from '@jupyterlab/coreutils';
+import type * as nbformat from '@jupyterlab/nbformat';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
-import { Signal } from '@lumino/signaling';
 
 import { CompletionChannel, PendingCompletion } from './completionChannel';
-import { completionStatus, CompletionStatusItem } from './completionStatus';
+import { CompletionStatusItem } from './completionStatus';
 import { cellsAbove } from './completionText';
 import { addPartialAccept } from './partialAccept';
+import { ICopilotLive } from './tokens';
 
 export const PLUGIN_ID = 'copilot-nb:inline-completions';
 
@@ -76,16 +77,18 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
    * end (the completer's 5 s default would drop it); the debounce is ours (`debounceMs`). */
   readonly schema = { default: { timeout: 30_000, debouncerDelay: 0 } };
 
+  constructor(private readonly live: ICopilotLive) {}
+
   settings: ICompletionSettings = { ...DEFAULTS };
 
   configureFrom(values: Partial<ICompletionSettings>): void {
     const model = this.settings.model;
     this.settings = { ...DEFAULTS, ...values };
     if (model !== this.settings.model) {
-      CompletionChannel.clearCaches(); // those answers came from the other model
+      this.live.clearCompletionCaches(); // those answers came from the other model
     }
     if (!this.settings.enabled) {
-      completionStatus.set('idle');
+      this.live.completionStatus.set('idle');
     }
   }
 
@@ -199,7 +202,7 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
     if (!cell || !notebook || !panel.context) {
       return null;
     }
-    const channel = CompletionChannel.of(panel.context);
+    const channel = this.live.channelOf(panel.context);
     const source = cell.model.sharedModel.getSource();
     if (!channel || source !== request.text) {
       return null;
@@ -258,7 +261,7 @@ export class KernelCompletionProvider implements IInlineCompletionProvider {
 function languageOf(
   cellType: string,
   mimeType: string | undefined,
-  metadata: { [key: string]: any }
+  metadata: Partial<nbformat.INotebookMetadata>
 ): string {
   if (cellType === 'markdown') {
     return 'markdown';
@@ -279,9 +282,11 @@ export const inlineCompletionsPlugin: JupyterFrontEndPlugin<void> = {
   description:
     'Ghost text while you type, completed by the kernel that knows your data.',
   autoStart: true,
+  requires: [ICopilotLive],
   optional: [ICompletionProviderManager, ISettingRegistry, IStatusBar],
   activate: (
     app: JupyterFrontEnd,
+    live: ICopilotLive,
     manager: ICompletionProviderManager | null,
     registry: ISettingRegistry | null,
     statusBar: IStatusBar | null
@@ -289,19 +294,18 @@ export const inlineCompletionsPlugin: JupyterFrontEndPlugin<void> = {
     if (!manager) {
       return; // an application without JupyterLab's completer
     }
-    const provider = new KernelCompletionProvider();
+    const provider = new KernelCompletionProvider(live);
     manager.registerInlineProvider(provider);
     addPartialAccept(app);
     if (statusBar) {
-      const item = new CompletionStatusItem(completionStatus);
-      const changed = new Signal<CompletionStatusItem, void>(item);
-      completionStatus.onChange(() => changed.emit(undefined));
+      const status = live.completionStatus;
+      const item = new CompletionStatusItem(status);
       statusBar.registerStatusItem(PLUGIN_ID, {
         item,
         align: 'left',
         rank: 100,
-        isActive: () => completionStatus.kind !== 'idle',
-        activeStateChanged: changed
+        isActive: () => status.kind !== 'idle',
+        activeStateChanged: status.changed
       });
     }
     if (registry) {

@@ -38,6 +38,14 @@ import {
   sourceOf
 } from './reviewRecords';
 import { Vouchers } from './reviewProof';
+import {
+  CellJSON,
+  indexOfCell,
+  ISharedCell,
+  ISharedNotebook,
+  metadataObject,
+  undoManagerOf
+} from './sharedCells';
 
 export type { By, ICellReview, IDeletedReview, IFileReview, IOutcome };
 
@@ -91,9 +99,9 @@ export class ReviewDocument {
    * One Keep or Undo as its own step of the undo history: the notebook's and the cell's undo
    * managers stop merging (they merge what happens within half a second) before and after.
    */
-  private step(f: () => void, cell?: any): void {
-    const managers = [this.shared.undoManager, cell?.undoManager].filter(
-      Boolean
+  private step(f: () => void, cell?: ISharedCell): void {
+    const managers = [undoManagerOf(this.shared), undoManagerOf(cell)].filter(
+      manager => manager !== null
     );
     managers.forEach(manager => manager.stopCapturing());
     try {
@@ -106,7 +114,7 @@ export class ReviewDocument {
   /** Ids of the cells under review, in the notebook's order. */
   orderedIds(): string[] {
     return this.shared.cells
-      .map((cell: any) => cell.getId() as string)
+      .map(cell => cell.getId())
       .filter((id: string) => this.cells.has(id));
   }
 
@@ -185,7 +193,7 @@ export class ReviewDocument {
         if (this.indexOf(id) < 0) {
           const cell = restoredCell(entry, taken => this.indexOf(taken) >= 0);
           const at = placeOf(this.shared, this.deleted, entry);
-          back = this.shared.insertCell(at, cell as any).getId();
+          back = this.shared.insertCell(at, cell as CellJSON).getId();
         }
         this.writeDeleted(this.without(entry));
       })
@@ -331,17 +339,17 @@ export class ReviewDocument {
 
   // --- reading the model ----------------------------------------------------------------------
 
-  private get shared(): any {
+  private get shared(): ISharedNotebook {
     return this.model.sharedModel;
   }
 
-  private sharedCell(id: string): any {
+  private sharedCell(id: string): ISharedCell | null {
     const index = this.indexOf(id);
     return index < 0 ? null : this.shared.cells[index];
   }
 
   private indexOf(id: string): number {
-    return this.shared.cells.findIndex((cell: any) => cell.getId() === id);
+    return indexOfCell(this.shared, id);
   }
 
   /** Follow a cells' order change: watch new cells, notice reviewed cells that went away. */
@@ -400,7 +408,7 @@ export class ReviewDocument {
   }
 
   /** A cell's record, if well formed and vouched for by this user's kernel. */
-  private readCell(cell: any): boolean {
+  private readCell(cell: ISharedCell): boolean {
     const id = cell.getId();
     const parsed = reviewOf(cell.getMetadata(KEY));
     const item = parsed && {
@@ -418,7 +426,7 @@ export class ReviewDocument {
     return !!had !== !!review || (!!had && !!review);
   }
 
-  private onCellMetadata(cell: any, change: JSONObject): void {
+  private onCellMetadata(cell: ISharedCell, change: JSONObject): void {
     if (change.key !== KEY) {
       return;
     }
@@ -442,7 +450,7 @@ export class ReviewDocument {
   }
 
   /** The user typed in a cell under review: it is kept (after the keystroke, never instead). */
-  private onCellChanged(cell: any, change: JSONObject): void {
+  private onCellChanged(cell: ISharedCell, change: JSONObject): void {
     if (!change.sourceChange) {
       return;
     }
@@ -477,7 +485,7 @@ export class ReviewDocument {
   }
 
   private readNotebook(): void {
-    this.readLists(this.shared.getMetadata(KEY) ?? {});
+    this.readLists(metadataObject(this.shared, KEY));
   }
 
   /** The notebook's lists as written (`all…`), and what of them is offered (vouched for). */
@@ -529,7 +537,7 @@ export class ReviewDocument {
 
   /** Set (or drop, when empty) one list of the notebook's `copilot_nb` metadata. */
   private writeNotebook(name: string, value: unknown[]): void {
-    const meta: JSONObject = { ...(this.shared.getMetadata(KEY) ?? {}) };
+    const meta: JSONObject = { ...metadataObject(this.shared, KEY) };
     if (value.length) {
       meta[name] = value;
     } else {

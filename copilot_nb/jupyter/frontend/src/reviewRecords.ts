@@ -9,6 +9,13 @@
  * outputs: never trust, outputs, attachments or another cell type from a record.
  */
 import { JSONObject } from './changes';
+import {
+  clearOutputs,
+  indexOfCell,
+  ISharedCell,
+  ISharedNotebook,
+  metadataObject
+} from './sharedCells';
 
 export const KEY = 'copilot_nb';
 
@@ -81,14 +88,16 @@ export function sourceOf(cell: JSONObject | null | undefined): string {
 export function deletedOf(meta: JSONObject): IDeletedReview[] {
   const deleted = Array.isArray(meta.review_deleted) ? meta.review_deleted : [];
   return deleted.filter(
-    (e: any) => e && e.before && typeof e.before === 'object'
+    (e: JSONObject | null) => e && e.before && typeof e.before === 'object'
   );
 }
 
 /** The changed files waiting for review, from the notebook's `copilot_nb` metadata. */
 export function filesOf(meta: JSONObject): IFileReview[] {
   const files = Array.isArray(meta.review_files) ? meta.review_files : [];
-  return files.filter((f: any) => f && typeof f.path === 'string');
+  return files.filter(
+    (f: JSONObject | null) => f && typeof f.path === 'string'
+  );
 }
 
 /** The cell types a deleted cell can come back as (anything else comes back as raw text). */
@@ -102,7 +111,7 @@ const CELL_ID = /^[a-zA-Z0-9-_]{1,64}$/;
  * outputs, a different type) are never put back: a record can come from anyone's file.
  */
 export function restoreCell(
-  shared: any,
+  shared: ISharedNotebook,
   index: number,
   review: ICellReview
 ): void {
@@ -116,10 +125,7 @@ export function restoreCell(
     cell.setSource(sourceOf(before));
     cell.deleteMetadata(KEY); // the agent's stamp and this record
     cell.deleteMetadata('trusted');
-    if (cell.cell_type === 'code') {
-      cell.setOutputs([]);
-      cell.execution_count = null;
-    }
+    clearOutputs(cell);
   });
 }
 
@@ -146,12 +152,13 @@ export function restoredCell(
 }
 
 /** A cell's metadata without its review record (the stamp stays). */
-export function dropRecord(cell: any): void {
-  const meta: JSONObject | undefined = cell.getMetadata(KEY);
-  if (!meta || !('review' in meta)) {
+export function dropRecord(cell: ISharedCell): void {
+  const meta = metadataObject(cell, KEY);
+  if (!('review' in meta)) {
     return;
   }
-  const { review: _review, ...rest } = meta;
+  const rest = { ...meta };
+  delete rest.review;
   if (Object.keys(rest).length) {
     cell.setMetadata(KEY, rest);
   } else {
@@ -165,7 +172,7 @@ export function fileKey(file: IFileReview): string {
 
 /** Where a deleted cell goes back: after its neighbour, else where that one would, else its old index. */
 export function placeOf(
-  shared: any,
+  shared: ISharedNotebook,
   deleted: IDeletedReview[],
   entry: IDeletedReview,
   seen = new Set<IDeletedReview>()
@@ -173,9 +180,7 @@ export function placeOf(
   if (!entry.after_id) {
     return 0;
   }
-  const above = shared.cells.findIndex(
-    (cell: any) => cell.getId() === entry.after_id
-  );
+  const above = indexOfCell(shared, entry.after_id);
   if (above >= 0) {
     return above + 1;
   }

@@ -352,7 +352,7 @@ export class ReviewView {
       'borderTopWidth',
       'borderBottomWidth'
     ]
-      .map(side => parseFloat(style[side as any]) || 0)
+      .map(side => parseFloat(style[side as 'paddingTop']) || 0)
       .reduce((a, b) => a + b, 0);
     const natural = Math.ceil(inner.offsetHeight + frame);
     const height = `${Math.min(natural, Math.round(window.innerHeight * 0.4))}px`;
