@@ -11,8 +11,9 @@
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
-import { diffLines, lines, Shown, withContext } from './lineDiff';
+import { diffLines, lines, withContext } from './lineDiff';
 import { ReviewDocument } from './review';
+import { button, diffNode, el, unifiedNode } from './reviewNodes';
 import {
   ICellReview,
   IDeletedReview,
@@ -22,71 +23,6 @@ import {
 
 const CELL_CLASS = 'cnb-review';
 const DELETED_CLASS = 'cnb-review-deleted';
-
-/** One element with a class and, optionally, text (always as a text node). */
-function el(tag: string, className: string, text?: string): HTMLElement {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
-
-function button(
-  label: string,
-  className: string,
-  action: () => void
-): HTMLButtonElement {
-  const node = el(
-    'button',
-    `cnb-review-btn ${className}`,
-    label
-  ) as HTMLButtonElement;
-  node.type = 'button';
-  node.addEventListener('click', event => {
-    event.stopPropagation();
-    action();
-  });
-  return node;
-}
-
-/** A diff as lines marked removed / added / unchanged, with long unchanged runs folded. */
-export function diffNode(shown: Shown[]): HTMLElement {
-  const block = el('div', 'cnb-review-diff');
-  for (const line of shown) {
-    if (line.kind === 'fold') {
-      block.appendChild(
-        el('div', 'cnb-diff-fold', `⋯ ${line.count} unchanged lines`)
-      );
-      continue;
-    }
-    const mark =
-      line.kind === 'removed' ? '-' : line.kind === 'added' ? '+' : ' ';
-    block.appendChild(
-      el('div', `cnb-diff-line cnb-diff-${line.kind}`, `${mark} ${line.text}`)
-    );
-  }
-  return block;
-}
-
-/** A unified diff's text (a file's) as lines coloured by their first character. */
-export function unifiedNode(diff: string): HTMLElement {
-  const block = el('div', 'cnb-review-diff');
-  for (const line of lines(diff)) {
-    const kind = line.startsWith('@@')
-      ? 'fold'
-      : line.startsWith('+') && !line.startsWith('+++')
-        ? 'added'
-        : line.startsWith('-') && !line.startsWith('---')
-          ? 'removed'
-          : 'same';
-    const className =
-      kind === 'fold' ? 'cnb-diff-fold' : `cnb-diff-line cnb-diff-${kind}`;
-    block.appendChild(el('div', className, line));
-  }
-  return block;
-}
 
 /** The review as one notebook view shows it. */
 export class ReviewView {
