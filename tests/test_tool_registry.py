@@ -373,3 +373,39 @@ async def test_a_built_in_tool_is_a_function_a_test_calls_with_its_own_context(
     assert out.content == "a.txt (lines 2-2 of 2)\n     2\ttwo"
     listed = await list_variables(ToolContext(namespace=lambda: {"total": 75}))
     assert listed.content.splitlines()[-1].split() == ["total", "int", "28", "B", "75"]
+
+
+def test_every_schema_made_from_type_hints_is_a_valid_json_schema(tmp_path) -> None:
+    """Schemas `tool` makes from type hints are not checked when built (jsonschema's import is
+    slow, and the first request after `%load_ext` would wait for it): they are checked here,
+    for every built-in tool and for each form of hint."""
+
+    import jsonschema
+
+    from copilot_nb.tools import file_tools, kernel_tools, notebook_tools, search_tools
+    from copilot_nb.workspace.workspace import Workspace
+
+    @tool
+    def every_hint(
+        a: int,
+        b: float,
+        c: str | None,
+        d: list[int],
+        e: dict[str, float],
+        f: Literal["x", "y"],
+        g: Any = None,
+        i: bool = False,
+    ) -> str:
+        """Takes every kind of argument."""
+        return ""
+
+    workspace = Workspace(tmp_path)
+    built_in = [
+        *file_tools(workspace),
+        *search_tools(workspace),
+        *notebook_tools(workspace, current_notebook=lambda: None),
+        *kernel_tools(dict),
+    ]
+    assert len(built_in) >= 18
+    for item in [*built_in, every_hint]:
+        jsonschema.Draft202012Validator.check_schema(dict(item.parameters))

@@ -63,6 +63,13 @@ def _check_schema(name: str, parameters: Mapping[str, Any]) -> None:
         _VALID_SCHEMAS.add(key)
 
 
+def _trust_generated(parameters: Mapping[str, Any]) -> None:
+    """A schema `function_schema` made from type hints is valid by construction (a test checks
+    every built-in tool's and each form of hint's against jsonschema): it is not checked again,
+    so the first request after `%load_ext` does not wait for jsonschema's slow import."""
+    _VALID_SCHEMAS.add(json.dumps(parameters, sort_keys=True))
+
+
 def _check_name(name: object) -> None:
     """Providers accept only these names (OpenAI's rule, the strictest)."""
     if not isinstance(name, str) or not _NAME.match(name):
@@ -221,6 +228,7 @@ def tool(
         tool_name = name if name is not None else str(getattr(func, "__name__", ""))
         _check_name(tool_name)
         doc, parameters = function_schema(func, tool_name)
+        _trust_generated(parameters)
         text = description if description is not None else doc
         if not text:
             raise ConfigError(
@@ -281,7 +289,16 @@ class ToolSet:
                 "rename one or pass override=True"
             )
         self._tools[tool.name] = tool
-        self._validators[tool.name] = schema_library().Draft202012Validator(dict(tool.parameters))
+        self._validators.pop(tool.name, None)
+
+    def _validator(self, name: str) -> jsonschema.protocols.Validator:
+        """The tool's argument validator, made at its first call: building a toolset must not
+        wait for jsonschema's import (the first request after `%load_ext` would)."""
+        found = self._validators.get(name)
+        if found is None:
+            parameters = dict(self._tools[name].parameters)
+            found = self._validators[name] = schema_library().Draft202012Validator(parameters)
+        return found
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -313,7 +330,7 @@ class ToolSet:
         if isinstance(args, str):
             return _error(args)
         try:
-            problems = schema_problems(self._validators[name], found.parameters, args)
+            problems = schema_problems(self._validator(name), found.parameters, args)
         except (RecursionError, MemoryError):
             problems = ["arguments nested too deep to check; send flat JSON arguments"]
         if problems:
