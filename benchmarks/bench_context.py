@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from copilot_nb.agent.prompt_assembly import block_context  # noqa: E402
+from copilot_nb.agent.prompt.assembly import block_context  # noqa: E402
 from copilot_nb.tools.context_block import context_block  # noqa: E402
 from copilot_nb.workspace.workspace import Workspace  # noqa: E402
 

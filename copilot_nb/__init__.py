@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .agent.approvals import ApprovalPolicy
+from .agent.approvals.policy import ApprovalPolicy
 from .errors import (
     AgentError,
     AuthError,

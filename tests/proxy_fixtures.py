@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from copilot_nb.agent.approvals import ApprovalPolicy
+from copilot_nb.agent.approvals.policy import ApprovalPolicy
 from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.serve.backend import Backend
 from copilot_nb.serve.server import ProxyServer

@@ -242,7 +242,7 @@ async def test_an_answer_from_another_thread_wakes_the_run(serve, tmp_path):
     """Widget messages may arrive on a kernel subshell: a thread with its own event loop."""
     import threading
 
-    from copilot_nb.agent.approvals import ApprovalPolicy
+    from copilot_nb.agent.approvals.policy import ApprovalPolicy
     from copilot_nb.events import ApprovalNeeded
 
     server = serve([reply("", call("write_file", path="a.txt", content="x")), reply("ok")])

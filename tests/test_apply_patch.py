@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from copilot_nb.agent.approvals import ApprovalPolicy
-from copilot_nb.agent.families import CODEX, GPT
+from copilot_nb.agent.approvals.policy import ApprovalPolicy
+from copilot_nb.agent.context.tokens import estimate_tokens
+from copilot_nb.agent.prompt.families import CODEX, GPT
 from copilot_nb.agent.session import CopilotSession
-from copilot_nb.agent.tokens import estimate_tokens
 from copilot_nb.errors import ToolError
 from copilot_nb.events import ApprovalNeeded, Done, FileChanged
 from copilot_nb.jupyter.approval_prompt import arguments_preview, preview, question, warning

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from copilot_nb.agent.modes import plan_question
+from copilot_nb.agent.modes.run import plan_question
 from copilot_nb.events import ApprovalNeeded, CallPreview, ToolStarted, revision
 from copilot_nb.jupyter.approval_prompt import approval_html, approval_text, question
 from copilot_nb.jupyter.cell_view import CellRenderer

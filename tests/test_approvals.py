@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copilot_nb import Agent, ConfigError
-from copilot_nb.agent.approvals import ApprovalPolicy
+from copilot_nb.agent.approvals.policy import ApprovalPolicy
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.testing import call, reply
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from copilot_nb import Agent
-from copilot_nb.agent.cassette_approvals import CassetteApprover
+from copilot_nb.agent.approvals.cassette import CassetteApprover
 from copilot_nb.errors import ModelConnectionError
 from copilot_nb.events import ApprovalNeeded, Done, Failed, Notice
 from copilot_nb.models.anthropic.chat import AnthropicChat

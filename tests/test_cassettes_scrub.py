@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from copilot_nb import Agent
-from copilot_nb.agent.cassette_approvals import CassetteApprover
+from copilot_nb.agent.approvals.cassette import CassetteApprover
 from copilot_nb.events import ApprovalNeeded, Done, Failed
 from copilot_nb.models.anthropic.stream import MessagesStreamDecoder
 from copilot_nb.models.cassettes.cassette import Cassette, using

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from copilot_nb.agent.approvals import answer_of
-from copilot_nb.agent.cassette_approvals import CassetteApprover
+from copilot_nb.agent.approvals.cassette import CassetteApprover
+from copilot_nb.agent.approvals.policy import answer_of
 from copilot_nb.agent.cassette_calls import recorded_calls
 from copilot_nb.events import APPROVED_ONCE, ApprovalNeeded
 from copilot_nb.models.cassettes.cassette import Cassette, using

@@ -12,15 +12,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_nb import Agent
-from copilot_nb.agent.compaction import SUMMARY_INSTRUCTIONS, SummaryMessage, cut_to_tokens, elide
-from copilot_nb.agent.context_window import (
+from copilot_nb.agent.context.compaction import (
+    SUMMARY_INSTRUCTIONS,
+    SummaryMessage,
+    cut_to_tokens,
+    elide,
+)
+from copilot_nb.agent.context.tokens import estimate_tokens, message_tokens, request_tokens
+from copilot_nb.agent.context.window import (
     DEFAULT_WINDOW,
     ContextBudget,
     ContextWindow,
     known_window,
     model_budget,
 )
-from copilot_nb.agent.tokens import estimate_tokens, message_tokens, request_tokens
 from copilot_nb.errors import ConfigError, ContextBudgetError, ModelConnectionError
 from copilot_nb.events import Done, Failed, Notice
 from copilot_nb.jupyter.reports import render_history

@@ -334,7 +334,7 @@ def test_models_command_lists_an_openai_compatible_server(serve, monkeypatch, ca
 
 
 async def test_the_context_window_is_learnt_from_the_model_list(github):
-    from copilot_nb.agent.context_window import model_budget
+    from copilot_nb.agent.context.window import model_budget
 
     fake = github([reply("one")])
     model = fake.model()

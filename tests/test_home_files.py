@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from copilot_nb import Agent
-from copilot_nb.agent.approvals import ApprovalPolicy
+from copilot_nb.agent.approvals.policy import ApprovalPolicy
 from copilot_nb.errors import SandboxError
 from copilot_nb.events import ApprovalNeeded
 from copilot_nb.jupyter.approval_prompt import approval_html, approval_text, warning

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from copilot_nb.agent.compaction import Compactor
-from copilot_nb.agent.context_window import ContextWindow
+from copilot_nb.agent.context.compaction import Compactor
+from copilot_nb.agent.context.tokens import IMAGE_TOKENS, Calibration, message_tokens
+from copilot_nb.agent.context.window import ContextWindow
 from copilot_nb.agent.model_strings import resolve_model
-from copilot_nb.agent.tokens import IMAGE_TOKENS, Calibration, message_tokens
 from copilot_nb.errors import ModelConnectionError
 from copilot_nb.events import ModelResponse, Notice
 from copilot_nb.messages import AssistantMessage, Image, ToolCall, ToolResult, UserMessage

@@ -16,7 +16,7 @@ import comm
 import nbformat
 import pytest
 
-from copilot_nb.agent.references import find_references
+from copilot_nb.agent.prompt.references import find_references
 from copilot_nb.agent.session import CopilotSession
 from copilot_nb.jupyter.panel.mentions import (
     MAX_CANDIDATES,

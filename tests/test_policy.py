@@ -13,7 +13,7 @@ import jupyter_core.paths
 import pytest
 
 from copilot_nb import Agent
-from copilot_nb.agent.approvals import ApprovalPolicy, decide_call, policy_refusal
+from copilot_nb.agent.approvals.policy import ApprovalPolicy, decide_call, policy_refusal
 from copilot_nb.agent.conversations.store import ConversationFile
 from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.errors import PolicyError

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import nbformat
 
-from copilot_nb.agent.instructions import MAX_FILE_CHARS
+from copilot_nb.agent.prompt.instructions import MAX_FILE_CHARS
+from copilot_nb.agent.prompt.system import notebook_prompt
 from copilot_nb.agent.session import CopilotSession
-from copilot_nb.agent.system_prompt import notebook_prompt
 from copilot_nb.testing import reply
 from copilot_nb.tools.context_block import BUDGET
 from tests.test_session import events_of

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from copilot_nb.agent.system_prompt import NOTEBOOK_PROMPT
+from copilot_nb.agent.prompt.system import NOTEBOOK_PROMPT
 from copilot_nb.testing import reply
 from tests.test_prompt_assembly import session_in
 from tests.test_session import events_of

@@ -9,8 +9,8 @@ import collections
 import gc
 from pathlib import Path
 
-from copilot_nb.agent.approvals import ApprovalPolicy, decide_call
-from copilot_nb.agent.review_mode import edit_setting, resolved
+from copilot_nb.agent.approvals.policy import ApprovalPolicy, decide_call
+from copilot_nb.agent.modes.review import edit_setting, resolved
 from copilot_nb.jupyter.live_channel import LiveChannel
 from copilot_nb.tools import file_tools
 from copilot_nb.tools.context import ToolContext

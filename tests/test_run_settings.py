@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from copilot_nb import Agent, RunSettings
-from copilot_nb.agent.approvals import ApprovalPolicy
+from copilot_nb.agent.approvals.policy import ApprovalPolicy
 from copilot_nb.agent.session import CopilotSession
 from copilot_nb.agent.turn import Turn, TurnNote, run_stages
 from copilot_nb.errors import ConfigError

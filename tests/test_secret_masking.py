@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from copilot_nb import Agent
-from copilot_nb.agent.approvals import ApprovalPolicy
+from copilot_nb.agent.approvals.policy import ApprovalPolicy
 from copilot_nb.events import ApprovalNeeded, Done
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from copilot_nb import Agent
-from copilot_nb.agent.approvals import ApprovalPolicy
+from copilot_nb.agent.approvals.policy import ApprovalPolicy
 from copilot_nb.errors import ConfigError
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.messages import ToolResult

@@ -6,12 +6,20 @@ from types import SimpleNamespace
 
 import pytest
 
-from copilot_nb.agent.ask_user import ask_user_tool
-from copilot_nb.agent.families import CLAUDE, CODEX, GENERIC, GPT, SMALL, family_for, family_of
-from copilot_nb.agent.modes import MODES
+from copilot_nb.agent.approvals.ask_user import ask_user_tool
+from copilot_nb.agent.context.tokens import estimate_tokens
+from copilot_nb.agent.modes.run import MODES
+from copilot_nb.agent.prompt.families import (
+    CLAUDE,
+    CODEX,
+    GENERIC,
+    GPT,
+    SMALL,
+    family_for,
+    family_of,
+)
+from copilot_nb.agent.prompt.system import WORKSPACE_LINE, notebook_prompt
 from copilot_nb.agent.session import CopilotSession
-from copilot_nb.agent.system_prompt import WORKSPACE_LINE, notebook_prompt
-from copilot_nb.agent.tokens import estimate_tokens
 from copilot_nb.workspace.workspace import Workspace
 
 PROMPT_BUDGET = 700
@@ -90,7 +98,7 @@ def test_the_family_a_provider_lists_comes_before_the_name(name: str, listed: st
 def test_a_copilot_model_whose_list_names_its_family_gets_that_familys_words(
     tmp_path, monkeypatch
 ) -> None:
-    from copilot_nb.agent.prompt_assembly import prepare
+    from copilot_nb.agent.prompt.assembly import prepare
     from copilot_nb.models.copilot.catalog import parse_models
     from copilot_nb.testing import ScriptedModel
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from copilot_nb.agent.tokens import (
+from copilot_nb.agent.context.tokens import (
     TOOLS_OVERHEAD,
     Calibration,
     estimate_tokens,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from copilot_nb.agent.review_mode import NO_EXTENSION_NOTE
+from copilot_nb.agent.modes.review import NO_EXTENSION_NOTE
 from copilot_nb.jupyter.live_channel import NO_EXTENSION_HINT
 from copilot_nb.testing import call, reply
 from tests.browser_lab import LONG, Replies, open_notebook, run_next, scripted_lab, shot

@@ -45,8 +45,8 @@ from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
 from ..tools.context_block import with_request_block
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
-from .approvals import ApprovalPolicy, answer_of, call_preview, decide_call, policy_refusal
-from .context_window import ContextWindow
+from .approvals.policy import ApprovalPolicy, answer_of, call_preview, decide_call, policy_refusal
+from .context.window import ContextWindow
 from .cut_off import without_cut_off_call
 from .run_settings import ActiveRun, RunSettings, resolve
 from .side_channel import SideChannel

@@ -19,7 +19,7 @@ from ..events import ToolsUpdated
 from ..messages import Message
 from ..models.base import Model
 from ..tools.toolset import ToolSource
-from .approvals import ApprovalPolicy
+from .approvals.policy import ApprovalPolicy
 
 
 class _Own(Enum):

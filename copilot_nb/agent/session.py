@@ -31,12 +31,12 @@ from ..tools.mcp.servers import McpServers
 from ..tools.wrappers import DeferredToolSet
 from ..workspace.notebook_file import current_notebook_path
 from ..workspace.workspace import Workspace
-from .approvals import ApprovalPolicy
-from .approver import UNATTENDED, Approver
+from .approvals.approver import UNATTENDED, Approver
+from .approvals.policy import ApprovalPolicy
 from .conversations.keeper import Keeper
 from .loop import Agent
 from .model_strings import default_model_spec, resolve_model
-from .modes import TurnMode, tools_for_mode
+from .modes.run import TurnMode, tools_for_mode
 from .run_settings import RunSettings, ToolChanges
 from .stages import TURN
 from .tool_assembly import (

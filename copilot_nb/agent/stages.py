@@ -15,13 +15,13 @@ from dataclasses import replace
 from ..errors import ConfigError
 from ..events import AgentEvent, ApprovalNeeded, CellChanged, Failed, FileChanged
 from ..models.cassettes.cassette import CassetteMismatch
-from .cassette_approvals import CassetteApprover
+from .approvals.cassette import CassetteApprover
 from .loop import BUSY
-from .mode_names import TurnMode
-from .modes import run_in_mode, tools_for_mode
-from .prompt_assembly import prepare
-from .references import attach_references
-from .review_mode import edit_setting, fallback_note, fallback_said, list_file, resolved
+from .modes.names import TurnMode
+from .modes.review import edit_setting, fallback_note, fallback_said, list_file, resolved
+from .modes.run import run_in_mode, tools_for_mode
+from .prompt.assembly import prepare
+from .prompt.references import attach_references
 from .run_settings import RunSettings
 from .turn import Stage, Turn, TurnEvent, TurnNote, current_dir
 

@@ -17,8 +17,8 @@ from ..tools import Tool, ToolSet
 from ..tools.mcp.servers import McpServers
 from ..tools.wrappers import DeferredToolSet, FilteredToolSet
 from ..workspace.workspace import Workspace
-from .ask_user import ask_user_tool
-from .families import family_for, family_of
+from .approvals.ask_user import ask_user_tool
+from .prompt.families import family_for, family_of
 from .subagents import delegate_tool
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]

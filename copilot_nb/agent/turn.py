@@ -23,11 +23,11 @@ from ..tools.context import LiveNotebooks
 from ..tools.mcp.servers import McpServers
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
-from .approvals import ApprovalPolicy
-from .approver import UNANSWERED, Approver
+from .approvals.approver import UNANSWERED, Approver
+from .approvals.policy import ApprovalPolicy
 from .conversations.keeper import Keeper
 from .loop import Agent
-from .mode_names import TurnMode
+from .modes.names import TurnMode
 from .run_settings import RunSettings, ToolChanges
 
 

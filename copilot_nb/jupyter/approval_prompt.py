@@ -28,7 +28,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
-from ..agent.edit_targets import edit_targets
+from ..agent.approvals.edit_targets import edit_targets
 from ..events import DECLINED, ApprovalNeeded, Question
 from ..text import first_line
 from ..tools.files.patch import is_patch

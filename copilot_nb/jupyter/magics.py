@@ -21,8 +21,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default, observe
 
-from ..agent.approvals import DECISIONS, EDIT_DECISIONS, ApprovalPolicy
-from ..agent.mode_names import MODES
+from ..agent.approvals.policy import DECISIONS, EDIT_DECISIONS, ApprovalPolicy
+from ..agent.modes.names import MODES
 from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 from .live_channel import live_channel

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..agent.compaction import SummaryMessage, is_elided
-from ..agent.context_window import ContextWindow
+from ..agent.context.compaction import SummaryMessage, is_elided
+from ..agent.context.window import ContextWindow
 from ..messages import AssistantMessage, Message, ToolResult
 from ..text import diffstat, first_line, shorten
 from ..workspace.restore import RestoredPath

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
-from ..agent.approver import UNANSWERED
+from ..agent.approvals.approver import UNANSWERED
 from ..agent.loop import Agent
 from ..agent.run_settings import RunSettings
 from ..events import (

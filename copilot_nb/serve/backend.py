@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.approvals import ApprovalPolicy, answer_of, decide_call, policy_refusal
-from ..agent.approver import Approver
+from ..agent.approvals.approver import Approver
+from ..agent.approvals.policy import ApprovalPolicy, answer_of, decide_call, policy_refusal
 from ..events import ApprovalNeeded
 from ..models.base import Model
 from ..text import first_line

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..agent.approvals import ApprovalPolicy
+from ..agent.approvals.policy import ApprovalPolicy
 from ..agent.model_strings import default_model_spec, resolve_model
 from ..errors import ConfigError
 from ..tools import workspace_tools

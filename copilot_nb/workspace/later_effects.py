@@ -141,7 +141,7 @@ push or publish, the next time anyone pushes."""
 
 AGENT_INSTRUCTIONS: tuple[DenyRule, ...] = _rules(
     _INSTRUCTIONS,
-    # what copilot_nb itself reads (agent/instructions.py, agent/subagents.py)
+    # what copilot_nb itself reads (agent/prompt/instructions.py, agent/subagents.py)
     "AGENTS.md",
     "**/.github/copilot-instructions.md",
     "CLAUDE.md",

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...events import AgentEvent, Notice
 from ...messages import Message
-from ..context_window import known_window
+from ..context.window import known_window
 from ..loop import Agent
 from .format import now, record
 from .recorder import Recorder, file_for

@@ -32,7 +32,7 @@ from ...messages import AssistantMessage, Message
 from ...models.recording_scrub import Scrubber, withhold_results
 from ...text import first_line
 from ...workspace.notebook_file import current_notebook_path
-from ..tokens import message_tokens
+from ..context.tokens import message_tokens
 from .format import OPAQUE, conversation_path, message_record, new_id, now, record
 from .store import ConversationFile
 from .usage import add, tokens_of
@@ -100,7 +100,7 @@ class Recorder:
 
     def message(self, message: Message) -> None:
         """One message the loop just added: scrubbed, a secret read's result withheld. A reply
-        whose server sent no usage is counted from the estimate (`tokens.py`), and said so."""
+        whose server sent no usage is counted from the estimate (`context/tokens.py`), and said so."""
         if isinstance(message, AssistantMessage) and message.usage is None:
             estimate = {"input": self._seen, "output": message_tokens(message)}
             self._tokens = add(self._tokens, estimate)

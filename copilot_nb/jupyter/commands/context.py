@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ...agent.families import family_for, listed_family
-from ...agent.prompt_assembly import preview
+from ...agent.prompt.assembly import preview
+from ...agent.prompt.families import family_for, listed_family
 from ...agent.session import CopilotSession
 from ...errors import CopilotError
 from ..safe_html import Rendered, escape

@@ -45,7 +45,7 @@ def status(session: CopilotSession, args: argparse.Namespace, settings: Settings
         f"copilot: model {session.current_model_spec()}; workspace {os.getcwd()}; "
         f"{requests} request(s) in this conversation"
     )
-    from ...agent.review_mode import edits_line
+    from ...agent.modes.review import edits_line
     from .policy import status_line
     from .serve import running
 

@@ -5,7 +5,7 @@
 // view's latest query is shown. ArrowUp/ArrowDown move, Tab or Enter accept, Escape closes (until
 // the next `@`); a click accepts. Candidate text is data: it reaches the page as textContent only.
 
-// what may precede the `@` and what a reference holds, as agent/references.py reads them
+// what may precede the `@` and what a reference holds, as agent/prompt/references.py reads them
 const REF_TOKEN = /(?:^|[^\p{L}\p{N}\p{M}_@`/])@([\p{L}\p{N}\p{M}_./:#-]*)$/u;
 const REF_TAIL = /^[\p{L}\p{N}\p{M}_./:#-]*/u;
 const COMPLETE_DELAY = 60; // ms: one query per pause in typing, not one per key

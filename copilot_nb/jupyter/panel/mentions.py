@@ -1,6 +1,6 @@
 """What the chat panel offers after `@`: workspace files, the notebook's cells, the user's variables.
 
-Every candidate is a reference `agent/references.py` resolves as written: a file path made only
+Every candidate is a reference `agent/prompt/references.py` resolves as written: a file path made only
 of the characters a reference may hold (`[\\w./-]`, not ending in punctuation), so a path with a
 space or other characters cannot be written as a reference and is not offered; `cell:ID` (or
 `cell:#N` for a cell without an id) and `var:name`. Files come from the walk the file tools use
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...agent.prompt_assembly import block_context
+from ...agent.prompt.assembly import block_context
 from ...agent.session import CopilotSession, current_dir
 from ...errors import CopilotError
 from ...text import shorten

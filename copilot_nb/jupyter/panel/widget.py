@@ -25,8 +25,8 @@ import httpx
 import traitlets
 from IPython.core.error import UsageError
 
-from ...agent.approvals import ApprovalPolicy
-from ...agent.mode_names import MODES, TurnMode
+from ...agent.approvals.policy import ApprovalPolicy
+from ...agent.modes.names import MODES, TurnMode
 from ...agent.session import CopilotSession, TurnEvent
 from ...errors import CopilotError
 from ...events import ApprovalNeeded, Failed, Question, UsageReported

@@ -1,4 +1,4 @@
-"""`apply_patch`: the codex models' own editing tool, offered to that family only (`families.py`).
+"""`apply_patch`: the codex models' own editing tool, offered to that family only (`agent/prompt/families.py`).
 
 The patch is parsed (`patch.py`), then every file it names is checked and its new text computed
 before anything is written: the workspace's path policy, no notebooks, no secret paths, hunks that

@@ -14,13 +14,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import ToolError
-from ..events import CellChanged, FileChanged
-from ..policy import approval_floor
-from ..tools.context import LiveNotebooks
-from ..workspace.notebook_file import current_notebook_path
-from ..workspace.workspace import Workspace
-from .approvals import ApprovalPolicy
+from ...errors import ToolError
+from ...events import CellChanged, FileChanged
+from ...policy import approval_floor
+from ...tools.context import LiveNotebooks
+from ...workspace.notebook_file import current_notebook_path
+from ...workspace.workspace import Workspace
+from ..approvals.policy import ApprovalPolicy
 
 FALLBACK_NOTE = (
     "Review mode needs the notebook open in JupyterLab or Notebook 7 with copilot_nb's "

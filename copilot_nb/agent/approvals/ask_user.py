@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..events import Question
-from ..tools.registry import Tool, ToolOutput
+from ...events import Question
+from ...tools.registry import Tool, ToolOutput
 
 MAX_OPTIONS = 6
 MAX_QUESTION = 2000

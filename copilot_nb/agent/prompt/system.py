@@ -8,8 +8,8 @@ errors mean, so the prompt does not repeat them.
 
 from __future__ import annotations
 
+from ..modes.names import TurnMode
 from .families import Family
-from .mode_names import TurnMode
 
 NOTEBOOK_PROMPT = """\
 You are copilot_nb, a coding agent inside the user's running Jupyter kernel. You work in the \

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..config import config_dir, home_relative
-from ..errors import SandboxError
-from ..text import clip
-from ..workspace.workspace import Workspace
+from ...config import config_dir, home_relative
+from ...errors import SandboxError
+from ...text import clip
+from ...workspace.workspace import Workspace
 
 ROOT_FILES = ("AGENTS.md", ".github/copilot-instructions.md", "CLAUDE.md")
 NESTED_FILE = "AGENTS.md"

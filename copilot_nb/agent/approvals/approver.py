@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..events import ApprovalNeeded
+from ...events import ApprovalNeeded
 
 UNANSWERED = "the run ended before the user answered"
 """Why a request left unanswered at the end of a turn was denied."""

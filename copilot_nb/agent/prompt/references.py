@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
-from ..tools.toolset import ToolSource
-from ..workspace.workspace import Workspace
+from ...errors import ConfigError
+from ...tools.toolset import ToolSource
+from ...workspace.workspace import Workspace
 
 _REFERENCE = re.compile(r"(?<![\w@`/])@(cell:#?[\w-]+|var:[A-Za-z_][\w.]*|[\w./-]+)")
 _CODE = re.compile(r"`[^`]*`")

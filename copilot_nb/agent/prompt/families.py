@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..models.capabilities import by_model_name
-from ..tools.files.patch_tool import patch_tools
-from ..tools.registry import Tool
-from ..tools.wrappers import DEFER_THRESHOLD
-from ..workspace.workspace import Workspace
+from ...models.capabilities import by_model_name
+from ...tools.files.patch_tool import patch_tools
+from ...tools.registry import Tool
+from ...tools.wrappers import DEFER_THRESHOLD
+from ...workspace.workspace import Workspace
 
 FamilyTools = Callable[[Workspace], Iterable[Tool]]
 """Tools bound to a turn's workspace, like the session's toolset factories."""

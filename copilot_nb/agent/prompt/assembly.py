@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..models.base import Model
-from ..tools.context import LiveNotebooks, ToolContext
-from ..tools.context_block import context_block
-from ..workspace.notebook_file import current_notebook_path
-from ..workspace.workspace import Workspace
+from ...models.base import Model
+from ...tools.context import LiveNotebooks, ToolContext
+from ...tools.context_block import context_block
+from ...workspace.notebook_file import current_notebook_path
+from ...workspace.workspace import Workspace
+from ..modes.names import TurnMode
+from ..run_settings import RunSettings
 from .families import family_for, listed_family
 from .instructions import Instructions, instruction_files, with_instructions
-from .mode_names import TurnMode
-from .run_settings import RunSettings
-from .system_prompt import notebook_prompt
+from .system import notebook_prompt
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 
-from ..events import ApprovalNeeded, Question
-from ..models.cassettes.cassette import Cassette, CassetteMismatch
-from ..models.cassettes.entries import Scrubber, call_arguments
+from ...events import ApprovalNeeded, Question
+from ...models.cassettes.cassette import Cassette, CassetteMismatch
+from ...models.cassettes.entries import Scrubber, call_arguments
 from .approver import Approver
 
 SECRET_CATEGORY = "read-secret"

@@ -1,4 +1,4 @@
-"""The names of the modes a turn runs in, apart from how they run (`modes.py`): the magics' traits
+"""The names of the modes a turn runs in, apart from how they run (`run.py`): the magics' traits
 and options need the names at `%load_ext`, which must not load the tools."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..messages import AssistantMessage, Message, ToolResult, ToolSpec, Usage
+from ...messages import AssistantMessage, Message, ToolResult, ToolSpec, Usage
 
 MESSAGE_OVERHEAD = 4
 """Role and separator tokens every message costs (OpenAI documents 3-4)."""

@@ -3,7 +3,7 @@
 A mode is decided before the model sees anything, so it is enforced by the tools offered, not by
 the model's good will: in *ask* and *plan* only tools whose category is `read` (and `ask_user`)
 are listed, and a call of anything else is the usual "unknown tool" result. The words the model
-gets for each mode are in `system_prompt.py`. A *plan* turn ends with a question to the user
+gets for each mode are in `prompt/system.py`. A *plan* turn ends with a question to the user
 (the same `ApprovalNeeded` path as an edit, so cells, the panel, consoles and headless runs all
 know how to ask it); an approved plan continues the turn in *agent* mode with the plan as its
 request, and a plan the user revises (their words as the answer) is planned again.
@@ -17,15 +17,15 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from ..events import AgentEvent, ApprovalNeeded, Done, revision
-from ..tools.registry import Tool
-from ..tools.toolset import ToolSource
-from ..tools.wrappers import FilteredToolSet
-from .mode_names import MODES, TurnMode
+from ...events import AgentEvent, ApprovalNeeded, Done, revision
+from ...tools.registry import Tool
+from ...tools.toolset import ToolSource
+from ...tools.wrappers import FilteredToolSet
+from .names import MODES, TurnMode
 
 if TYPE_CHECKING:
-    from .loop import Agent
-    from .run_settings import RunSettings
+    from ..loop import Agent
+    from ..run_settings import RunSettings
 
 
 PLAN_TOOL = "approve_plan"

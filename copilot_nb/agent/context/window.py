@@ -12,15 +12,15 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
-from ..errors import ConfigError
-from ..messages import Message, SystemMessage, ToolSpec, Usage
-from ..models.capabilities import (
+from ...errors import ConfigError
+from ...messages import Message, SystemMessage, ToolSpec, Usage
+from ...models.capabilities import (
     by_model_name,
     carries_images,
     images_to_send,
     model_image_limits,
 )
-from ..models.server_props import reply_limit, token_count
+from ...models.server_props import reply_limit, token_count
 from .compaction import Compaction, Compactor
 from .tokens import Calibration, message_tokens, prompt_tokens, request_size, tools_tokens
 

@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..errors import ConfigError
-from ..events import APPROVED_ONCE
-from ..policy import approval_floor, floor_source, tightened
+from ...errors import ConfigError
+from ...events import APPROVED_ONCE
+from ...policy import approval_floor, floor_source, tightened
 from .edit_targets import acts_later
 
 if TYPE_CHECKING:
-    from ..events import ApprovalNeeded, CallPreview
-    from ..tools.registry import Tool
+    from ...events import ApprovalNeeded, CallPreview
+    from ...tools.registry import Tool
 
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
@@ -44,7 +44,7 @@ class ApprovalPolicy:
     tools: Mapping[str, Decision] = field(default_factory=dict)
     reviewing: bool = False
     """This turn's edits apply in a live notebook and wait there for review (set per turn by
-    `review_mode.resolved`), which meets an administrator's `review` floor."""
+    `modes/review.resolved`), which meets an administrator's `review` floor."""
 
     def __post_init__(self) -> None:
         for name, value in (

@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import ContextBudgetError, ModelError
-from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, UserMessage
-from ..text import clip
+from ...errors import ContextBudgetError, ModelError
+from ...messages import AssistantMessage, Message, SystemMessage, ToolResult, UserMessage
+from ...text import clip
 from .tokens import MESSAGE_OVERHEAD, Calibration, estimate_tokens, request_size
 
 HEAD_LINES = 6

@@ -20,7 +20,7 @@ def edit_targets(arguments: Any) -> list[str]:
     args = arguments if isinstance(arguments, dict) else {}
     keys = PATH_KEYS if "destination" in args else PATH_KEYS[:1]
     paths = [args.get(key) for key in keys]
-    from ..tools.files.patch import is_patch, patch_paths  # late: %load_ext stays light
+    from ...tools.files.patch import is_patch, patch_paths  # late: %load_ext stays light
 
     if is_patch(args.get("input")):  # apply_patch: every file the patch names
         paths += patch_paths(args["input"])
@@ -34,6 +34,6 @@ def edit_targets(arguments: Any) -> list[str]:
 def acts_later(arguments: Any) -> bool:
     """Whether an edit call writes a file that does something later (runs code, runs in CI,
     instructs future agents)."""
-    from ..workspace.later_effects import later_effect
+    from ...workspace.later_effects import later_effect
 
     return any(later_effect(path) is not None for path in edit_targets(arguments))
