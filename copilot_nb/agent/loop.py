@@ -148,11 +148,6 @@ class Agent:
         the user's latest request (a copy; the history keeps the request as it was asked)."""
         return with_request_block(self.messages, self._block)
 
-    def set_system_prompt(self, text: str) -> None:
-        """A new system prompt of the agent's own: the next request sends it."""
-        self.system_prompt = text
-        self._set_history_prompt(text)
-
     def _set_history_prompt(self, text: str) -> None:
         if self.messages and isinstance(self.messages[0], SystemMessage):
             self.messages[0] = SystemMessage(content=text)

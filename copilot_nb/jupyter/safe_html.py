@@ -68,11 +68,6 @@ def _render(text: str) -> str:
     return str(_parser().render(text))
 
 
-def code_html(text: str) -> str:
-    """Code or file content, shown exactly: a `<pre>` of escaped text (no fence to break out of)."""
-    return f'<pre style="white-space:pre-wrap"><code>{escape(text)}</code></pre>'
-
-
 def diff_html(diff: str) -> str:
     """A unified diff as a `<pre>`, each line escaped and tinted by kind (added, removed, hunk)."""
     lines = []

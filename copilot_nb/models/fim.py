@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from ..errors import StreamError
-from ..events import ModelEvent, ModelResponse, TextDelta
+from ..events import ModelEvent, TextDelta
 from ..messages import AssistantMessage, Usage
 from .cassettes.cassette import active_cassette
 from .json_stream import JSONStreamDecoder
@@ -180,12 +180,3 @@ class InfillDecoder(_FillDecoder):
 def _stream_error(error: Any) -> StreamError:
     message = error.get("message") if isinstance(error, Mapping) else str(error)
     return StreamError(f"the server reported an error mid-stream: {message}", body=error)
-
-
-async def collect_fill(events: AsyncIterator[ModelEvent]) -> AssistantMessage:
-    """The whole completion at once: the stream, collected."""
-    final: AssistantMessage | None = None
-    async for event in events:
-        if isinstance(event, ModelResponse):
-            final = event.message
-    return final if final is not None else AssistantMessage()

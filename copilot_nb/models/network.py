@@ -23,8 +23,6 @@ from typing import Any
 
 import httpx
 
-CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")
-
 
 def ca_locations(environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
     """(CA file, CA folder) the environment names, or (None, None) for certifi's bundle."""

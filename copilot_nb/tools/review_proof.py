@@ -20,7 +20,6 @@ from ..models.cassettes.signing import signature, signed_by, signing_key
 
 SIG = "sig"
 """The key a record's signature goes under (the record's own dict)."""
-VERIFY_EVENT = "review_verify"
 VERIFIED_EVENT = "review_verified"
 
 

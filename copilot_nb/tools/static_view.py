@@ -114,11 +114,6 @@ def type_name(value: Any) -> str:
     return f"{module.split('.')[0]}.{class_name(kind)}"
 
 
-def package_of(value: Any) -> str:
-    """The top-level package of a value's type (`pandas` for a DataFrame)."""
-    return class_module(type(value)).split(".")[0]
-
-
 def trusted_kind(value: Any) -> str:
     """`"numpy"` or `"pandas"` when the value's type is numpy's ndarray or one of pandas' own
     classes, from the module already imported; else ""."""

@@ -14,8 +14,6 @@ from typing import Any
 from ...messages import Usage
 
 TOKEN_KINDS = ("input", "output", "cached", "reasoning")
-PRICE_KEYS = ("input", "output", "cached")
-"""A price table's entry: dollars per million input, output and cached input tokens."""
 
 
 def tokens_of(usage: Usage) -> dict[str, int]:

@@ -21,7 +21,7 @@ from ...events import AgentEvent, ApprovalNeeded, Done, revision
 from ...tools.registry import Tool
 from ...tools.toolset import ToolSource
 from ...tools.wrappers import FilteredToolSet
-from .names import MODES, TurnMode
+from .names import TurnMode
 
 if TYPE_CHECKING:
     from ..loop import Agent
@@ -38,15 +38,6 @@ RUN_PLAN = (
     "verify as you go, and say at the end what was done and what was not.\n\nThe plan:\n\n{plan}"
 )
 """The request of the agent-mode run that follows an approved plan."""
-PLAN_DECLINED = "plan not approved"
-"""What the cell shows when the user did not approve a plan (or nobody could be asked)."""
-
-
-def check_mode(mode: str) -> TurnMode:
-    """`mode` as a `TurnMode`, or ValueError naming the modes there are."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-    return mode
 
 
 def offered_in(tool: Tool, mode: TurnMode) -> bool:
