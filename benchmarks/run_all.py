@@ -25,6 +25,7 @@ from benchmarks import (
     bench_proxy,
     bench_render,
     bench_review,
+    bench_run_all,
     bench_search,
     bench_turn,
 )
@@ -32,6 +33,7 @@ from benchmarks import (
 if __name__ == "__main__":
     bench_decode.main()
     bench_import.main()
+    bench_run_all.main()
     bench_loop.main()
     bench_search.main()
     bench_mcp.main()

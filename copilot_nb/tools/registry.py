@@ -17,6 +17,7 @@ argument holding it (`timeout_argument`), and the general limit then never cuts 
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import functools
 import json
@@ -96,6 +97,17 @@ class Trust(Protocol):
     def granted(self) -> bool: ...
 
     def grant(self) -> None: ...
+
+
+_schema_library_ready = False
+
+
+async def _import_schema_library() -> None:
+    """Import jsonschema in a worker thread (the first import takes most of a second, or waits
+    for the warm-up thread's), so the kernel's loop stays live meanwhile."""
+    global _schema_library_ready
+    await asyncio.to_thread(schema_library)
+    _schema_library_ready = True
 
 
 def schema_library() -> Any:
@@ -329,6 +341,8 @@ class ToolSet:
         args = read_arguments(name, found.parameters, arguments)
         if isinstance(args, str):
             return _error(args)
+        if not _schema_library_ready:
+            await _import_schema_library()
         try:
             problems = schema_problems(self._validator(name), found.parameters, args)
         except (RecursionError, MemoryError):
