@@ -9,7 +9,7 @@ import sys
 REPEATS = 7
 PROBE = (
     "import time, IPython, IPython.core.magic;"
-    "t = time.perf_counter(); import copilot_nb.jupyter.magics;"
+    "t = time.perf_counter(); import copilot_nb.jupyter.extension;"
     "print(time.perf_counter() - t)"
 )
 HEAVY = ("openai", "anthropic", "pandas", "numpy", "ipywidgets", "httpx", "copilot_nb.tools")
@@ -24,7 +24,7 @@ def main() -> float:
         [
             sys.executable,
             "-c",
-            "import sys, copilot_nb.jupyter.magics; print(' '.join(sorted(sys.modules)))",
+            "import sys, copilot_nb.jupyter.extension; print(' '.join(sorted(sys.modules)))",
         ],
         text=True,
     ).split()

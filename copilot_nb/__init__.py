@@ -111,14 +111,14 @@ __all__ = [
 
 def load_ipython_extension(shell: Any) -> None:
     """`%load_ext copilot_nb`."""
-    from .jupyter.magics import load_ipython_extension as load
+    from .jupyter.extension import load_ipython_extension as load
 
     load(shell)
 
 
 def unload_ipython_extension(shell: Any) -> None:
     """`%unload_ext copilot_nb`."""
-    from .jupyter.magics import unload_ipython_extension as unload
+    from .jupyter.extension import unload_ipython_extension as unload
 
     unload(shell)
 

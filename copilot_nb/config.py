@@ -13,7 +13,7 @@ DEFAULT_MAX_ROUNDS = 20
 """Most model rounds in one request."""
 DEFAULT_TOOL_TIMEOUT = 120.0
 """Seconds one tool call may run before it is stopped and the model told so."""
-COPILOT_CELL_CALL = "__import__('copilot_nb.jupyter.magics').jupyter.magics._run_cell"
+COPILOT_CELL_CALL = "__import__('copilot_nb.jupyter.extension').jupyter.extension._run_cell"
 """What a `%%copilot` cell becomes (the magics' input transformer writes it); the kernel's
 history tools recognise such cells by it."""
 

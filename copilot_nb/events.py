@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .kernel_bridge import call_on
 from .messages import AssistantMessage, Usage
 
 # --- model events -------------------------------------------------------------------------------
@@ -141,15 +142,7 @@ class ApprovalNeeded:
         JupyterLab 4.4+ with ipykernel 7 may deliver widget messages to a kernel subshell: a
         thread with its own loop. Setting the result there would never wake the waiting run.
         """
-        loop = self.decision.get_loop()
-        try:
-            here = asyncio.get_running_loop()
-        except RuntimeError:
-            here = None
-        if here is loop:
-            _settle(self.decision, (approved, reason))
-        else:
-            loop.call_soon_threadsafe(_settle, self.decision, (approved, reason))
+        call_on(self.decision.get_loop(), _settle, self.decision, (approved, reason))
 
     @property
     def answered(self) -> bool:

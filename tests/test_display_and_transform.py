@@ -16,8 +16,8 @@ from copilot_nb.events import (
     ToolStarted,
     UsageReported,
 )
+from copilot_nb.jupyter.cell_transform import transform_copilot_cell
 from copilot_nb.jupyter.cell_view import GROWTH, STALE, CellRenderer
-from copilot_nb.jupyter.magics import transform_copilot_cell
 from copilot_nb.jupyter.safe_html import DIFF_STYLES
 from copilot_nb.messages import Usage
 
@@ -215,7 +215,7 @@ def test_load_ext_imports_nothing_heavy():
     import subprocess
     import sys
 
-    probe = "import sys, copilot_nb.jupyter.magics; print(' '.join(sorted(sys.modules)))"
+    probe = "import sys, copilot_nb.jupyter.extension; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.check_output([sys.executable, "-c", probe], text=True).split())
     heavy = {"openai", "anthropic", "pandas", "numpy", "jsonschema", "nbformat", "ipywidgets"}
     heavy |= {"markdown_it"}  # the safe renderer parses Markdown on first render

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from copilot_nb.jupyter.magics import transform_copilot_cell
+from copilot_nb.jupyter.cell_transform import transform_copilot_cell
 from copilot_nb.tools import ToolOutput, ToolSet
 from copilot_nb.tools.kernel import execute
 from copilot_nb.tools.kernel.tools import kernel_tools

@@ -94,7 +94,7 @@ def test_in_a_kernel_approvals_sent_to_a_subshell_reach_the_turn(serve, tmp_path
 
 RECORD_TURNS = """
 import copilot_nb
-from copilot_nb.jupyter.magics import session as kernel_session
+from copilot_nb.jupyter.extension import session as kernel_session
 
 session = kernel_session()
 turns, turn = [], session.turn

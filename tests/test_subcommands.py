@@ -8,8 +8,8 @@ import re
 import pytest
 from IPython.core.error import UsageError
 
+from copilot_nb.jupyter.cell_transform import COPILOT_LINE_CALL, transform_copilot_cell
 from copilot_nb.jupyter.commands.table import TABLE, awaited, completions, parse_line
-from copilot_nb.jupyter.magics import COPILOT_LINE_CALL, transform_copilot_cell
 from copilot_nb.testing import call, reply
 
 NAMES = [command.name for command in TABLE]

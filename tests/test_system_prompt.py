@@ -8,7 +8,7 @@ import pytest
 
 from copilot_nb.agent.approvals.ask_user import ask_user_tool
 from copilot_nb.agent.context.tokens import estimate_tokens
-from copilot_nb.agent.modes.run import MODES
+from copilot_nb.agent.modes.names import MODES
 from copilot_nb.agent.prompt.families import (
     CLAUDE,
     CODEX,

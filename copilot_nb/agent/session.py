@@ -14,6 +14,7 @@ from itertools import chain
 from typing import Any
 
 from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
+from ..kernel_bridge import run_blocking, running_loop, user_namespace
 from ..models.base import Model
 from ..models.cassettes.cassette import (
     Cassette,
@@ -101,7 +102,7 @@ class CopilotSession:
         self._models: dict[str, Model] = {}
         self.turning = False
         """True while a turn runs (set by its first stage, cleared by its tear-down)."""
-        self.saved = Keeper(getattr(shell, "user_ns", None), enabled=shell is not None)
+        self.saved = Keeper(user_namespace(shell), enabled=shell is not None)
         """The conversation as saved beside the notebook (`agent/conversations/`)."""
         self.turn_mode: TurnMode = "agent"
         """The mode of the run under way (a plan turn becomes an agent turn once approved)."""
@@ -184,7 +185,7 @@ class CopilotSession:
         cassette = active_cassette()
         if cassette is not None or not self.cassette_mode:
             return cassette
-        notebook = current_notebook_path(getattr(self.shell, "user_ns", None) or {})
+        notebook = current_notebook_path(user_namespace(self.shell))
         if notebook is None:
             return None
         header = Header(model=self.current_model_spec())
@@ -266,12 +267,9 @@ class CopilotSession:
     def stop_servers(self) -> None:
         """Stop the MCP servers (`%unload_ext`): at once when no loop runs, else as a task on
         the kernel's loop, which finishes while the kernel is idle."""
-        import asyncio
-
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            asyncio.run(self.mcp.stop())
+        loop = running_loop()
+        if loop is None:
+            run_blocking(self.mcp.stop())
             return
         self._stopping = loop.create_task(self.mcp.stop())
 
@@ -291,7 +289,7 @@ class CopilotSession:
 
     def namespace_tools(self) -> list[Tool]:
         """Tools the user defined in the kernel (`@copilot_nb.tool` objects in the namespace)."""
-        return namespace_tools(getattr(self.shell, "user_ns", None) or {})
+        return namespace_tools(user_namespace(self.shell))
 
     def add_tool(self, item: Tool) -> None:
         """Register a tool for this kernel's agent (`%copilot tools add NAME`)."""

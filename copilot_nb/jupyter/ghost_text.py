@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..kernel_bridge import hidden_names
+
 if TYPE_CHECKING:
     from ..agent.ghost_text.service import CompletionService
 
@@ -48,7 +50,7 @@ def _make(shell: Any) -> CompletionService:
         return requested or chosen or kernel or default_model_spec()
 
     def namespace() -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-        return shell.user_ns, getattr(shell, "user_ns_hidden", {}) or {}
+        return shell.user_ns, hidden_names(shell)
 
     return CompletionService(namespace=namespace, model_spec=model_spec, chat_model=resolve_model)
 

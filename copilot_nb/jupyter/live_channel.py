@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ToolError
+from ..kernel_bridge import call_on
 
 if TYPE_CHECKING:  # only types: %load_ext imports this module, and stays light
     from ..tools.review import ReviewBook
@@ -248,11 +249,7 @@ class LiveChannel:
         if handler is None:
             _log.debug("unknown event from the front end: %r", data.get("event"))
             return
-        loop = self._loop
-        if loop is not None and not loop.is_closed() and _other_thread(loop):
-            loop.call_soon_threadsafe(_handle, handler, self, view, data)
-        else:
-            _handle(handler, self, view, data)
+        call_on(self._loop, _handle, handler, self, view, data)
 
     def _forget(self, view: LiveView) -> None:
         view.close()
@@ -404,13 +401,6 @@ def _handle(
         handler(channel, view, data)
     except Exception:  # a front end's message never takes the kernel down
         _log.exception("the front end's %r event could not be handled", data.get("event"))
-
-
-def _other_thread(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is not loop
-    except RuntimeError:
-        return True
 
 
 def _settle(waiter: asyncio.Future[dict[str, Any]], data: dict[str, Any]) -> None:

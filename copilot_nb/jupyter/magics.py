@@ -1,18 +1,15 @@
-"""`%%copilot` and `%copilot`: the agent as IPython magics.
+"""`%%copilot` and `%copilot`: the agent as IPython magics, and the traits that configure it.
 
-A `%%copilot` cell is rewritten by a cleanup input transformer into `await <coroutine>`, so it
+A `%%copilot` cell is rewritten into `await <coroutine>` (`cell_transform.py`), so it
 runs natively on the kernel's event loop (DESIGN.md facts 3-4): the cell stays busy until the
 agent is done, yet the kernel still handles widget messages (Approve/Deny) and an interrupt
 cancels the run. The same magic is registered as an ordinary cell magic too (for `%%copilot?`
 help and `run_cell_magic` from code); that synchronous path runs the same coroutine through
-`nest_asyncio`.
+`kernel_bridge.run_blocking`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Coroutine
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -23,17 +20,15 @@ from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default, 
 
 from ..agent.approvals.policy import DECISIONS, EDIT_DECISIONS, ApprovalPolicy
 from ..agent.modes.names import MODES
-from ..config import COPILOT_CELL_CALL, DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
+from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
+from ..kernel_bridge import run_blocking
 from .live_channel import live_channel
 
 if TYPE_CHECKING:
     from ..agent.session import CopilotSession
     from .cell_view import CellRenderer
 
-CELL_PREFIX = "%%copilot"
-LINE_PREFIX = "%copilot"
-COPILOT_LINE_CALL = "__import__('copilot_nb.jupyter.magics').jupyter.magics._run_line"
 SETTINGS = (
     "model",
     "mode",
@@ -219,9 +214,9 @@ class CopilotMagics(Magics):
             parsed = parse_line(line)  # before the session: `--help` builds nothing
             pending = parsed.call(self.session, self) if parsed is not None else None
             if pending is not None:  # an awaited command, from code or a longer cell
-                _run_blocking(pending)
+                run_blocking(pending)
             return
-        _run_blocking(self.run_cell(line, cell))
+        run_blocking(self.run_cell(line, cell))
 
     async def run_line(self, line: str) -> None:
         """`%copilot COMMAND ...` awaited on the kernel's loop: what a cell of just that line
@@ -317,141 +312,3 @@ def finish_cell(session: CopilotSession, renderer: CellRenderer, model: str | No
     renderer.finish(record)
     if cassette is not None and cassette.mismatch:
         raise UsageError(cassette.mismatch)
-
-
-def _run_blocking(coro: Coroutine[Any, Any, None]) -> None:
-    """Run a coroutine to the end from synchronous code, even inside the kernel's running loop."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
-    if loop is None:
-        asyncio.new_event_loop().run_until_complete(coro)
-        return
-    import nest_asyncio
-
-    nest_asyncio.apply(loop)
-    loop.run_until_complete(coro)
-
-
-def transform_copilot_cell(lines: list[str]) -> list[str]:
-    """Rewrite a `%%copilot` cell, or a cell of just a `%copilot` command that waits on the
-    kernel's loop (`%copilot mcp ...`), as `await` of its coroutine, so it runs on that loop."""
-    if lines and _awaited_line(lines[0]) and not "".join(lines[1:]).strip():
-        line = lines[0].strip()[len(LINE_PREFIX) :].strip()
-        return [f"await {COPILOT_LINE_CALL}({line!r})\n"]
-    if not lines or not lines[0].startswith(CELL_PREFIX):
-        return lines
-    first = lines[0][len(CELL_PREFIX) :]
-    if first[:1] not in ("", " ", "\t", "\n") or first.strip().endswith("?"):
-        return lines  # `%%copilotx`, or `%%copilot?` help: leave it to IPython
-    body = "".join(lines[1:])
-    return [f"await {COPILOT_CELL_CALL}({first.strip()!r}, {body!r})\n"]
-
-
-def _awaited_line(line: str) -> bool:
-    words = line.split()
-    if words[:1] != [LINE_PREFIX] or len(words) < 2:
-        return False
-    from .commands.table import awaited
-
-    return awaited(words[1])
-
-
-def complete_line(shell: Any, event: Any) -> list[str]:
-    """IPython's completer hook for `%copilot <TAB>`: the table's commands, then a command's
-    sub-actions and options."""
-    from .commands.table import completions
-
-    return completions(event.text_until_cursor)
-
-
-def copilot_magics(shell: Any = None) -> CopilotMagics:
-    """The loaded `CopilotMagics` of this kernel (loading the extension if needed)."""
-    if shell is None:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-    if shell is None:
-        raise UsageError("copilot_nb needs an IPython kernel or shell")
-    magics = shell.magics_manager.registry.get("CopilotMagics")
-    if magics is None:
-        load_ipython_extension(shell)
-        magics = shell.magics_manager.registry["CopilotMagics"]
-    return magics
-
-
-def session(shell: Any = None) -> CopilotSession:
-    """The kernel's shared conversation (the chat panel and `%%copilot` cells use the same one)."""
-    return copilot_magics(shell).session
-
-
-async def _run_cell(line: str, cell: str) -> None:
-    """What a transformed `%%copilot` cell awaits."""
-    await copilot_magics().run_cell(line, cell)
-
-
-async def _run_line(line: str) -> None:
-    """What a transformed `%copilot mcp ...` cell awaits."""
-    await copilot_magics().run_line(line)
-
-
-def _warm_up() -> None:
-    """Load the agent, its tools and the slow schema library while the user types the first
-    request, so the first `%%copilot` cell does not wait for them."""
-    from ..agent import session  # noqa: F401
-    from ..tools.registry import schema_library
-
-    schema_library()
-
-
-def load_ipython_extension(shell: Any) -> None:
-    """`%load_ext copilot_nb`: register the magics, the cell transformer and the live channel."""
-    if "CopilotMagics" not in shell.magics_manager.registry:
-        shell.register_magics(CopilotMagics)
-        threading.Thread(target=_warm_up, name="copilot_nb-warm-up", daemon=True).start()
-        from ..agent.model_strings import provider_hint
-
-        if hint := provider_hint(shell.magics_manager.registry["CopilotMagics"].model):
-            print(hint)
-    if transform_copilot_cell not in shell.input_transformers_cleanup:
-        shell.input_transformers_cleanup.append(transform_copilot_cell)
-    completers = shell.strdispatchers.get("complete_command")
-    hooked = completers.strs.get(LINE_PREFIX) if completers is not None else None
-    if hooked is None or all(
-        getattr(h, "__func__", h) is not complete_line for _, h in hooked.chain
-    ):
-        shell.set_hook("complete_command", complete_line, str_key=LINE_PREFIX)
-    from .cell_view import install_quiet_stop
-
-    install_quiet_stop(shell)
-    live_channel(shell).install()
-    _resume_saved(shell)
-
-
-def _resume_saved(shell: Any) -> None:
-    """Take up the notebook's saved conversation, if it has one (the session loads only then)."""
-    magics = shell.magics_manager.registry["CopilotMagics"]
-    if not magics.resume or magics.cassette:
-        return
-    from ..agent.conversations.recorder import file_for
-
-    if magics._session is None and not file_for(getattr(shell, "user_ns", None)).exists():
-        return
-    from .commands.conversations import resume_on_load
-
-    resume_on_load(magics.session, magics)
-
-
-def unload_ipython_extension(shell: Any) -> None:
-    """`%unload_ext copilot_nb`: remove the cell transformer and close the live channel
-    (IPython keeps magics registered)."""
-    if transform_copilot_cell in shell.input_transformers_cleanup:
-        shell.input_transformers_cleanup.remove(transform_copilot_cell)
-    from .cell_view import uninstall_quiet_stop
-
-    uninstall_quiet_stop(shell)
-    live_channel(shell).uninstall()
-    magics = shell.magics_manager.registry.get("CopilotMagics")
-    if magics is not None and magics._session is not None:
-        magics._session.stop_servers()

@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from ..errors import CopilotError
+from ..kernel_bridge import hidden_names
 from ..messages import Message, UserMessage
 from ..text import shorten
 from ..workspace.notebook_file import resolve_notebook
@@ -124,7 +125,7 @@ def _cell(index: int, cell: Any) -> str:
 
 def _variables(ctx: ToolContext, share: int) -> str:
     namespace = ctx.namespace()
-    hidden = getattr(getattr(ctx, "shell", None), "user_ns_hidden", {}) or {}
+    hidden = hidden_names(getattr(ctx, "shell", None))
     found = user_variables(namespace, hidden)
     if not found:
         return ""

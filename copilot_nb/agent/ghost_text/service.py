@@ -26,6 +26,7 @@ from typing import Any
 
 from ...errors import CopilotError, ModelHTTPError
 from ...events import ModelResponse, TextDelta
+from ...kernel_bridge import call_on
 from ...models.base import Model
 from ...models.fim import FillModel, FillRequest
 from ...policy import completions_allowed
@@ -299,15 +300,8 @@ class CompletionService:
 
 def _cancel(task: asyncio.Task[None]) -> None:
     """Cancel a task from whichever loop or thread asks."""
-    loop = task.get_loop()
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        task.cancel()
-    elif not loop.is_closed():
-        loop.call_soon_threadsafe(task.cancel)
+    if not task.get_loop().is_closed():  # a closed loop's task is gone with it
+        call_on(task.get_loop(), task.cancel)
 
 
 def _short(exc: BaseException) -> str:

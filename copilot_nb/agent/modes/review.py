@@ -16,6 +16,7 @@ from typing import Any
 
 from ...errors import ToolError
 from ...events import CellChanged, FileChanged
+from ...kernel_bridge import user_namespace
 from ...policy import approval_floor
 from ...tools.context import LiveNotebooks
 from ...workspace.notebook_file import current_notebook_path
@@ -60,7 +61,7 @@ def fallback_said(policy: ApprovalPolicy, live: LiveNotebooks | None, shell: Any
     or a headless run, where nothing could review anyway."""
     if edit_setting(policy) != "review" or (live is not None and live.attached()):
         return False
-    namespace = getattr(shell, "user_ns", None) or {}
+    namespace = user_namespace(shell)
     return bool((live is not None and live.fallback_note()) or namespace.get("__vsc_ipynb_file__"))
 
 
@@ -104,7 +105,7 @@ async def list_file(
         return
     notebook = live.current_path()
     if notebook is None:
-        named = current_notebook_path(getattr(shell, "user_ns", None) or {})
+        named = current_notebook_path(user_namespace(shell))
         notebook = _absolute(Path(named)) if named else None
     view = await live.find(notebook) if notebook is not None else None
     if view is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from ...kernel_bridge import user_namespace
 from ...models.base import Model
 from ...tools.context import LiveNotebooks, ToolContext
 from ...tools.context_block import context_block
@@ -55,7 +56,7 @@ def system_prompt(
 
 def working_dir(workspace: Workspace, shell: Any = None) -> str | None:
     """The current notebook's folder, relative to the root, when it is inside it."""
-    notebook = current_notebook_path(getattr(shell, "user_ns", None) or {})
+    notebook = current_notebook_path(user_namespace(shell))
     if notebook is None:
         return None
     absolute = notebook if os.path.isabs(notebook) else os.path.join(os.getcwd(), notebook)

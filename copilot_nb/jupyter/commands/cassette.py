@@ -19,6 +19,7 @@ from IPython.core.error import UsageError
 
 from ...agent.session import CopilotSession
 from ...errors import ConfigError
+from ...kernel_bridge import user_namespace
 from ...models.cassettes.cassette import (
     Cassette,
     CassetteMismatch,
@@ -37,7 +38,7 @@ def cassette_path(session: CopilotSession, named: str | None, command: str) -> P
     """The cassette a command names, else the one beside the notebook this kernel runs."""
     if named:
         return Path(os.path.abspath(os.path.expanduser(named)))
-    notebook = current_notebook_path(getattr(session.shell, "user_ns", None) or {})
+    notebook = current_notebook_path(user_namespace(session.shell))
     if notebook is None:
         raise UsageError(
             f"%copilot {command}: this kernel does not know its notebook's name; name the "

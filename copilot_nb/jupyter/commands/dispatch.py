@@ -17,6 +17,7 @@ from IPython.core.error import UsageError
 
 from ...agent.session import CopilotSession
 from ...errors import CopilotError
+from ...kernel_bridge import user_namespace
 from ...text import first_line
 from ...tools import Tool, tool
 from ...workspace.restore import Action
@@ -118,7 +119,7 @@ def tools(session: CopilotSession, args: argparse.Namespace, settings: Settings)
         listing = session.tool_listing(Workspace(os.getcwd()))
         display(render_tools(listing.tools, found=listing.found, waiting=listing.waiting))
     elif action == "add" and names:
-        namespace = getattr(session.shell, "user_ns", {})
+        namespace = user_namespace(session.shell)
         for name in names:
             if name not in namespace:
                 raise UsageError(f"%copilot tools add: no variable {name!r} in this kernel")

@@ -1,19 +1,18 @@
 """`%copilot login` and `%copilot models`: GitHub sign-in and model lists for the line magic.
 
-A line magic is synchronous, and the kernel's own loop is busy running the cell, so these run
-their coroutines on a private loop in a worker thread while the cell's thread waits. The wait
-stays interruptible: a kernel interrupt cancels the coroutine (the device-flow polling stops at
-once) and is re-raised, so the cell ends as interrupted and nothing half-done is stored.
+A line magic is synchronous inside the kernel's running loop, so these run their coroutines
+through `kernel_bridge.run_blocking`, as a synchronous `%%copilot` does. The wait stays
+interruptible: a kernel interrupt cancels the coroutine (the device-flow polling stops at once)
+and is re-raised, so the cell ends as interrupted and nothing half-done is stored.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from ...agent.model_strings import resolve_model, split_spec
+from ...kernel_bridge import run_blocking
 from ...models.copilot.catalog import PREFERENCE as SPOKEN
 from ...models.copilot.catalog import CopilotModelInfo, endpoint_label
 from ...models.copilot.github_sign_in import DeviceCode, DeviceFlow, fetch_user
@@ -24,47 +23,18 @@ from ..safe_html import escape, link_html, table_html
 T = TypeVar("T")
 
 
-def run_interruptibly(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to the end on a worker thread's loop; an interrupt here cancels it there."""
-    loop = asyncio.new_event_loop()
-    task = loop.create_task(coro)
-    outcome: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            outcome["value"] = loop.run_until_complete(task)
-        except BaseException as exc:
-            outcome["error"] = exc
-        finally:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    thread = threading.Thread(target=work, name="copilot_nb-command", daemon=True)
-    thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.1)
-    except KeyboardInterrupt:
-        loop.call_soon_threadsafe(task.cancel)
-        thread.join(5)
-        raise
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
-
 def login(hosts: GitHubHosts | None = None) -> GitHubToken:
     """Sign in to GitHub with the device flow, show the code, wait, and store the token."""
     hosts = hosts or GitHubHosts.from_env()
     flow = DeviceFlow(hosts)
-    code = run_interruptibly(flow.start())
+    code = run_blocking(flow.start())
     try:  # an interrupt while the code is being shown cancels the sign-in as well
         show_device_code(code)
-        token = run_interruptibly(flow.wait(code))
+        token = run_blocking(flow.wait(code))
     except KeyboardInterrupt:
         print("copilot: sign-in cancelled; nothing was stored")
         raise
-    user = run_interruptibly(fetch_user(token, hosts))
+    user = run_blocking(fetch_user(token, hosts))
     path = save_github_token(token, hosts=hosts, user=user, client_id=flow.client_id)
     who = f" as {user}" if user else ""
     print(
@@ -98,10 +68,10 @@ def show_models(spec: str, *, registry: Registry = PROVIDERS) -> None:
     model = resolve_model(spec, registry=registry)
     entry = registry.get(split_spec(spec)[0])
     if entry is not None and entry.catalog is not None:
-        infos = run_interruptibly(_closing(model, entry.catalog(model)))
+        infos = run_blocking(_closing(model, entry.catalog(model)))
         _show(copilot_table(infos, getattr(model, "spoken", SPOKEN)))
     elif entry is not None and entry.list_models is not None:
-        ids = run_interruptibly(_closing(model, entry.list_models(model)))
+        ids = run_blocking(_closing(model, entry.list_models(model)))
         _show(model_list(entry.name, getattr(model, "base_url", ""), ids))
     else:
         print(

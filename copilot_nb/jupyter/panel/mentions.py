@@ -30,6 +30,7 @@ from typing import Any, Literal
 from ...agent.prompt.assembly import block_context
 from ...agent.session import CopilotSession, current_dir
 from ...errors import CopilotError
+from ...kernel_bridge import hidden_names
 from ...text import shorten
 from ...tools.context import ToolContext
 from ...tools.kernel.variables import size_of, type_name, user_variables
@@ -254,7 +255,7 @@ class Completer:
         if ctx.workspace is not None:
             found += await self.files.candidates(ctx.workspace)
         found += await self._notebook_cells(ctx)
-        hidden = getattr(ctx.shell, "user_ns_hidden", None) or {}
+        hidden = hidden_names(ctx.shell)
         found += variable_candidates(ctx.namespace(), hidden)
         return rank(query, found)
 

@@ -30,6 +30,7 @@ from ...agent.modes.names import MODES, TurnMode
 from ...agent.session import CopilotSession, TurnEvent
 from ...errors import CopilotError
 from ...events import ApprovalNeeded, Failed, Question, UsageReported
+from ...kernel_bridge import call_on, running_loop
 from .feed import UPDATE_INTERVAL, Outbox, event_ops
 from .mentions import MAX_QUERY, Completer, session_context
 
@@ -97,7 +98,7 @@ class ChatPanel:
         self.task: asyncio.Task[None] | None = None
         self._asking: dict[str, ApprovalNeeded] = {}
         self._shown_at: int | None = None
-        self._loop = _running_loop()
+        self._loop = running_loop()
         """The loop turns run on: the kernel's main loop when made in a cell, else the first one."""
         self.completer = Completer(lambda: session_context(self.session))
         self._completing: asyncio.Task[None] | None = None
@@ -116,7 +117,7 @@ class ChatPanel:
         self._note_usage()
 
     def _note_usage(self) -> None:
-        from ..magics import copilot_magics
+        from ..extension import copilot_magics
         from .saved import usage_note
 
         try:
@@ -283,13 +284,9 @@ class ChatPanel:
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Take a message from a view, on whichever thread the kernel handles comms."""
-        here = _running_loop()
         if self._loop is None:
-            self._loop = here
-        if self._loop is not None and self._loop is not here and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._dispatch, content)
-        else:
-            self._dispatch(content)
+            self._loop = running_loop()
+        call_on(self._loop, self._dispatch, content)
 
     def _dispatch(self, content: Any) -> None:
         """Act on one message from a view, on the home loop; never raise into the kernel."""
@@ -319,7 +316,7 @@ class ChatPanel:
         the answer names the view and echoes its `seq`, so a view shows only its latest."""
         seq = content.get("seq")
         if self._loop is None:
-            self._loop = _running_loop()
+            self._loop = running_loop()
         if not isinstance(seq, int) or self._loop is None:
             return None
         query = str(content.get("query", ""))[:MAX_QUERY]
@@ -384,7 +381,7 @@ def _kernel_session() -> CopilotSession:
     shell = get_ipython()
     if shell is None:
         return CopilotSession()
-    from ..magics import session as kernel_session
+    from ..extension import session as kernel_session
 
     return kernel_session(shell)
 
@@ -410,17 +407,10 @@ _IN_SIDECAR: list[tuple[Any, ChatPanel]] = []
 
 
 def _call_later(delay: float, callback: Callable[[], None]) -> Any:
-    loop = _running_loop()
+    loop = running_loop()
     if loop is None:
         return None  # no loop (plain script): the next op or the end of the turn flushes
     return loop.call_later(delay, callback)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _execution_count() -> int | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...config import COPILOT_CELL_CALL
 from ...errors import ToolError
+from ...kernel_bridge import hidden_names
 from ...text import human_bytes, shorten
 from ..context import ToolContext
 from ..masking import (
@@ -117,7 +118,7 @@ async def inspect_variable(ctx: ToolContext, name: str, reveal: bool = False) ->
     """
     path = name.strip()
     known = [n for n, _ in _variables(ctx)]
-    found = lookup(ctx.namespace(), path, hidden=_hidden(ctx), known=known)
+    found = lookup(ctx.namespace(), path, hidden=hidden_names(ctx.shell), known=known)
     content = describe(path, found.value, secret=found.secret, reveal=reveal)
     summary = f"{path}: {type_name(found.value)}"
     if found.secret and not reveal:
@@ -179,13 +180,8 @@ def _reveal_is_secret(arguments: Mapping[str, Any]) -> str:
     return "read-secret" if arguments.get("reveal") else "read"
 
 
-def _hidden(ctx: ToolContext) -> dict[str, Any]:
-    """IPython's own names (`user_ns_hidden`), so a user's variable is told from them."""
-    return getattr(ctx.shell, "user_ns_hidden", None) or {}
-
-
 def _variables(ctx: ToolContext) -> list[tuple[str, Any]]:
-    return user_variables(ctx.namespace(), _hidden(ctx))
+    return user_variables(ctx.namespace(), hidden_names(ctx.shell))
 
 
 def _inputs(namespace: Mapping[str, Any], shell: Any | None) -> list[tuple[int, str]]:

@@ -23,6 +23,7 @@ from typing import Any
 from ...config import config_dir
 from ...errors import ConfigError
 from ...events import ApprovalNeeded, ToolFinished, ToolStarted, ToolsUpdated
+from ...kernel_bridge import running_loop
 from ...text import clip, first_line
 from ..registry import Tool, ToolOutput
 from .config import McpConfig, config_files, load_config
@@ -386,9 +387,8 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 def _in_background(stopping: Any, then: Callable[[], None]) -> None:
     """Stop a connection without waiting for it (a config change noticed at a turn's start)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    loop = running_loop()
+    if loop is None:
         stopping.close()
         then()
         return

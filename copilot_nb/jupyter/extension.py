@@ -1,0 +1,109 @@
+"""`%load_ext copilot_nb` and `%unload_ext copilot_nb`: the magics registered, the cell
+transformer and the `%copilot` completer installed, the live channel opened, the notebook's saved
+conversation taken up, and the slow imports warmed while the user types."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ..kernel_bridge import user_namespace
+from .cell_transform import LINE_PREFIX, complete_line, transform_copilot_cell
+from .live_channel import live_channel
+from .magics import CopilotMagics
+
+if TYPE_CHECKING:
+    from ..agent.session import CopilotSession
+
+
+def _warm_up() -> None:
+    """Load the agent, its tools and the slow schema library while the user types the first
+    request, so the first `%%copilot` cell does not wait for them."""
+    from ..agent import session  # noqa: F401
+    from ..tools.registry import schema_library
+
+    schema_library()
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """`%load_ext copilot_nb`: register the magics, the cell transformer and the live channel."""
+    if "CopilotMagics" not in shell.magics_manager.registry:
+        shell.register_magics(CopilotMagics)
+        threading.Thread(target=_warm_up, name="copilot_nb-warm-up", daemon=True).start()
+        from ..agent.model_strings import provider_hint
+
+        if hint := provider_hint(shell.magics_manager.registry["CopilotMagics"].model):
+            print(hint)
+    if transform_copilot_cell not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(transform_copilot_cell)
+    completers = shell.strdispatchers.get("complete_command")
+    hooked = completers.strs.get(LINE_PREFIX) if completers is not None else None
+    if hooked is None or all(
+        getattr(h, "__func__", h) is not complete_line for _, h in hooked.chain
+    ):
+        shell.set_hook("complete_command", complete_line, str_key=LINE_PREFIX)
+    from .cell_view import install_quiet_stop
+
+    install_quiet_stop(shell)
+    live_channel(shell).install()
+    _resume_saved(shell)
+
+
+def _resume_saved(shell: Any) -> None:
+    """Take up the notebook's saved conversation, if it has one (the session loads only then)."""
+    magics = shell.magics_manager.registry["CopilotMagics"]
+    if not magics.resume or magics.cassette:
+        return
+    from ..agent.conversations.recorder import file_for
+
+    if magics._session is None and not file_for(user_namespace(shell)).exists():
+        return
+    from .commands.conversations import resume_on_load
+
+    resume_on_load(magics.session, magics)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    """`%unload_ext copilot_nb`: remove the cell transformer and close the live channel
+    (IPython keeps magics registered)."""
+    if transform_copilot_cell in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(transform_copilot_cell)
+    from .cell_view import uninstall_quiet_stop
+
+    uninstall_quiet_stop(shell)
+    live_channel(shell).uninstall()
+    magics = shell.magics_manager.registry.get("CopilotMagics")
+    if magics is not None and magics._session is not None:
+        magics._session.stop_servers()
+
+
+def copilot_magics(shell: Any = None) -> CopilotMagics:
+    """The loaded `CopilotMagics` of this kernel (loading the extension if needed)."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None:
+        raise UsageError("copilot_nb needs an IPython kernel or shell")
+    magics = shell.magics_manager.registry.get("CopilotMagics")
+    if magics is None:
+        load_ipython_extension(shell)
+        magics = shell.magics_manager.registry["CopilotMagics"]
+    return magics
+
+
+def session(shell: Any = None) -> CopilotSession:
+    """The kernel's shared conversation (the chat panel and `%%copilot` cells use the same one)."""
+    return copilot_magics(shell).session
+
+
+async def _run_cell(line: str, cell: str) -> None:
+    """What a transformed `%%copilot` cell awaits."""
+    await copilot_magics().run_cell(line, cell)
+
+
+async def _run_line(line: str) -> None:
+    """What a transformed `%copilot mcp ...` cell awaits."""
+    await copilot_magics().run_line(line)
