@@ -14,7 +14,7 @@ from copilot_nb.testing import ScriptedServer
 from copilot_nb.testing.github_fake import FakeGitHub
 from copilot_nb.tools import ToolSet, workspace_tools
 from copilot_nb.workspace.workspace import Workspace
-from tests.helpers import Sleeps
+from tests.helpers import Sleeps, behaviours, write_config
 from tests.kernel_session import KernelSession, scripted_env
 
 pytest_plugins = [
@@ -148,3 +148,22 @@ def saved_conversations_hold_no_secret(request: pytest.FixtureRequest) -> Iterat
     from tests.saved_scan import scan_saved
 
     scan_saved(folders)
+
+
+@pytest.fixture
+async def stop_servers():
+    """Sessions whose servers are stopped when the test ends (no child process left behind)."""
+    sessions = []
+    yield sessions.append
+    for session in sessions:
+        await session.mcp.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace, and server `b` in the user's `mcp.json`; copilot_nb's settings in a temp folder."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
+    write_config(root, b=behaviours())
+    return root

@@ -27,7 +27,7 @@ from copilot_nb.testing.anthropic_wire import (
 )
 from copilot_nb.testing.script import ScriptedTurn, call
 from copilot_nb.testing.server import LoopbackHTTPServer
-from tests.test_anthropic_request import TOOLS, check_snapshot, conversation
+from tests.wire_samples import TOOLS, check_snapshot, conversation
 
 
 @dataclass

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
 from typing import Any, get_origin
 
 import pytest
@@ -23,84 +20,11 @@ from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from pydantic import TypeAdapter
 
 from copilot_nb.messages import (
-    AssistantMessage,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
     ToolSpec,
     UserMessage,
 )
 from copilot_nb.models.anthropic.chat import messages_request
-
-SNAPSHOT = Path(__file__).parent / "data" / "snapshots" / "anthropic_request.json"
-
-
-def conversation() -> list[Any]:
-    """A conversation with every shape the converter handles, including OpenAI-style dicts."""
-    return [
-        SystemMessage(content="You edit notebooks."),
-        {"role": "system", "content": "Be brief."},
-        UserMessage(content="Fix utils.py and tell me the mean of df.x ✓"),
-        AssistantMessage(
-            text="Let me look.",
-            reasoning="The user wants a fix.",
-            reasoning_signature="c2lnbmF0dXJl",
-            tool_calls=(
-                ToolCall.from_raw(
-                    id="toolu_01", name="read_file", raw_arguments='{"path": "utils.py"}'
-                ),
-                ToolCall.from_raw(
-                    id="toolu_02", name="eval", raw_arguments='{"expr": "df.x.mean(",'
-                ),
-            ),
-        ),
-        ToolResult(tool_call_id="toolu_01", name="read_file", content="def f():\n    return 1\n"),
-        ToolResult(
-            tool_call_id="toolu_02", name="eval", content="invalid JSON arguments", is_error=True
-        ),
-        {"role": "user", "content": [{"type": "text", "text": "Also run the tests."}]},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "toolu_03",
-                    "type": "function",
-                    "function": {"name": "run_tests", "arguments": ""},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "toolu_03", "content": ""},
-        AssistantMessage(reasoning="unsigned reasoning from another provider", text="All green."),
-        UserMessage(content="Thanks!"),
-    ]
-
-
-TOOLS: list[Any] = [
-    ToolSpec(
-        name="read_file",
-        description="Read a file in the workspace.",
-        parameters={
-            "type": "object",
-            "properties": {"path": {"type": "string"}},
-            "required": ["path"],
-        },
-    ),
-    {
-        "type": "function",
-        "function": {"name": "run_tests", "parameters": {"type": "object", "properties": {}}},
-    },
-]
-
-
-def check_snapshot(payload: dict[str, Any]) -> None:
-    text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    if os.environ.get("UPDATE_SNAPSHOTS") or not SNAPSHOT.exists():
-        SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
-        SNAPSHOT.write_text(text, encoding="utf-8")
-    assert text == SNAPSHOT.read_text(encoding="utf-8"), (
-        "set UPDATE_SNAPSHOTS=1 to accept the change"
-    )
+from tests.wire_samples import TOOLS, conversation
 
 
 def test_payload_details() -> None:
@@ -190,7 +114,6 @@ def test_payload_matches_the_sdk_request_types() -> None:
 
 def test_chat_completions_option_names_become_the_messages_apis():
     """What a proxy client sends in OpenAI's words reaches Anthropic in its own."""
-    from copilot_nb.messages import ToolSpec
     from copilot_nb.models.anthropic.chat import messages_request
 
     tool = ToolSpec(name="t", description="d", parameters={"type": "object", "properties": {}})

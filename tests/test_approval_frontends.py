@@ -6,7 +6,6 @@ The kernel tests drive a real ipykernel through jupyter_client, as each front en
 from __future__ import annotations
 
 import queue
-import time
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +21,7 @@ from copilot_nb.jupyter.approval_prompt import (
     from_notebook,
 )
 from copilot_nb.testing import call, reply
+from tests.helpers import input_request
 from tests.kernel_session import KernelSession
 
 WRITE = "%%copilot\nwrite notes.txt"
@@ -44,19 +44,6 @@ def buttons(messages: list[dict[str, Any]]) -> dict[str, str]:
         and m["content"].get("target_name") == "jupyter.widget"
         and m["content"]["data"].get("state", {}).get("_model_name") == "ButtonModel"
     }
-
-
-def input_request(kernel: KernelSession, msg_id: str, timeout: float = 30) -> dict[str, Any]:
-    """The kernel's next input_request for this execute request, read from the stdin channel."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            message = kernel.client.get_stdin_msg(timeout=0.5)
-        except queue.Empty:
-            continue
-        if message["parent_header"].get("msg_id") == msg_id:
-            return message
-    raise TimeoutError(f"no input_request within {timeout}s")
 
 
 def no_input_request(kernel: KernelSession) -> bool:

@@ -11,6 +11,7 @@ from copilot_nb.events import ApprovalNeeded, CallPreview, ToolStarted, revision
 from copilot_nb.jupyter.approval_prompt import approval_html, approval_text, question
 from copilot_nb.jupyter.cell_view import CellRenderer
 from copilot_nb.jupyter.panel.feed import event_ops
+from tests.helpers import callbacks_ran
 
 PLAN = "1. read data.csv\n2. plot the monthly totals"
 SOURCE = "df.groupby('month').sum().plot()"
@@ -82,7 +83,7 @@ async def test_the_answer_replaces_the_question_where_it_was_asked_above_the_foo
     view.handle(request)
     assert "waiting for your approval below" in shown.text
     request.approve()
-    await asyncio.sleep(0)  # the decision's callbacks run on the loop's next turn
+    await callbacks_ran(request.decision)
     assert shown.text == "… run_cell #6 — approved"
 
 
@@ -94,7 +95,7 @@ async def test_a_plans_outcome_replaces_its_question() -> None:
     request = plan_question(PLAN, 2)
     view.handle(request)
     request.approve()
-    await asyncio.sleep(0)
+    await callbacks_ran(request.decision)
     assert shown.text.endswith("✓ plan — approved") and "run this plan" not in shown.text
 
 
@@ -121,5 +122,5 @@ async def test_a_question_the_turns_end_denies_keeps_the_outputs_provenance() ->
     view.handle(request)
     view.finish({"model": "m"})
     request.deny("nobody could be asked")
-    await asyncio.sleep(0)  # the decision's callbacks run on the loop's next turn
+    await callbacks_ran(request.decision)
     assert updates.metadata[-1]["copilot_nb"]["model"] == "m"

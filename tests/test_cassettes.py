@@ -18,7 +18,6 @@ from copilot_nb import Agent
 from copilot_nb.agent.approvals.cassette import CassetteApprover
 from copilot_nb.errors import ModelConnectionError
 from copilot_nb.events import ApprovalNeeded, Done, Failed, Notice
-from copilot_nb.models.anthropic.chat import AnthropicChat
 from copilot_nb.models.cassettes.cassette import Cassette, CassetteMismatch, Header, using
 from copilot_nb.models.cassettes.entries import (
     REDACTED,
@@ -28,14 +27,13 @@ from copilot_nb.models.cassettes.entries import (
     recorded_response,
 )
 from copilot_nb.models.openai.chat import OpenAIChat
-from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.models.transport import follow_cassette
 from copilot_nb.testing import ScriptedServer, call, fail, reply
 from copilot_nb.text import SECRET_VALUE
 from copilot_nb.tools.wrappers import FilteredToolSet
+from tests.helpers import KEY, callbacks_ran, model_for, run_agent
 
 ROOT = Path(__file__).resolve().parent.parent
-KEY = "sk-proj-" + "Zq9" * 12
 
 
 @pytest.fixture
@@ -47,28 +45,6 @@ def workspace(tmp_path: Path) -> Iterator[Path]:
     os.chdir(folder)
     yield folder
     os.chdir(before)
-
-
-def model_for(wire: str, url: str) -> Any:
-    """A model of this wire at `url` (None: nothing listens), following the cassette."""
-    base = url or "http://127.0.0.1:9/v1"
-    if wire == "anthropic":
-        model = AnthropicChat("scripted", base_url=base.removesuffix("/v1"), api_key=KEY)
-    elif wire == "responses":
-        model = OpenAIResponses("scripted", base_url=base, api_key=KEY)
-    else:
-        model = OpenAIChat("scripted", base_url=base, api_key=KEY)
-    follow_cassette(model)
-    return model
-
-
-def run(model: Any, prompt: str, workspace: Path) -> list[Any]:
-    agent = Agent(model=model, workspace=workspace)
-
-    async def go() -> list[Any]:
-        return [event async for event in agent.run(prompt)]
-
-    return asyncio.run(go())
 
 
 def shown(events: list[Any]) -> list[str]:
@@ -87,10 +63,10 @@ def read_then_answer() -> list[Any]:
 def test_a_recording_replays_through_the_same_decoders_with_no_server(wire, workspace, tmp_path):
     tape = tmp_path / "t.copilot.jsonl"
     with ScriptedServer(read_then_answer()) as server, using(Cassette(tape, "record")):
-        live = run(model_for(wire, server.url), "What is in data.txt?", workspace)
+        live = run_agent(model_for(wire, server.url), "What is in data.txt?", workspace)
     assert isinstance(live[-1], Done)
     with using(Cassette(tape, "replay")) as cassette:
-        again = run(model_for(wire, ""), "What is in data.txt?", workspace)
+        again = run_agent(model_for(wire, ""), "What is in data.txt?", workspace)
     assert shown(again) == shown(live)
     assert cassette.used == [1, 2]
     text = tape.read_text()
@@ -102,7 +78,9 @@ def test_a_model_a_script_builds_itself_talks_to_its_server_whatever_is_recorded
 ):
     tape = tmp_path / "t.copilot.jsonl"
     with ScriptedServer([reply("Hi.")]) as server, using(Cassette(tape, "record")):
-        events = run(OpenAIChat("scripted", base_url=server.url, api_key="k"), "hi", workspace)
+        events = run_agent(
+            OpenAIChat("scripted", base_url=server.url, api_key="k"), "hi", workspace
+        )
         assert len(server.requests) == 1
     assert isinstance(events[-1], Done)
     assert len(tape.read_text().splitlines()) == 1  # the header only
@@ -113,7 +91,7 @@ def test_a_model_a_script_builds_itself_talks_to_its_server_whatever_is_recorded
 
 def recorded(tape: Path, workspace: Path, steps: list[Any] | None = None) -> None:
     with ScriptedServer(steps or read_then_answer()) as server, using(Cassette(tape, "record")):
-        run(model_for("openai", server.url), "What is in data.txt?", workspace)
+        run_agent(model_for("openai", server.url), "What is in data.txt?", workspace)
 
 
 def failure(events: list[Any]) -> str:
@@ -125,7 +103,7 @@ def test_an_edited_prompt_fails_with_a_diff(workspace, tmp_path):
     tape = tmp_path / "t.copilot.jsonl"
     recorded(tape, workspace)
     with using(Cassette(tape, "replay")) as cassette:
-        error = failure(run(model_for("openai", ""), "What is in data.csv?", workspace))
+        error = failure(run_agent(model_for("openai", ""), "What is in data.csv?", workspace))
     assert error == cassette.mismatch
     assert "differs from the recording in t.copilot.jsonl: entry 1, the request (or the " in error
     assert "-What is in data.txt?\n+What is in data.csv?" in error
@@ -136,7 +114,7 @@ def test_a_changed_tool_result_is_named_as_such(workspace, tmp_path):
     recorded(tape, workspace)
     (workspace / "data.txt").write_text("43\n")
     with using(Cassette(tape, "replay")):
-        error = failure(run(model_for("openai", ""), "What is in data.txt?", workspace))
+        error = failure(run_agent(model_for("openai", ""), "What is in data.txt?", workspace))
     assert "entry 2, a tool result changed at messages[3].content" in error
     assert "-     1\t42" in error and "+     1\t43" in error
 
@@ -147,7 +125,7 @@ def test_a_changed_model_and_a_changed_tool_list_are_named(workspace, tmp_path):
     other = OpenAIChat("gpt-4.1", base_url="http://127.0.0.1:9/v1")
     follow_cassette(other)
     with using(Cassette(tape, "replay")):
-        error = failure(run(other, "What is in data.txt?", workspace))
+        error = failure(run_agent(other, "What is in data.txt?", workspace))
     assert "the model changed (recorded scripted, now gpt-4.1)" in error
 
     agent = Agent(model=model_for("openai", ""), workspace=workspace)
@@ -166,8 +144,8 @@ def test_one_request_more_than_recorded_fails_in_replay_and_is_recorded_in_auto(
     tape = tmp_path / "t.copilot.jsonl"
     recorded(tape, workspace)
     with using(Cassette(tape, "replay")):
-        run(model_for("openai", ""), "What is in data.txt?", workspace)
-        agent_error = failure(run(model_for("openai", ""), "And now?", workspace))
+        run_agent(model_for("openai", ""), "What is in data.txt?", workspace)
+        agent_error = failure(run_agent(model_for("openai", ""), "And now?", workspace))
     assert "the recording ends after entry 2" in agent_error
 
     with ScriptedServer([reply("Still 42.")]) as server, using(Cassette(tape, "auto")) as tape_:
@@ -232,7 +210,7 @@ def test_a_rate_limit_and_its_retry_replay_through_the_retry_policy(workspace, t
     lines = [json.loads(line) for line in tape.read_text().splitlines()[1:]]
     assert [line["response"]["status"] for line in lines] == [429, 200]
     with using(Cassette(tape, "replay")):
-        events = run(model_for("openai", ""), "What is in data.txt?", workspace)
+        events = run_agent(model_for("openai", ""), "What is in data.txt?", workspace)
     assert any(isinstance(e, Notice) and "retrying" in e.text for e in events)
     assert events[-1] == Done(text="Fine.")
 
@@ -242,10 +220,10 @@ def test_a_connection_error_is_recorded_and_replayed(workspace, tmp_path):
     model = model_for("openai", "http://127.0.0.1:9/v1")
     model.retry = type(model.retry)(max_retries=0)
     with using(Cassette(tape, "record")):
-        live = failure(run(model, "hi", workspace))
+        live = failure(run_agent(model, "hi", workspace))
     assert "connection to" in live
     with using(Cassette(tape, "replay")):
-        again = failure(run(model, "hi", workspace))
+        again = failure(run_agent(model, "hi", workspace))
     assert "replayed from the cassette" in again
     assert isinstance(ModelConnectionError(again), ModelConnectionError)
 
@@ -344,7 +322,7 @@ def test_an_answer_is_recorded_then_replayed_without_asking(tmp_path):
         request = approval(name)
         CassetteApprover(user, cassette).answer(request)
         result = await request.decision
-        await asyncio.sleep(0)  # the recording callback
+        await callbacks_ran(request.decision)  # the recording one among them
         return result
 
     user = Answers(False)

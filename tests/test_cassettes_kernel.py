@@ -16,8 +16,8 @@ import pytest
 from copilot_nb.testing import ScriptedServer, call, reply
 from copilot_nb.testing.github_fake import FakeGitHub
 from copilot_nb.text import SECRET_VALUE
-from tests.kernel_session import Execution, KernelSession
-from tests.test_approval_frontends import input_request
+from tests.helpers import input_request, kernel_in
+from tests.kernel_session import Execution
 
 pytestmark = pytest.mark.kernel
 
@@ -62,16 +62,6 @@ def provider_env(request: pytest.FixtureRequest) -> Iterator[tuple[str, dict[str
     }
     yield provider, env
     server.stop()
-
-
-def kernel_in(folder: Path, env: dict[str, str], config: Path | None = None) -> KernelSession:
-    """A kernel in `folder`; `config` (the user's settings, their cassette key among them) is the
-    folder's own unless another user's is named."""
-    folder.mkdir(parents=True, exist_ok=True)
-    config = config or folder / ".config"
-    kernel = KernelSession(folder, {"COPILOT_NB_CONFIG_DIR": str(config), **env})
-    assert kernel.execute("%load_ext copilot_nb").status == "ok"
-    return kernel
 
 
 def outputs(run: Execution) -> list[str]:

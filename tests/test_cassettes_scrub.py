@@ -25,9 +25,8 @@ from copilot_nb.serve.security import new_token
 from copilot_nb.testing import ScriptedServer, call, reply
 from copilot_nb.text import SECRET_VALUE
 from copilot_nb.tools.masking import redact_text
+from tests.helpers import Headless, model_for
 from tests.notebook_samples import sample_tools
-from tests.test_cassettes import model_for
-from tests.test_cassettes_trust import Headless
 
 KEY = "sk-proj-" + "Qw7" * 12
 HEAD, TAIL = KEY[:10], KEY[10:]

@@ -18,22 +18,10 @@ from copilot_nb.models.cassettes.cassette import Cassette, using
 from copilot_nb.models.cassettes.signing import key_path
 from copilot_nb.testing import ScriptedServer, call, reply
 from copilot_nb.tools.mcp.trust import ServerPins, ServerTrust
-from tests.test_cassettes import model_for, run
+from tests.helpers import Headless, callbacks_ran, model_for, run_agent
 
 CODE = {"code": "open('made.txt', 'w').write('x')"}
 SWAPPED = {"code": "open('pwned.txt', 'w').write('x')"}
-
-
-class Headless:
-    """Where nobody can answer: every request that reaches it is denied, and counted."""
-
-    def __init__(self, approved: bool = False) -> None:
-        self.approved = approved
-        self.asked: list[Any] = []
-
-    def answer(self, request: ApprovalNeeded) -> None:
-        self.asked.append(request.arguments)
-        request.approve() if self.approved else request.deny("nobody could be asked")
 
 
 def approval(arguments: Any, name: str = "run_code", category: str = "execute") -> ApprovalNeeded:
@@ -53,7 +41,7 @@ def ask(cassette: Cassette, user: Headless, arguments: Any, name: str = "run_cod
         request = approval(arguments, name)
         CassetteApprover(user, cassette).answer(request)
         result = await request.decision
-        await asyncio.sleep(0)  # the recording callback
+        await callbacks_ran(request.decision)  # the recording one among them
         return result
 
     return asyncio.run(go())
@@ -137,7 +125,7 @@ def test_the_calls_a_replay_makes_are_read_from_the_recorded_replies(tmp_path, m
     ]
     for wire in ("openai", "responses", "anthropic"):
         with ScriptedServer(script) as server, using(Cassette(tape, "record")):
-            run(model_for(wire, server.url), "go", tmp_path)
+            run_agent(model_for(wire, server.url), "go", tmp_path)
         calls = recorded_calls(Cassette(tape, "replay"))
         assert [(c.name, c.arguments) for c in calls] == [
             ("write_file", {"path": "a.txt", "content": "x"}),

@@ -13,6 +13,7 @@ import pytest
 from copilot_nb.agent.ghost_text.service import CompletionService
 from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.testing.fim_wires import FillServer
+from tests.helpers import until
 from tests.secret_namespace import (
     GITHUB_TOKEN,
     HUGGING_FACE_TOKEN,
@@ -108,14 +109,14 @@ async def test_a_newer_request_cancels_the_older_and_a_cancel_stops_one(frame, m
         service = service_for("ollama:m", frame)
         doc = Document()
         service.handle(ask(1, "df.s"), doc.send, doc)
-        await asyncio.sleep(0.1)
+        await until(lambda: len(server.calls) == 1, what="the first request reached the server")
         service.handle(ask(2, "df.su"), doc.send, doc)
         assert (await doc.wait_final(2))["text"] == "m()"
         assert doc.final(1) is None, "the older request was cancelled: no answer for it"
         service.handle(ask(3, "df.c"), doc.send, doc)
-        await asyncio.sleep(0.1)
+        await until(lambda: len(server.calls) == 3, what="the third request reached the server")
         service.handle({"request": "cancel_complete", "id": 3}, doc.send, doc)
-        await asyncio.sleep(0.8)
+        await until(lambda: service.usage.of("ollama:m").cancelled == 2, what="3 was cancelled")
         assert doc.final(3) is None
         usage = service.usage.of("ollama:m")
         assert (usage.cancelled, usage.answered) == (2, 1)

@@ -29,6 +29,7 @@ from tests.completion_page import (
     source_of,
     type_in,
 )
+from tests.helpers import NOTEBOOK_7_OWN
 from tests.lab_server import run_first_cell, running_lab, show_notebook, write_notebook
 
 pytestmark = pytest.mark.browser
@@ -267,7 +268,6 @@ def test_without_subshells_a_copilot_turn_and_completions_do_not_wait_for_each_o
 
 
 def test_notebook_7_shows_the_ghost_text_too(page, lab, completions, known_page_errors):
-    from tests.test_live_frontends_browser import NOTEBOOK_7_OWN
 
     known_page_errors.append(NOTEBOOK_7_OWN)
     name = "nb7-completions.ipynb"

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -24,25 +22,11 @@ from copilot_nb.agent.conversations.resume import closed
 from copilot_nb.agent.conversations.store import ConversationFile
 from copilot_nb.agent.conversations.usage import price_of, rows, tokens_of
 from copilot_nb.agent.loop import INTERRUPTED
-from copilot_nb.agent.session import CopilotSession
 from copilot_nb.messages import AssistantMessage, ToolCall, ToolResult, Usage, UserMessage
 from copilot_nb.models.recording_scrub import WITHHELD
 from copilot_nb.testing import call, reply
+from tests.helpers import Answering, events_of, notebook_session
 from tests.saved_scan import scan_saved
-from tests.test_session import Answering
-
-NOTEBOOK = "analysis.ipynb"
-
-
-def notebook_session(tmp_path: Path, server) -> CopilotSession:
-    session = CopilotSession(SimpleNamespace(user_ns={"__session__": str(tmp_path / NOTEBOOK)}))
-    session.model_spec = "openai:scripted"
-    os.environ["OPENAI_BASE_URL"] = server.url
-    return session
-
-
-async def run(session: CopilotSession, prompt: str, **options) -> list:
-    return [e async for e in session.turn(prompt, approver=Answering(), **options)]
 
 
 def lines_of(path: Path) -> list[dict]:
@@ -222,8 +206,8 @@ async def test_turns_are_saved_as_they_go_and_a_new_session_resumes_them(
     )
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     first = notebook_session(tmp_path, server)
-    await run(first, "What does a.py print?")
-    await run(first, "And then?")
+    await events_of(first, "What does a.py print?")
+    await events_of(first, "And then?")
     path = tmp_path / ("analysis" + SUFFIX)
     records = lines_of(path)
     kinds = [r.get("kind") for r in records[1:]]
@@ -247,7 +231,7 @@ async def test_turns_are_saved_as_they_go_and_a_new_session_resumes_them(
     second = notebook_session(tmp_path, server)
     resumed = second.saved.resume(second.current_model_spec())
     assert resumed is not None and resumed.turns == 2
-    await run(second, "Third question")
+    await events_of(second, "Third question")
     sent = server.requests[-1].messages
     users = [m["content"] for m in sent if m["role"] == "user"]
     assert users[0].endswith("What does a.py print?") and users[-1].endswith("Third question")
@@ -265,7 +249,7 @@ async def test_an_approved_secret_read_is_withheld_and_keys_are_redacted(
     server = serve([reply("", call("read_file", path=".env")), reply(f"Your key is {key}.")])
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     session = notebook_session(tmp_path, server)
-    await run(session, "read .env")
+    await events_of(session, "read .env")
     text = (tmp_path / ("analysis" + SUFFIX)).read_text()
     assert "hunter2" not in text and key not in text
     assert WITHHELD in text and "[redacted]" in text
@@ -282,12 +266,12 @@ async def test_reset_starts_a_new_conversation_and_keeps_the_old(serve, tmp_path
     server = serve([reply("one"), reply("two")])
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     session = notebook_session(tmp_path, server)
-    await run(session, "first")
+    await events_of(session, "first")
     old = session.saved.recorder.conversation
     session.reset()
     file = session.saved.file()
     assert file.current() != old  # a restart now resumes the new, empty one: nothing
-    await run(session, "second")
+    await events_of(session, "second")
     assert [s.first_request for s in file.summaries()] == ["first", "second"]
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from copilot_nb.testing import call, reply
 from tests.browser_lab import LONG, ask, open_notebook, shot
+from tests.helpers import RESTART_CANCELS_SUBSHELL
 from tests.lab_server import run_first_cell, show_notebook
-from tests.test_live_frontends_browser import RESTART_CANCELS_SUBSHELL
 
 pytestmark = pytest.mark.browser
 

@@ -30,9 +30,9 @@ from copilot_nb.events import Notice
 from copilot_nb.jupyter.panel.saved import saved_ops
 from copilot_nb.testing import reply
 from copilot_nb.workspace.own_files import NotOwnFile
+from tests.helpers import Answering
 from tests.html_safety import payloads, violations
 from tests.kernel_session import KernelSession, scripted_env
-from tests.test_session import Answering
 
 NOTEBOOK = "analysis.ipynb"
 SAVED = "analysis" + SUFFIX

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copilot_nb.testing import call, reply
+from tests.helpers import button_ids
 from tests.html_safety import violations
 
 pytestmark = pytest.mark.kernel
@@ -140,17 +141,6 @@ def widget_models(messages: list[dict]) -> list[str]:
         if m["msg_type"] == "display_data"
         and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
     ]
-
-
-def button_ids(messages: list[dict]) -> dict[str, str]:
-    """Button descriptions to model ids, from the widgets' comm_open messages."""
-    found = {}
-    for m in messages:
-        if m["msg_type"] == "comm_open":
-            state = m["content"]["data"].get("state", {})
-            if state.get("_model_name") == "ButtonModel":
-                found[state["description"]] = m["content"]["comm_id"]
-    return found
 
 
 @pytest.mark.parametrize("button", ["Approve", "Deny"])

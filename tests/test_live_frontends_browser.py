@@ -4,7 +4,6 @@ one notebook, "Run All" on opening, and how often the page asks a kernel whether
 from __future__ import annotations
 
 import json
-import re
 import time
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 
 from copilot_nb.testing import call, reply
 from tests.browser_lab import LONG, TOKEN, open_notebook, run_next, shot
+from tests.helpers import NOTEBOOK_7_OWN, RESTART_CANCELS_SUBSHELL
 from tests.live_page import (
     AGENT_SOURCE,
     USER_SOURCE,
@@ -25,14 +25,6 @@ from tests.live_page import (
 )
 
 pytestmark = pytest.mark.browser
-
-
-NOTEBOOK_7_OWN = re.compile(
-    r"^(Cannot read properties of undefined \(reading 'schema'\)"
-    r"|Command 'filebrowser:open-path' not registered\.)\n.*/static/notebook/notebook_core\."
-)
-"""Notebook 7.6 throws these itself on page load (its shortcuts plugin, its tree router), with or
-without copilot_nb: checked with the extension disabled."""
 
 
 def test_notebook_7_sees_and_takes_the_agents_cell(page, lab, replies, known_page_errors):
@@ -195,13 +187,6 @@ def test_run_all_on_opening_reviews_the_first_request(page, lab, replies):
     assert cells[1]["metadata"]["copilot_nb"]["review"]["kind"] == "insert"
     assert page.get_by_role("button", name="Approve").count() == 0, "applied at once, unasked"
     assert not replies.queue
-
-
-RESTART_CANCELS_SUBSHELL = re.compile(
-    r"^Error: Canceled future for create_subshell_request message before replies were done"
-)
-"""JupyterLab's widget manager asks a kernel for a subshell (copilot_nb never does); a restart
-while it waits cancels that request, and JupyterLab reports it as uncaught."""
 
 
 def test_after_a_kernel_restart_the_notebook_is_live_again(page, lab, replies, known_page_errors):

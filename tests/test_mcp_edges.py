@@ -13,19 +13,16 @@ from copilot_nb.testing import call, reply
 from copilot_nb.tools.mcp.config import server_config
 from copilot_nb.tools.mcp.connection import ServerConnection
 from copilot_nb.tools.mcp.stderr import TAIL_BYTES, StderrTail
-from tests.test_mcp_turns import (
+from tests.helpers import (
     REPO,
+    Answering,
     behaviours,
+    events_of,
     offered,
     results,
     session_for,
-    stop_servers,
-    workspace,
     write_config,
 )
-from tests.test_session import Answering, events_of
-
-__all__ = ["stop_servers", "workspace"]  # the fixtures, shared with test_mcp_turns
 
 
 async def test_a_resource_description_changed_after_approval_asks_again(

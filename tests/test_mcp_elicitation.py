@@ -8,17 +8,7 @@ import pytest
 from copilot_nb.events import DECLINED, ApprovalNeeded, Question
 from copilot_nb.testing import call, reply
 from copilot_nb.tools.mcp.elicitation import Field, fields_of, parse_answer, question_text
-from tests.test_mcp_turns import (
-    behaviours,
-    results,
-    session_for,
-    stop_servers,
-    workspace,
-    write_config,
-)
-from tests.test_session import events_of
-
-__all__ = ["stop_servers", "workspace"]  # the fixtures, shared with test_mcp_turns
+from tests.helpers import behaviours, events_of, results, session_for, write_config
 
 
 class Replying:

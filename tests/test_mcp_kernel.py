@@ -18,9 +18,9 @@ import pytest
 
 from copilot_nb.config import home_relative
 from copilot_nb.testing import ScriptedServer, call, reply
+from tests.helpers import input_request
 from tests.html_safety import table_rows, violations
 from tests.kernel_session import KernelSession
-from tests.test_approval_frontends import input_request
 
 pytestmark = pytest.mark.kernel
 

@@ -13,10 +13,7 @@ from pathlib import Path
 import pytest
 
 from copilot_nb.testing import call, reply
-from tests.test_mcp_turns import offered, results, session_for, stop_servers, write_config
-from tests.test_session import events_of
-
-__all__ = ["stop_servers"]  # the fixture, shared with test_mcp_turns
+from tests.helpers import events_of, offered, results, session_for, write_config
 
 
 @pytest.fixture

@@ -4,70 +4,21 @@ middle of a turn, asked again when a server changes, and failing readably when a
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-from pathlib import Path
-
-import pytest
 
 from copilot_nb import tool
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished, ToolsUpdated
 from copilot_nb.testing import call, reply
-from tests.test_session import Answering, events_of, scripted_session
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def behaviours(**options: object) -> dict[str, object]:
-    """The config entry of our own test server (tests/mcp_servers/behaviours.py), over stdio."""
-    return {
-        "command": sys.executable,
-        "args": ["-m", "tests.mcp_servers.behaviours"],
-        "cwd": str(REPO),
-        **options,
-    }
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A workspace, and server `b` in the user's `mcp.json`; copilot_nb's settings in a temp folder."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
-    write_config(root, b=behaviours())
-    return root
-
-
-def write_config(root: Path, **servers: dict[str, object]) -> None:
-    """The servers in the user's own `mcp.json` (the settings folder beside the workspace): a
-    workspace's `.mcp.json` asks before anything starts (test_mcp_workspace_trust.py)."""
-    user_dir = root.parent / "config"
-    user_dir.mkdir(exist_ok=True)
-    (user_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-
-
-@pytest.fixture
-async def stop_servers():
-    """Sessions whose servers are stopped when the test ends (no child process left behind)."""
-    sessions = []
-    yield sessions.append
-    for session in sessions:
-        await session.mcp.stop()
-
-
-def session_for(server, root, monkeypatch, stop_servers):
-    session = scripted_session(server, root, monkeypatch)
-    stop_servers(session)
-    return session
-
-
-def results(request) -> list[str]:
-    """The tool results a model request carries, oldest first (the last is the newest)."""
-    return list(request.tool_results.values())
-
-
-def offered(request) -> list[str]:
-    return [tool["function"]["name"] for tool in request.body.get("tools", [])]
+from tests.helpers import (
+    Answering,
+    behaviours,
+    events_of,
+    offered,
+    results,
+    scripted_session,
+    session_for,
+    write_config,
+)
 
 
 async def test_a_server_tool_is_offered_asked_once_and_then_trusted(

@@ -17,10 +17,8 @@ from copilot_nb.events import ApprovalNeeded, Done, ToolFinished
 from copilot_nb.jupyter.approval_prompt import CellApprover
 from copilot_nb.jupyter.commands.mcp import render_servers
 from copilot_nb.testing import call, reply
-from tests.test_mcp_turns import behaviours, offered, results, session_for, stop_servers
-from tests.test_session import Answering, events_of
+from tests.helpers import Answering, behaviours, events_of, offered, results, session_for
 
-__all__ = ["stop_servers"]  # the fixture, shared with test_mcp_turns
 SECRET = "ghp_" + "s3cr3t" * 6
 
 

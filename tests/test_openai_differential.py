@@ -19,29 +19,7 @@ from openai.types.chat import ChatCompletionChunk
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.messages import parse_arguments
 from copilot_nb.models.openai.chat_stream import ChatCompletionsDecoder
-
-_text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)),  # any unicode a model can send
-    max_size=40,
-)
-_emoji_text = st.lists(
-    st.one_of(_text, st.sampled_from(["😀", "👩‍💻", "🇩🇪", "é", "世界", "\n", "\r\n", "\\", '"'])),
-    max_size=6,
-).map("".join)
-_json_value = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), _emoji_text),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_emoji_text, inner, max_size=3),
-    max_leaves=8,
-)
-_name = st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,20}", fullmatch=True)
-
-
-def _pieces(draw: st.DrawFn, text: str, *, min_pieces: int = 1) -> list[str]:
-    """Cut `text` at random character offsets (never inside a character: the SDK sends str)."""
-    cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=6))))
-    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
-    pieces = [piece for piece in pieces if piece]
-    return pieces or [""] * min_pieces
+from tests.wire_samples import _emoji_text, _json_value, _name, _pieces
 
 
 @st.composite

@@ -4,29 +4,19 @@ instruction files in their stated order, and the turn's context block before its
 from __future__ import annotations
 
 import subprocess
-from types import SimpleNamespace
 
 import nbformat
 
 from copilot_nb.agent.prompt.instructions import MAX_FILE_CHARS
 from copilot_nb.agent.prompt.system import notebook_prompt
-from copilot_nb.agent.session import CopilotSession
 from copilot_nb.testing import reply
 from copilot_nb.tools.context_block import BUDGET
-from tests.test_session import events_of
+from tests.helpers import events_of, session_in
 
 HEAD = (
     "The user's instruction files follow, most general first; where they disagree, the later "
     "one wins. Follow them unless the request says otherwise."
 )
-
-
-def session_in(root, server, monkeypatch, **namespace) -> CopilotSession:
-    monkeypatch.chdir(root)
-    shell = SimpleNamespace(user_ns=namespace, user_ns_hidden={})
-    session = CopilotSession(shell, resolve=lambda spec: server.model())
-    session.toolset_factories = session.toolset_factories[:1]  # files only: no kernel here
-    return session
 
 
 def sent(server, index: int = 0) -> list[dict]:

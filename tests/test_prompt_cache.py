@@ -11,8 +11,7 @@ from datetime import date
 
 from copilot_nb.agent.prompt.system import NOTEBOOK_PROMPT
 from copilot_nb.testing import reply
-from tests.test_prompt_assembly import session_in
-from tests.test_session import events_of
+from tests.helpers import events_of, session_in
 
 
 def _shared_prefix(a: str, b: str) -> str:

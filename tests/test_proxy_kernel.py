@@ -9,6 +9,7 @@ import openai
 import pytest
 
 from copilot_nb.testing import reply
+from tests.helpers import button_ids
 
 pytestmark = pytest.mark.kernel
 
@@ -80,7 +81,6 @@ def test_a_server_side_edit_asks_under_the_serve_cell_and_runs_once_approved(
     import threading
 
     from copilot_nb.testing import call
-    from tests.test_kernel import button_ids
 
     upstream = serve(
         [reply("", call("write_file", path="note.txt", content="hi\n")), reply("Written.")]

@@ -23,9 +23,8 @@ from copilot_nb.models.recording_scrub import (
     withheld_values,
 )
 from copilot_nb.testing import ScriptedServer, call, reply
+from tests.helpers import events_of, kernel_in, notebook_session
 from tests.saved_scan import scan_saved
-from tests.test_cassettes_kernel import kernel_in
-from tests.test_conversations import notebook_session, run
 
 AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"
 AZURE = "3f8a1c9e0b7d4e2fa6c5b8d9e1f0a2b4"
@@ -78,9 +77,9 @@ async def saved_text(session, prompt: str, tmp_path: Path, where: str) -> str:
     if where == "cassette":
         tape = tmp_path / "analysis.copilot.jsonl"
         with using(Cassette(tape, "record")):
-            await run(session, prompt)
+            await events_of(session, prompt)
         return tape.read_text()
-    await run(session, prompt)
+    await events_of(session, prompt)
     assert scan_saved([tmp_path])
     return (tmp_path / ("analysis" + SUFFIX)).read_text()
 

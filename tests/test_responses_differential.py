@@ -24,7 +24,7 @@ from openai.types.responses import ResponseStreamEvent
 from copilot_nb.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.messages import parse_arguments
 from copilot_nb.models.openai.responses_stream import ResponsesDecoder
-from tests.test_openai_differential import _emoji_text, _json_value, _name, _pieces
+from tests.wire_samples import _emoji_text, _json_value, _name, _pieces
 
 
 @st.composite

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.browser_lab import LONG, TOKEN, open_notebook, shot
+from tests.helpers import RESTART_CANCELS_SUBSHELL
 from tests.html_safety import payloads
 from tests.live_page import live_model, no_dialog, on_disk
 from tests.review_page import delete, edit, insert, outcomes, send, watch_events
@@ -449,7 +450,6 @@ def test_keep_and_undo_work_while_the_kernel_restarts_and_the_kernel_hears_later
     page, lab, known_page_errors
 ):
     from tests.live_page import run_cell_at
-    from tests.test_live_frontends_browser import RESTART_CANCELS_SUBSHELL
 
     known_page_errors.append(RESTART_CANCELS_SUBSHELL)
     name = "restart_review.ipynb"

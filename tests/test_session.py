@@ -11,6 +11,7 @@ from copilot_nb import ConfigError, tool
 from copilot_nb.agent.session import CopilotSession, TurnNote
 from copilot_nb.events import ApprovalNeeded, Done, Failed
 from copilot_nb.testing import ScriptedTurn, call, reply
+from tests.helpers import Answering, events_of, scripted_session
 
 
 @tool
@@ -87,31 +88,6 @@ def test_one_agent_is_shared_until_new(tmp_path, monkeypatch):
 
 
 # --- one turn path ------------------------------------------------------------------------
-
-
-class Answering:
-    """An `Approver` for tests: records each request and answers it at once (or never)."""
-
-    def __init__(self, approve: bool | None = True) -> None:
-        self.approve = approve
-        self.asked: list[ApprovalNeeded] = []
-
-    def answer(self, request: ApprovalNeeded) -> None:
-        self.asked.append(request)
-        if self.approve is not None:
-            (request.approve if self.approve else request.deny)()
-
-
-async def events_of(session: CopilotSession, prompt: str, **options) -> list:
-    options.setdefault("approver", Answering())
-    return [event async for event in session.turn(prompt, **options)]
-
-
-def scripted_session(server, tmp_path, monkeypatch, **namespace) -> CopilotSession:
-    monkeypatch.chdir(tmp_path)
-    session = CopilotSession(SimpleNamespace(user_ns=namespace), resolve=lambda s: server.model())
-    session.toolset_factories = session.toolset_factories[:1]  # files only: no kernel here
-    return session
 
 
 def write(path: str, id: str) -> ScriptedTurn:

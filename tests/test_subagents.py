@@ -9,9 +9,7 @@ from contextlib import aclosing
 from copilot_nb.agent.subagents import EXPLORE
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished, ToolStarted
 from copilot_nb.testing import call, reply
-from tests.test_mcp_turns import offered
-from tests.test_prompt_assembly import session_in
-from tests.test_session import Answering, events_of
+from tests.helpers import Answering, events_of, offered, session_in
 
 
 async def test_a_subagent_works_apart_and_only_its_answer_comes_back(serve, root, monkeypatch):

@@ -11,7 +11,7 @@ from copilot_nb.jupyter.cell_view import CellRenderer
 from copilot_nb.messages import Usage
 from copilot_nb.testing import call, reply
 from evals.harness import Result, summary, table
-from tests.test_conversations import notebook_session, run
+from tests.helpers import events_of, notebook_session
 
 
 async def _turn_record(serve, tmp_path, monkeypatch, *, sends_usage: bool) -> dict:
@@ -23,7 +23,7 @@ async def _turn_record(serve, tmp_path, monkeypatch, *, sends_usage: bool) -> di
     )
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     session = notebook_session(tmp_path, server)
-    await run(session, "what does a.txt say?")
+    await events_of(session, "what does a.txt say?")
     turn = session.saved.recorder.last_turn
     assert turn is not None
     return turn
