@@ -10,6 +10,7 @@ generous deadline that only guards against a hang.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import queue
@@ -85,9 +86,10 @@ def wait_for_http(
 async def until(
     predicate: Callable[[], object], timeout: float = DEADLINE, *, what: str = ""
 ) -> None:
-    """`wait_until` on the running loop: other tasks run while it polls."""
+    """`wait_until` on the running loop: other tasks run while it polls; `predicate` may be a
+    coroutine function (a query the test awaits)."""
     deadline = time.monotonic() + timeout
-    while not predicate():
+    while not await _value(predicate()):
         assert time.monotonic() < deadline, f"not within {timeout:g} s: {what or predicate}"
         await asyncio.sleep(0.005)
 
@@ -98,6 +100,10 @@ async def callbacks_ran(future: asyncio.Future[Any]) -> None:
     ran = asyncio.Event()
     future.add_done_callback(lambda _: ran.set())
     await ran.wait()
+
+
+async def _value(result: object) -> object:
+    return await result if inspect.isawaitable(result) else result
 
 
 class Sleeps:

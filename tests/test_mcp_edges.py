@@ -4,8 +4,6 @@ bounded tail, not its memory."""
 
 from __future__ import annotations
 
-import time
-
 import psutil
 
 from copilot_nb.jupyter.commands.mcp import render_servers
@@ -21,6 +19,7 @@ from tests.helpers import (
     offered,
     results,
     session_for,
+    wait_until,
     write_config,
 )
 
@@ -65,11 +64,7 @@ async def test_two_tools_that_become_one_name_keep_one_and_the_listing_says_why(
 
 def drained(tail: StderrTail, last: str, timeout: float = 20) -> bool:
     """Wait until the reader thread has read up to `last` (what the writer wrote last)."""
-    deadline = time.monotonic() + timeout
-    while not tail.text().endswith((last, last + "\n")):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
+    wait_until(lambda: tail.text().endswith((last, last + "\n")), timeout, what=f"read {last!r}")
     return True
 
 

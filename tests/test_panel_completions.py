@@ -33,6 +33,7 @@ from copilot_nb.jupyter.panel.mentions import (
 from copilot_nb.jupyter.panel.widget import ChatPanel
 from copilot_nb.tools.context import ToolContext
 from copilot_nb.workspace.workspace import Workspace
+from tests.helpers import until
 from tests.panel_front import Front, RecordingComm
 
 COMPLETE_JS = Path(__file__).parent.parent / "copilot_nb" / "jupyter" / "panel" / "complete.js"
@@ -211,11 +212,11 @@ async def test_the_listing_is_kept_briefly_and_an_old_one_answers_while_it_is_wa
     assert len(walks) == 1
     now[0] = 6  # stale: answered from the old listing at once, a new walk starts
     assert texts(await listing.candidates(ws)) == ["a.txt"]
-    for _ in range(500):  # until the new walk is in
-        if texts(await listing.candidates(ws)) == ["a.txt", "b.txt"]:
-            break
-        await asyncio.sleep(0.01)
-    assert texts(await listing.candidates(ws)) == ["a.txt", "b.txt"]
+
+    async def refreshed() -> bool:
+        return texts(await listing.candidates(ws)) == ["a.txt", "b.txt"]
+
+    await until(refreshed, what="the new walk is in")
     assert len(walks) == 2
 
 
