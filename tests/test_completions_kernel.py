@@ -17,6 +17,7 @@ import pytest
 
 from copilot_nb.testing import reply
 from copilot_nb.testing.fim_wires import FillServer
+from tests.helpers import wait_until
 from tests.kernel_session import KernelSession, scripted_env
 from tests.live_frontend import LiveFrontEnd
 from tests.secret_namespace import GITHUB_TOKEN, NAMED_BY_TOKENS, assert_no_token_named
@@ -139,13 +140,16 @@ def test_a_newer_request_cancels_the_older_and_cancel_complete_stops_one(tmp_pat
         kernel, front = start(tmp_path, {"OLLAMA_BASE_URL": f"{slow.base_url}/v1"})
         try:
             front.ask(1, "df.s")
-            time.sleep(0.2)
+            wait_until(lambda: len(slow.calls) == 1, what="the first request reached the server")
             front.ask(2, "df.su")
             assert front.final(2)[1]["text"] == "m()"
             front.ask(3, "df.c")
-            time.sleep(0.2)
+            wait_until(lambda: len(slow.calls) == 3, what="the third request reached the server")
             front.send({"request": "cancel_complete", "id": 3})
-            time.sleep(1.2)
+            wait_until(
+                lambda: "2 cancelled" in kernel.execute("%copilot usage").stdout,
+                what="both cancels counted",
+            )
             assert front.of(1) == [] and front.of(3) == [], "no answer for what was cancelled"
         finally:
             front.stop()
