@@ -10,7 +10,6 @@ import os
 import shlex
 import signal
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -18,7 +17,7 @@ import pytest
 
 from copilot_nb.config import home_relative
 from copilot_nb.testing import ScriptedServer, call, reply
-from tests.helpers import input_request
+from tests.helpers import input_request, wait_until
 from tests.html_safety import table_rows, violations
 from tests.kernel_session import KernelSession
 
@@ -81,11 +80,7 @@ def alive(pid: int) -> bool:
 
 
 def gone_within(pid: int, timeout: float = 15) -> bool:
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
+    wait_until(lambda: not alive(pid), timeout, what=f"process {pid} ended")
     return True
 
 

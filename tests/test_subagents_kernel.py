@@ -3,11 +3,10 @@ an interrupt while the child works stops both, leaving the conversation valid.""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from copilot_nb.testing import call, reply
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.kernel
 
@@ -41,9 +40,7 @@ def test_an_interrupt_while_the_child_works_stops_it_and_the_next_cell_works(
     )
     kernel = kernel_for(server)
     msg_id = kernel.send("%%copilot\nask a subagent")
-    deadline = time.monotonic() + 30
-    while len(server.requests) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)  # until the child's long answer is streaming
+    wait_until(lambda: len(server.requests) >= 2, 30, what="the child's long answer is streaming")
     assert len(server.requests) == 2
     kernel.manager.interrupt_kernel()
     interrupted = kernel.collect(msg_id, timeout=30)
