@@ -175,7 +175,7 @@ def test_a_copilot_turn_and_completions_do_not_block_each_other(tmp_path, serve,
     kernel, front = start(tmp_path, env)
     try:
         turn = kernel.send("%%copilot --new\nwhat is the total?")
-        time.sleep(1.0)  # the turn is streaming
+        wait_until(lambda: len(chat.requests) >= 1, what="the turn's model request is streaming")
         front.ask(1, "total = df['", "\n")
         answered_at, final = front.final(1, timeout=10)
         assert final["text"] == "price'].sum()"
