@@ -12,7 +12,7 @@ import pytest
 
 from copilot_nb.testing import call, reply
 from tests.browser_lab import LONG, TOKEN, open_notebook, run_next, shot
-from tests.helpers import NOTEBOOK_7_OWN, RESTART_CANCELS_SUBSHELL
+from tests.helpers import NOTEBOOK_7_OWN, RESTART_CANCELS_SUBSHELL, wait_until
 from tests.live_page import (
     AGENT_SOURCE,
     USER_SOURCE,
@@ -162,7 +162,7 @@ def test_run_all_on_opening_is_live_from_the_first_request(page, lab, replies):
         has_text=AGENT_SOURCE
     ).wait_for(timeout=LONG)
     assert on_disk(lab["root"] / "runall.ipynb")[1] != AGENT_SOURCE, "not the file"
-    assert not replies.queue
+    wait_until(lambda: not replies.queue, what="the model asked again after the tool's result")
 
 
 def test_run_all_on_opening_reviews_the_first_request(page, lab, replies):
