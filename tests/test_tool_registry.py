@@ -375,14 +375,18 @@ async def test_a_built_in_tool_is_a_function_a_test_calls_with_its_own_context(
     assert listed.content.splitlines()[-1].split() == ["total", "int", "28", "B", "75"]
 
 
-def test_every_schema_made_from_type_hints_is_a_valid_json_schema(tmp_path) -> None:
-    """Schemas `tool` makes from type hints are not checked when built (jsonschema's import is
-    slow, and the first request after `%load_ext` would wait for it): they are checked here,
-    for every built-in tool and for each form of hint."""
+def test_every_schema_of_our_own_is_a_valid_json_schema(tmp_path) -> None:
+    """copilot_nb's own schemas (made from type hints, or written in a built-in tool) are not
+    checked when built (jsonschema's import is slow, and the first request after `%load_ext`
+    would wait for it): they are checked here, every built-in tool's and each form of hint's."""
 
     import jsonschema
 
+    from copilot_nb import Agent, OpenAIChat
+    from copilot_nb.agent.approvals.ask_user import ask_user_tool
+    from copilot_nb.agent.subagents import delegate_tool
     from copilot_nb.tools import file_tools, kernel_tools, notebook_tools, search_tools
+    from copilot_nb.tools.wrappers import DeferredToolSet
     from copilot_nb.workspace.workspace import Workspace
 
     @tool
@@ -400,12 +404,18 @@ def test_every_schema_made_from_type_hints_is_a_valid_json_schema(tmp_path) -> N
         return ""
 
     workspace = Workspace(tmp_path)
+    agent = Agent(model=OpenAIChat(model="m", base_url="http://127.0.0.1:9", api_key="k"))
+    deferring = DeferredToolSet(ToolSet(), file_tools(workspace), threshold=1)
+    (search,) = [spec for spec in deferring.list_tools() if spec.name == "tool_search"]
     built_in = [
         *file_tools(workspace),
         *search_tools(workspace),
         *notebook_tools(workspace, current_notebook=lambda: None),
         *kernel_tools(dict),
+        ask_user_tool(agent),
+        delegate_tool(agent, resolve=lambda spec: agent.model),
+        search,
     ]
-    assert len(built_in) >= 18
+    assert len(built_in) >= 21
     for item in [*built_in, every_hint]:
         jsonschema.Draft202012Validator.check_schema(dict(item.parameters))

@@ -34,7 +34,7 @@ from ..events import (
     ToolStarted,
 )
 from ..models.base import Model
-from ..tools.registry import Tool, ToolOutput, ToolSet
+from ..tools.registry import Tool, ToolOutput, ToolSet, own_schema
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
 
@@ -155,19 +155,21 @@ def delegate_tool(
         description="Hand a self-contained task to a subagent with its own context window and "
         "get back its final answer (not its transcript). Use it for research that would fill "
         f"your context (reading many files, searching). Agents:\n{listed}",
-        parameters={
-            "type": "object",
-            "properties": {
-                "task": {"type": "string", "description": "what to do, with all it needs"},
-                "agent": {"type": "string", "enum": sorted(definitions)},
-                "time_limit": {
-                    "type": "integer",
-                    "description": "seconds the subagent may work (default 600)",
+        parameters=own_schema(
+            {
+                "type": "object",
+                "properties": {
+                    "task": {"type": "string", "description": "what to do, with all it needs"},
+                    "agent": {"type": "string", "enum": sorted(definitions)},
+                    "time_limit": {
+                        "type": "integer",
+                        "description": "seconds the subagent may work (default 600)",
+                    },
                 },
-            },
-            "required": ["task"],
-            "additionalProperties": False,
-        },
+                "required": ["task"],
+                "additionalProperties": False,
+            }
+        ),
         function=delegate,
         category="read",
         timeout_argument="time_limit",

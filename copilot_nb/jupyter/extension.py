@@ -19,12 +19,11 @@ if TYPE_CHECKING:
 
 
 def _warm_up() -> None:
-    """Load the agent, its tools and the slow schema library while the user types the first
-    request, so the first `%%copilot` cell does not wait for them."""
+    """Load the agent and its tools while the user types the first request, so the first
+    `%%copilot` cell does not wait for them. Not jsonschema, the slowest import (its format
+    checkers build a grammar): with Run All the first request runs at once, and would share the
+    interpreter with it; a tool's first call imports it, off the kernel's loop."""
     from ..agent import session  # noqa: F401
-    from ..tools.registry import schema_library
-
-    schema_library()
 
 
 def load_ipython_extension(shell: Any) -> None:

@@ -64,11 +64,14 @@ def _check_schema(name: str, parameters: Mapping[str, Any]) -> None:
         _VALID_SCHEMAS.add(key)
 
 
-def _trust_generated(parameters: Mapping[str, Any]) -> None:
-    """A schema `function_schema` made from type hints is valid by construction (a test checks
-    every built-in tool's and each form of hint's against jsonschema): it is not checked again,
-    so the first request after `%load_ext` does not wait for jsonschema's slow import."""
+def own_schema(parameters: dict[str, Any]) -> dict[str, Any]:
+    """`parameters`, marked as a schema of copilot_nb's own: made from type hints by
+    `function_schema`, or written in a built-in tool (a test checks each against jsonschema).
+    It is not checked again when its Tool is built, so the first request after `%load_ext`
+    does not wait for jsonschema's slow import; a schema from elsewhere (an MCP server, a
+    user's `Tool`) always is."""
     _VALID_SCHEMAS.add(json.dumps(parameters, sort_keys=True))
+    return parameters
 
 
 def _check_name(name: object) -> None:
@@ -240,7 +243,7 @@ def tool(
         tool_name = name if name is not None else str(getattr(func, "__name__", ""))
         _check_name(tool_name)
         doc, parameters = function_schema(func, tool_name)
-        _trust_generated(parameters)
+        own_schema(parameters)
         text = description if description is not None else doc
         if not text:
             raise ConfigError(

@@ -17,7 +17,7 @@ from typing import Any
 from ..config import DEFAULT_TOOL_TIMEOUT
 from ..messages import ToolSpec
 from ..text import first_line
-from .registry import Tool, ToolOutput, ToolSet
+from .registry import Tool, ToolOutput, ToolSet, own_schema
 from .toolset import ToolSource
 
 DEFER_THRESHOLD = 40
@@ -183,15 +183,17 @@ def _search_tool(owner: DeferredToolSet) -> Tool:
             "Find more tools: many are not listed until searched for. Give a regex matched "
             "against tool names and descriptions; the matching tools become callable."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "case-insensitive regex"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-            },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+        parameters=own_schema(
+            {
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "case-insensitive regex"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                },
+                "required": ["pattern"],
+                "additionalProperties": False,
+            }
+        ),
         function=functools.partial(tool_search, owner),
         category="read",
     )

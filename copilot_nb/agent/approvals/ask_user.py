@@ -13,7 +13,7 @@ import asyncio
 from typing import Any
 
 from ...events import Question
-from ...tools.registry import Tool, ToolOutput
+from ...tools.registry import Tool, ToolOutput, own_schema
 
 MAX_OPTIONS = 6
 MAX_QUESTION = 2000
@@ -87,19 +87,21 @@ def ask_user_tool(agent: Any) -> Tool:
     return Tool(
         name="ask_user",
         description=DESCRIPTION,
-        parameters={
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "description": "one clear question"},
-                "options": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": f"up to {MAX_OPTIONS} short suggested answers",
+        parameters=own_schema(
+            {
+                "type": "object",
+                "properties": {
+                    "question": {"type": "string", "description": "one clear question"},
+                    "options": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": f"up to {MAX_OPTIONS} short suggested answers",
+                    },
                 },
-            },
-            "required": ["question"],
-            "additionalProperties": False,
-        },
+                "required": ["question"],
+                "additionalProperties": False,
+            }
+        ),
         function=ask_user,
         category="read",
         waits_for_user=True,
