@@ -39,9 +39,9 @@ def test_the_prompt_teaches_the_live_notebook_within_its_budget() -> None:
 
 
 def test_every_tool_description_says_enough_within_its_budget(tmp_path) -> None:
-    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.testing.globalipapp import get_ipython  # the one shell tests share
 
-    session = CopilotSession(InteractiveShell.instance())
+    session = CopilotSession(get_ipython())
     agent = SimpleNamespace(workspace=Workspace(tmp_path), current_call_id="", emit=print)
     specs = [*session.tools_for(Workspace(tmp_path)).list_tools(), ask_user_tool(agent).spec]
     assert len(specs) > 15
