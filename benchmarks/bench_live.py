@@ -135,7 +135,7 @@ async def kernel_inserts(root: str, notebook: str, runs: int) -> list[dict[str, 
     request and returned (time.time(), seconds)."""
     import asyncio
 
-    from copilot_nb.jupyter.live_channel import LiveView
+    from copilot_nb.jupyter.live_view import LiveView
 
     tools, _channel = await _kernel_tools(root)
     await _call(tools, "list_cells", {"notebook": notebook})  # attach and warm up

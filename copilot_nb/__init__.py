@@ -125,6 +125,6 @@ def unload_ipython_extension(shell: Any) -> None:
 
 def chat(**options: Any) -> ChatPanel:
     """Open the chat panel (JupyterLab sidebar via `sidecar`, else inline); widgets load only now."""
-    from .jupyter.panel.widget import chat as open_chat
+    from .jupyter.panel.opening import chat as open_chat
 
     return open_chat(**options)

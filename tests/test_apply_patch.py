@@ -22,10 +22,10 @@ from copilot_nb.tools.files.patch import (
     Hunk,
     PatchError,
     UpdateFile,
-    apply_hunks,
     parse_patch,
     patch_paths,
 )
+from copilot_nb.tools.files.patch_apply import apply_hunks
 from copilot_nb.tools.files.patch_tool import apply_patch, patch_tools
 from copilot_nb.workspace.workspace import Workspace
 

@@ -274,7 +274,7 @@ def test_a_front_end_that_does_not_answer_is_reported_and_the_next_call_works(
     )
     kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
     # The kernel's own setting, as a user could set it: a test waits 0.5 s, not 10.
-    shorter = kernel.execute("import copilot_nb.jupyter.live_channel as c; c.REQUEST_TIMEOUT = 0.5")
+    shorter = kernel.execute("import copilot_nb.jupyter.live_view as v; v.REQUEST_TIMEOUT = 0.5")
     assert shorter.status == "ok"
     front = front_end(kernel, "slow.ipynb", cells)
     front.ignore_next = 2  # the turn's context block asks first, then the model's list_cells

@@ -34,7 +34,8 @@ from ..events import (
     ToolStarted,
 )
 from ..models.base import Model
-from ..tools.registry import Tool, ToolOutput, ToolSet, own_schema
+from ..tools.registry import Tool, ToolOutput, ToolSet
+from ..tools.schema_check import own_schema
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
 

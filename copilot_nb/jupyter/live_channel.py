@@ -25,7 +25,6 @@ are told apart by path, and a request's own notebook by its kernel connection.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import os
 import time
@@ -33,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ToolError
 from ..kernel_bridge import call_on
+from .live_view import LiveView, next_id
 
 if TYPE_CHECKING:  # only types: %load_ext imports this module, and stays light
     from ..tools.review import ReviewBook
@@ -43,8 +42,6 @@ if TYPE_CHECKING:  # only types: %load_ext imports this module, and stays light
 TARGET = "copilot_nb.live"
 BEACON = "copilot_nb.beacon"
 HELLO = "copilot_nb.hello"
-REQUEST_TIMEOUT = 10.0
-"""Seconds a front end gets to answer one request (a snapshot of 2,000 cells takes ~0.1 s)."""
 _T = TypeVar("_T")
 ATTACH_WAIT = 10.0
 """Seconds a tool (or a reviewing turn) waits for a front end to attach after saying hello,
@@ -72,78 +69,6 @@ NO_EXTENSION_HINT = (
 )
 
 _log = logging.getLogger(__name__)
-_ids = itertools.count(1)
-
-
-class LiveView:
-    """One notebook document open in a front end, and the comm to it."""
-
-    def __init__(
-        self,
-        comm: Any,
-        data: dict[str, Any],
-        on_event: Callable[[LiveView, dict[str, Any]], None] | None = None,
-    ) -> None:
-        self.comm = comm
-        self.on_event = on_event
-        """Handles what the front end says unasked (a message with an `event` key)."""
-        self.path = str(data.get("path") or "")
-        self.server_root = str(data.get("server_root") or "")
-        self.client = str(data.get("client") or "")
-        self.app = str(data.get("app") or "Jupyter")
-        self.closed = False
-        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
-
-    @property
-    def absolute(self) -> Path | None:
-        """Where the notebook is on this machine (None if the front end gave no server root)."""
-        if not self.server_root or not os.path.isabs(os.path.expanduser(self.server_root)):
-            return None
-        return Path(os.path.expanduser(self.server_root), self.path)
-
-    async def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """Send one request and wait for its reply; ToolError if refused, gone or silent."""
-        if self.closed:
-            raise ToolError(f"the open notebook {self.path} was closed; call list_cells again")
-        number = next(_ids)
-        reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[number] = reply
-        try:
-            self.comm.send({"id": number, "op": op, **fields})
-            data = await asyncio.wait_for(reply, REQUEST_TIMEOUT)
-        except asyncio.TimeoutError:
-            raise ToolError(
-                f"the open notebook {self.path} did not answer within {REQUEST_TIMEOUT:g} s "
-                f"({self.app} may be busy or the page closed); nothing was changed"
-            ) from None
-        finally:
-            self._waiting.pop(number, None)
-        if data.get("ok"):
-            result: dict[str, Any] = data.get("result") or {}
-            return result
-        raise ToolError(_refusal(self.path, data))
-
-    def receive(self, msg: dict[str, Any]) -> None:
-        """A comm message from the front end: a reply, or news (an `event`: `EVENTS`)."""
-        data = msg.get("content", {}).get("data") or {}
-        if "request" in data:  # the front end asks: ghost text (ghost_text.py)
-            from .ghost_text import handle_request
-
-            handle_request(self, data)
-            return
-        if "event" in data:
-            if self.on_event is not None:
-                self.on_event(self, data)
-            return
-        waiter = self._waiting.get(data.get("id"))  # type: ignore[arg-type]
-        if waiter is not None:  # the comm may be handled on another thread (a subshell)
-            waiter.get_loop().call_soon_threadsafe(_settle, waiter, data)
-
-    def close(self) -> None:
-        self.closed = True
-        for waiter in self._waiting.values():
-            gone = {"ok": False, "code": "gone", "error": "the page closed"}
-            waiter.get_loop().call_soon_threadsafe(_settle, waiter, gone)
 
 
 class LiveChannel:
@@ -313,7 +238,7 @@ class LiveChannel:
         changes = self.review.skip_undone(changes)
         if not changes:
             return "restored", "you had undone all of them in review already"
-        view.comm.send({"id": next(_ids), "op": "apply", "changes": changes, "notify": True})
+        view.comm.send({"id": next_id(), "op": "apply", "changes": changes, "notify": True})
         return "restored", (
             f"{len(changes)} cell change(s) taken back in the notebook open in {view.app} "
             "(unless you edited those cells since: it then changes nothing and says so)"
@@ -403,11 +328,6 @@ def _handle(
         _log.exception("the front end's %r event could not be handled", data.get("event"))
 
 
-def _settle(waiter: asyncio.Future[dict[str, Any]], data: dict[str, Any]) -> None:
-    if not waiter.done():
-        waiter.set_result(data)
-
-
 def _root_from_session(path: str) -> str:
     """The server root, from the kernel's own notebook: jupyter_server starts a kernel with
     `JPY_SESSION_NAME` = root + the notebook's path (DESIGN.md fact 6); "" if it does not fit."""
@@ -421,18 +341,6 @@ def _root_from_session(path: str) -> str:
 def _same_document(a: LiveView, b: LiveView) -> bool:
     """The same document in the same front end, attached again (after a reload of its kernel)."""
     return a.client == b.client and a.path == b.path
-
-
-def _refusal(path: str, data: dict[str, Any]) -> str:
-    code, error = data.get("code"), str(data.get("error") or "refused")
-    if code == "conflict":
-        return (
-            f"{error}: the user changed it since you read it; nothing was changed. Call "
-            "read_cell to see the current source, then make your change again if it still applies"
-        )
-    if code == "missing":
-        return f"{error} (the user may have deleted it); call list_cells to see the cells now"
-    return f"the open notebook {path} refused the change: {error}; nothing was changed"
 
 
 def _comm_manager(shell: Any) -> Any:

@@ -17,7 +17,6 @@ argument holding it (`timeout_argument`), and the general limit then never cuts 
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import functools
 import json
@@ -35,43 +34,13 @@ from ..text import first_line
 from .arguments import expected, read_arguments, schema_problems
 from .running import invoke, is_async, within
 from .schema import function_schema
+from .schema_check import check_schema, own_schema, schema_library, schema_library_loaded
 
 _log = logging.getLogger(__name__)
 CATEGORIES = ("read", "read-secret", "edit", "execute", "external")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 OWN_TIMEOUT_GRACE = 10.0
 """Seconds a tool with its own time limit gets past it, to stop and report what it did."""
-
-
-_VALID_SCHEMAS: set[str] = set()
-"""Parameter schemas already checked, as canonical JSON: every turn builds the same tools again,
-and checking one schema costs milliseconds of the kernel's loop."""
-
-
-def _check_schema(name: str, parameters: Mapping[str, Any]) -> None:
-    """A ConfigError when `parameters` is not a valid JSON schema (draft 2020-12)."""
-    try:
-        key: str | None = json.dumps(parameters, sort_keys=True)
-    except (TypeError, ValueError):
-        key = None  # not plain JSON: checked every time
-    if key is not None and key in _VALID_SCHEMAS:
-        return
-    try:
-        schema_library().Draft202012Validator.check_schema(dict(parameters))
-    except schema_library().SchemaError as exc:
-        raise ConfigError(f"tool {name!r}: invalid parameters schema: {exc.message}") from exc
-    if key is not None:
-        _VALID_SCHEMAS.add(key)
-
-
-def own_schema(parameters: dict[str, Any]) -> dict[str, Any]:
-    """`parameters`, marked as a schema of copilot_nb's own: made from type hints by
-    `function_schema`, or written in a built-in tool (a test checks each against jsonschema).
-    It is not checked again when its Tool is built, so the first request after `%load_ext`
-    does not wait for jsonschema's slow import; a schema from elsewhere (an MCP server, a
-    user's `Tool`) always is."""
-    _VALID_SCHEMAS.add(json.dumps(parameters, sort_keys=True))
-    return parameters
 
 
 def _check_name(name: object) -> None:
@@ -100,25 +69,6 @@ class Trust(Protocol):
     def granted(self) -> bool: ...
 
     def grant(self) -> None: ...
-
-
-_schema_library_ready = False
-
-
-async def _import_schema_library() -> None:
-    """Import jsonschema in a worker thread (the first import takes most of a second, or waits
-    for the warm-up thread's), so the kernel's loop stays live meanwhile."""
-    global _schema_library_ready
-    await asyncio.to_thread(schema_library)
-    _schema_library_ready = True
-
-
-def schema_library() -> Any:
-    """`jsonschema`, imported on first use: with its optional format checkers installed (as
-    JupyterLab installs them) the import takes most of a second, too long for `%load_ext`."""
-    import jsonschema
-
-    return jsonschema
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,7 +122,7 @@ class Tool:
             raise ConfigError(
                 f'tool {self.name!r}: parameters must be a JSON schema with "type": "object"'
             )
-        _check_schema(self.name, self.parameters)
+        check_schema(self.name, self.parameters)
         if self.timeout_argument is not None and self.timeout_argument not in (
             self.parameters.get("properties") or {}
         ):
@@ -344,8 +294,7 @@ class ToolSet:
         args = read_arguments(name, found.parameters, arguments)
         if isinstance(args, str):
             return _error(args)
-        if not _schema_library_ready:
-            await _import_schema_library()
+        await schema_library_loaded()
         try:
             problems = schema_problems(self._validator(name), found.parameters, args)
         except (RecursionError, MemoryError):

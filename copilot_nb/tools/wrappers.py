@@ -17,7 +17,8 @@ from typing import Any
 from ..config import DEFAULT_TOOL_TIMEOUT
 from ..messages import ToolSpec
 from ..text import first_line
-from .registry import Tool, ToolOutput, ToolSet, own_schema
+from .registry import Tool, ToolOutput, ToolSet
+from .schema_check import own_schema
 from .toolset import ToolSource
 
 DEFER_THRESHOLD = 40

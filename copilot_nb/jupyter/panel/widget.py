@@ -13,7 +13,6 @@ ops (`feed.py`).
 from __future__ import annotations
 
 import asyncio
-import os
 import traceback
 from collections.abc import Callable
 from contextlib import aclosing
@@ -340,70 +339,13 @@ class ChatPanel:
         """Show the panel inline, unless `chat()` already showed it for this same cell."""
         from IPython.display import display
 
-        if self._shown_at is not None and self._shown_at == _execution_count():
+        if self._shown_at is not None and self._shown_at == execution_count():
             self._shown_at = None
             return
         display(self.widget)
 
     def __repr__(self) -> str:
         return f"<ChatPanel model={self.widget.model!r} busy={self.busy}>"
-
-
-def chat(session: CopilotSession | None = None, **options: Any) -> ChatPanel:
-    """Open the chat panel: in JupyterLab's right sidebar when `sidecar` is installed, else inline.
-
-    In a kernel it continues the conversation of the `%%copilot` cells (their session). Options
-    go to `ChatPanel` (`models`, `model`, `mode`, `approvals`, `budget`, `max_rounds`, `title`);
-    `sidebar=False` shows it inline even where `sidecar` is installed.
-    """
-    sidebar = options.pop("sidebar", True)
-    panel = ChatPanel(session if session is not None else _kernel_session(), **options)
-    panel._shown_at = _execution_count()
-    panel.discover_models()
-    from IPython.display import Markdown, display
-
-    if sidebar and _open_in_sidecar(panel):
-        display(
-            Markdown(
-                "_Copilot chat is open in JupyterLab's right-hand sidebar "
-                "(none there? `copilot_nb.chat(sidebar=False)` shows it here)._"
-            )
-        )
-    else:
-        display(panel.widget)
-    return panel
-
-
-def _kernel_session() -> CopilotSession:
-    """The kernel's `%%copilot` session (loading the extension), else a session of its own."""
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    if shell is None:
-        return CopilotSession()
-    from ..extension import session as kernel_session
-
-    return kernel_session(shell)
-
-
-def _open_in_sidecar(panel: ChatPanel) -> bool:
-    """Show the panel in a `sidecar` (JupyterLab's right-hand area); False where there is none."""
-    if os.environ.get("VSCODE_PID") or os.environ.get("VSCODE_CWD"):
-        return False  # VS Code renders widgets but has no sidecar
-    try:
-        from sidecar import Sidecar
-    except ImportError:
-        return False
-    for sidecar, previous in _IN_SIDECAR:  # running the cell again replaces the panel
-        previous.stop()
-        sidecar.close()
-    sidecar = Sidecar(title=panel.widget.title, anchor="right")
-    sidecar.append_display_data(panel.widget)
-    _IN_SIDECAR[:] = [(sidecar, panel)]
-    return True
-
-
-_IN_SIDECAR: list[tuple[Any, ChatPanel]] = []
 
 
 def _call_later(delay: float, callback: Callable[[], None]) -> Any:
@@ -413,7 +355,8 @@ def _call_later(delay: float, callback: Callable[[], None]) -> Any:
     return loop.call_later(delay, callback)
 
 
-def _execution_count() -> int | None:
+def execution_count() -> int | None:
+    """The kernel's execution count now (None outside IPython)."""
     from IPython import get_ipython
 
     shell = get_ipython()

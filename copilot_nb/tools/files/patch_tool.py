@@ -29,9 +29,9 @@ from .patch import (
     FileOp,
     PatchError,
     UpdateFile,
-    apply_hunks,
     parse_patch,
 )
+from .patch_apply import apply_hunks
 from .textfile import editable_text
 from .tools import BOM, NOTEBOOK_WHY
 

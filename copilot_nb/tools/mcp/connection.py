@@ -23,6 +23,7 @@ from typing import Any
 from ...text import clip
 from .config import ServerConfig
 from .elicitation import Answer
+from .start_errors import start_error
 from .stderr import StderrTail
 
 START_TIMEOUT = 30.0
@@ -365,28 +366,7 @@ class ServerConnection:
         return f"\nits last stderr lines:\n{tail}" if tail else ""
 
     def _start_error(self, exc: BaseException) -> str:
-        leaves = list(_leaves(exc))
-        if any(isinstance(leaf, FileNotFoundError) for leaf in leaves):
-            return (
-                f"MCP server {self.config.name!r}: command {self.config.command!r} not found; "
-                f"install it or fix {self.config.source}"
-            )
-        reason = "; ".join(dict.fromkeys(f"{type(e).__name__}: {e}".rstrip(": ") for e in leaves))
-        if self._refusal:
-            reason += f"; {self.config.url} answered {self._refusal}"
-            if self._refusal.startswith(("HTTP 401", "HTTP 403")):
-                reason += ' (does it need a token in "headers"?)'
-        return f"MCP server {self.config.name!r} did not start ({reason})" + self._stderr_note()
-
-
-def _leaves(exc: BaseException) -> Any:
-    """The exceptions inside (nested) exception groups."""
-    inner = getattr(exc, "exceptions", None)  # an exception group
-    if isinstance(inner, tuple) and inner:
-        for each in inner:
-            yield from _leaves(each)
-    else:
-        yield exc
+        return start_error(self.config, exc, self._refusal) + self._stderr_note()
 
 
 def _listens(client: Any) -> bool:
