@@ -5,6 +5,8 @@ is read the same way with or without IPython."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from types import SimpleNamespace
 
@@ -57,10 +59,24 @@ def test_synchronous_code_awaits_a_coroutine_with_or_without_a_running_loop() ->
     assert running_loop() is None
     assert run_blocking(answer()) == 42
 
-    async def inside_the_kernel() -> int:
-        return run_blocking(answer())  # a line magic inside the kernel's loop
 
-    assert asyncio.run(inside_the_kernel()) == 42
+def test_synchronous_code_inside_the_kernels_loop_awaits_a_coroutine_on_it() -> None:
+    """A line magic inside the kernel's running loop. In a process of its own: entering a
+    running loop again patches asyncio for the whole process (`nest_asyncio`), as in a kernel."""
+    script = (
+        "import asyncio\n"
+        "from copilot_nb.kernel_bridge import run_blocking\n"
+        "async def answer():\n"
+        "    await asyncio.sleep(0)\n"
+        "    return 42\n"
+        "async def inside_the_kernel():\n"
+        "    return run_blocking(answer())\n"
+        "print(asyncio.run(inside_the_kernel()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.strip() == "42", done.stderr
 
 
 def test_an_interrupt_cancels_the_coroutine_and_is_raised_again() -> None:
