@@ -19,11 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from ..config import settings_dirs
 from ..errors import SandboxError
+
+if TYPE_CHECKING:
+    import pathspec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +37,8 @@ class DenyRule:
 
     @cached_property
     def _spec(self) -> pathspec.GitIgnoreSpec:
+        import pathspec  # at the first check: its import is a tenth of the agent's
+
         return pathspec.GitIgnoreSpec.from_lines([self.pattern.lower()])
 
     def matches(self, relative: str) -> bool:

@@ -16,12 +16,13 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
-
-import pathspec
+from typing import TYPE_CHECKING, TypeVar
 
 from ...workspace.globs import Glob, GlobError, compile_glob
 from ...workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    import pathspec
 
 T = TypeVar("T")
 _FOLDER_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0)
@@ -169,7 +170,9 @@ class _Rules:
     """One ignore file's patterns, with a combined regex that rules most paths out at once."""
 
     def __init__(self, lines: list[str]) -> None:
-        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        import pathspec  # at the first ignore file: kept off the agent's import
+
+        self.spec: pathspec.GitIgnoreSpec = pathspec.GitIgnoreSpec.from_lines(lines)
         parts = [
             "(?:" + _NAMED_GROUP.sub("(?:", p.regex.pattern) + ")"
             for p in self.spec.patterns
