@@ -48,10 +48,11 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 # One pytest run: the unit, kernel and HTTP tests, and every demo notebook through nbval in strict
-# mode (outputs compared; the sanitize file covers only the scratch folder's path).
+# mode (outputs compared; the sanitize file covers only the scratch folder's path). The 20 slowest
+# tests are listed at the end, to keep the whole run's time in sight.
 unit: $(STAMP) $(HUB_PROXY) $(LLAMA_SERVER)
-	$(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-		tests notebooks
+	$(PY) -m pytest -q -p no:cacheprovider --durations=20 --nbval \
+		--nbval-sanitize-with notebooks/nbval_sanitize.cfg tests notebooks
 
 # configurable-http-proxy for the JupyterHub test (tests/test_jupyterhub.py), from npm into build/
 # (the test installs it the same way when it is missing).
