@@ -1,0 +1,106 @@
+"""Reading what a cell does to names, and the smallest set of cells that brings names back."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot_nb.tools.kernel.names import code_names
+from copilot_nb.tools.kernel.rebuild import Cell, plan
+
+
+@pytest.mark.parametrize(
+    ("source", "binds", "reads", "mutates", "deletes"),
+    [
+        ("import pandas as pd\nimport os.path", {"pd", "os"}, set(), set(), set()),
+        ("from a import b as c, d", {"c", "d"}, set(), set(), set()),
+        ("df = pd.read_csv(path)", {"df"}, {"pd", "path"}, set(), set()),
+        ("x += 1", {"x"}, {"x"}, set(), set()),
+        ("df['y'] = df.x * 2", set(), {"df"}, {"df"}, set()),
+        ("df.loc[0, 'y'] += 1", set(), {"df"}, {"df"}, set()),
+        ("df.drop(columns=['a'], inplace=True)", set(), {"df"}, {"df"}, set()),
+        ("rows.append(1)", set(), {"rows"}, {"rows"}, set()),
+        ("model.fit(X, y)", set(), {"model", "X", "y"}, {"model"}, set()),
+        ("df.head()", set(), {"df"}, set(), set()),
+        ("del old, cache['k']", set(), {"cache"}, {"cache"}, {"old"}),
+        ("for i, (a, *b) in pairs:\n    total = total + a", {"i", "a", "b", "total"},
+         {"pairs", "total"}, set(), set()),
+        ("with open(p) as fh, lock:\n    text = fh.read()", {"fh", "text"}, {"p", "lock"},
+         set(), set()),
+        ("def f(a, *, k=limit):\n    return a + df.x + g(k)", {"f"}, {"limit", "df", "g"},
+         set(), set()),
+        ("class M(Base):\n    size = n", {"M"}, {"Base", "n"}, set(), set()),
+        ("ys = [v * w for v in xs if v > lo]", {"ys"}, {"w", "xs", "lo"}, set(), set()),
+        ("if (n := len(items)) > 3:\n    big = n", {"n", "big"}, {"items"}, set(), set()),
+        ("print(len(x))", set(), {"x"}, set(), set()),
+        ("%matplotlib inline\ny = !ls\nz = x?", {"y"}, set(), set(), set()),
+        ("%%time\nz = heavy(q)", {"z"}, {"heavy", "q"}, set(), set()),
+        ("%%bash\nexport X=1", set(), set(), set(), set()),
+    ],
+)  # fmt: skip
+def test_a_cell_reads_as_the_names_it_binds_reads_mutates_and_deletes(
+    source: str, binds: set[str], reads: set[str], mutates: set[str], deletes: set[str]
+) -> None:
+    found = code_names(source)
+    assert found.parsed, found.why
+    assert set(found.binds) == binds
+    assert set(found.reads) >= reads and not (set(found.reads) & {"len", "print", "open"})
+    assert set(found.mutates) == mutates
+    assert set(found.deletes) == deletes
+
+
+def test_reading_files_or_the_network_is_noticed() -> None:
+    assert code_names("df = pd.read_csv('d.csv')").io == ("read_csv",)
+    assert code_names("with open('a') as f: pass").io == ("open",)
+    assert "requests" in code_names("import requests\nr = requests.get(u)").io
+    assert "urlopen" in code_names("from urllib.request import urlopen\nurlopen(u)").io
+    assert code_names("x = 1 + 2").io == ()
+
+
+def test_a_cell_that_does_not_parse_says_why() -> None:
+    found = code_names("x = (\n")
+    assert not found.parsed and "line" in found.why
+
+
+def cells(*sources: str) -> list[Cell]:
+    return [Cell(index=i, id=f"c{i}", source=s) for i, s in enumerate(sources)]
+
+
+NOTEBOOK = cells(
+    "import pandas as pd",  # 1
+    "df = pd.read_csv('data.csv')",  # 2
+    "model = train(df)",  # 3
+    "df['y'] = df.x * 2",  # 4
+    "x = (",  # 5: does not parse
+    "print(df.describe())",  # 6
+    "df = df.dropna()",  # 7
+    "other = 1",  # 8
+)
+
+
+def test_the_plan_runs_only_the_cells_that_make_the_names_in_notebook_order() -> None:
+    found = plan(NOTEBOOK, ["df"])
+    assert [s.cell.index + 1 for s in found.steps] == [1, 2, 4, 7]
+    assert found.steps[1].io == ("read_csv",)
+    assert not found.missing
+    assert [c.index + 1 for c, _ in found.unreadable] == [5]
+    assert "#2 (makes df; reads files or the network: read_csv)" in found.describe()
+    assert "#5 skipped: it does not parse" in found.describe()
+
+
+def test_a_name_made_before_later_changes_needs_only_the_cells_up_to_it() -> None:
+    found = plan(NOTEBOOK, ["model"], present=["train"])
+    assert [s.cell.index + 1 for s in found.steps] == [1, 2, 3]
+
+
+def test_names_the_kernel_holds_need_no_cell_and_unknown_names_are_said() -> None:
+    found = plan(NOTEBOOK, ["model", "nowhere"], present=["train", "pd", "df"])
+    assert [s.cell.index + 1 for s in found.steps] == [3]
+    assert found.missing == ("nowhere",)
+    assert "no cell makes: nowhere" in found.describe()
+
+
+def test_a_plan_over_500_cells_reads_each_cell_once() -> None:
+    many = cells(*[f"v{i} = v{i - 1} + 1" if i else "v0 = 0" for i in range(500)])
+    found = plan(many, ["v499"])
+    assert len(found.steps) == 500
+    assert [s.cell.index for s in found.steps] == list(range(500))
