@@ -23,6 +23,7 @@ from ..text import SECRET_VALUE as _SECRET_VALUE
 from ..text import is_secret_name, may_hold_secret
 from .literals import runs
 from .outputs import clip_output
+from .reader_cut import collapse_base64, head_cut, join_cut, tail_cut
 from .static_view import (
     class_module,
     inherits,
@@ -228,15 +229,18 @@ def redact_and_cut(text: str, limit: int) -> tuple[str, int]:
     """`redact_text`, then `clip_output` to `limit`; a long text is redacted only around what is
     kept (with a margin, so a secret that crosses the cut is still found whole), and joined
     with clip's marker, since the text between was never redacted and must not be shown."""
+    if len(text) > limit:
+        text = collapse_base64(text)  # never cut through, and nothing a model can read
     if len(text) <= max(3 * limit, limit + 2 * _MARGIN):  # else the windows would overlap
         shown, count = redact_text(text)
         return clip_output(shown, limit), count
     keep_tail = limit // 3
-    keep_head = limit - keep_tail
-    head, found_head = redact_text(text[: keep_head + _MARGIN])
-    tail, found_tail = redact_text(text[len(text) - keep_tail - _MARGIN :])
-    cut = len(text) - keep_head - keep_tail
-    shown = f"{head[:keep_head]}\n… [{cut:,} characters cut] …\n{tail[len(tail) - keep_tail :]}"
+    head_end = head_cut(text, limit - keep_tail)
+    tail_start = tail_cut(text, len(text) - keep_tail)
+    head, found_head = redact_text(text[: head_end + _MARGIN])
+    tail, found_tail = redact_text(text[tail_start - _MARGIN :])
+    keep_tail = len(text) - tail_start
+    shown = join_cut(head[:head_end], text[head_end:tail_start], tail[len(tail) - keep_tail :])
     return shown, found_head + found_tail
 
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from ..messages import Image
 from ..models.capabilities import MAX_IMAGE_BYTES, MAX_IMAGES
-from ..text import clip, human_bytes, shorten
+from ..text import human_bytes, shorten
+from .reader_cut import cut_for_reader
 
 MAX_TEXT_CHARS = 2000
 """Characters of one output's text shown by read_cell."""
@@ -53,9 +54,10 @@ def terminal_text(text: str) -> str:
 
 
 def clip_output(text: str, limit: int) -> str:
-    """Output cut to about `limit` characters: its start and its last third (where a run ends,
-    an error is printed) kept, with a marker saying how much was cut between them."""
-    return clip(text, limit, tail=limit // 3)
+    """Output cut to about `limit` characters where a reader would cut it (`reader_cut`): a
+    DataFrame's first and last rows, a traceback's last frames, else the start and the last
+    third (where a run ends, an error is printed), with a marker saying how much was cut."""
+    return cut_for_reader(text, limit)
 
 
 def last_lines(lines: list[str], limit: int, what: str = "traceback") -> list[str]:

@@ -178,9 +178,18 @@ def safe_repr(
             text = _repr.repr(value)
         else:
             text = repr(value)
+            if len(text) > limit and _is_frame(value):
+                text = _pandas(value, masker)  # shape, dtypes, head and tail: read from the object
     except Exception as exc:
         return f"<repr failed: {type(exc).__name__}: {exc}>"
     return clip_output(text, limit)
+
+
+def _is_frame(value: Any) -> bool:
+    """A pandas DataFrame or Series, told without importing pandas."""
+    kind = type(value)
+    package = kind.__module__.split(".", 1)[0]
+    return package == "pandas" and kind.__name__ in ("DataFrame", "Series")
 
 
 def _pandas(value: Any, masker: MaskingRepr | None) -> str:
@@ -206,6 +215,8 @@ def _pandas(value: Any, masker: MaskingRepr | None) -> str:
             if cols > MAX_COLUMNS:
                 lines.append(f"  … {cols - MAX_COLUMNS:,} more columns")
             lines += ["head(5):", head(value)]
+            if rows > 10:
+                lines += ["tail(5):", head(value.tail(5))]
             return "\n".join(lines)
         if isinstance(value, pd.Series):
             lines = [
