@@ -18,6 +18,7 @@ import logging
 import threading
 import uuid
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,7 @@ class ReviewBook:
         self._shown = 0
         self._begun = False
         self.files: dict[tuple[str, str], FileReview] = {}
+        self._undo: dict[tuple[str, str], list[Callable[[], object]]] = {}
         self._lock = threading.Lock()
 
     # --- turns ---------------------------------------------------------------------------------
@@ -136,7 +138,20 @@ class ReviewBook:
                 found.append(outcome)
         with self._lock:
             self.outcomes.extend(found)
+            steps: list[Callable[[], object]] = []
+            for outcome in found:
+                if outcome.outcome != "refused" and not outcome.file:
+                    taken = self._undo.pop((outcome.turn, outcome.target), [])
+                    steps += reversed(taken) if outcome.outcome == "undone" else []
+        for step in steps:  # the kernel's part of an Undo, once the cell's is done
+            step()
         return len(found)
+
+    def on_undo(self, turn: str, cell_id: str, step: Callable[[], object]) -> None:
+        """Also do `step` when the user undoes this cell's change in review (put back the
+        kernel's variables a run of it changed); a Keep forgets it."""
+        with self._lock:
+            self._undo.setdefault((turn, cell_id), []).append(step)
 
     def undone_cells(self) -> set[tuple[str, str]]:
         """(turn, cell id) of every cell change the user undid in review."""

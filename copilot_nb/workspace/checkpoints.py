@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import SandboxError
 from ..text import BINARY_CHANGE, cell_diff, human_bytes, unified_diff
 from .restore import Action, RestoredPath, restore_turn
-from .snapshots import PathState, Seen, Turn, capture, seen
+from .snapshots import OtherChange, PathState, Seen, Turn, capture, seen
 
 __all__ = ["Checkpoints"]
 
@@ -108,6 +108,13 @@ class Checkpoints:
                 self.turns.append(Turn(label="(changes made outside a turn)"))
             self.turns[-1].cells.append((notebook, undo))
 
+    def record_other(self, change: OtherChange) -> None:
+        """Keep how to take back a change outside the files (variables a run changed)."""
+        with self._lock:
+            if not self.turns:
+                self.turns.append(Turn(label="(changes made outside a turn)"))
+            self.turns[-1].others.append(change)
+
     def _capture(self, turn: Turn, path: Path, moved_to: Path | None, change: Change) -> PathState:
         state = capture(path, keep_data=False)
         if state.kind != "file" or state.key is None:
@@ -178,6 +185,7 @@ class Checkpoints:
                         "starting point anyway"
                     )
             restored = restore_turn(turn, self._rel) + _restore_cells(turn, cells)
+            restored += [_take_back(turn, other) for other in reversed(turn.others)]
             self.turns.remove(turn)
             return restored
 
@@ -317,6 +325,12 @@ def _restore_cells(turn: Turn, cells: CellRestorer | None) -> list[RestoredPath]
             action, detail = cells(notebook, undo)
         done.append(RestoredPath(path=notebook, action=action, detail=detail, turn=turn.label))
     return done
+
+
+def _take_back(turn: Turn, other: OtherChange) -> RestoredPath:
+    what, done, detail = other.take_back()
+    action: Action = "restored" if done else "not restored"
+    return RestoredPath(path=what, action=action, detail=detail, turn=turn.label)
 
 
 def _same(before: PathState, now: Seen) -> bool:

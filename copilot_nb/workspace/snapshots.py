@@ -7,7 +7,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 Kind = Literal["missing", "file", "dir", "link"]
 
@@ -46,10 +46,20 @@ class Turn:
     kept_bytes: int = 0
     cells: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     """Changes made in open notebooks: (notebook, the changes that take one back), in order."""
+    others: list[OtherChange] = field(default_factory=list)
+    """Changes outside files and notebooks that can be taken back (the kernel's variables)."""
 
     @property
     def changed(self) -> bool:
-        return bool(self.before or self.cells)
+        return bool(self.before or self.cells or self.others)
+
+
+class OtherChange(Protocol):
+    """A change a turn made outside the workspace's files that undo can take back."""
+
+    def take_back(self) -> tuple[str, bool, str]:
+        """Take it back: (what it was, whether it was put back, detail)."""
+        ...
 
 
 def capture(path: Path, *, keep_data: bool = True) -> PathState:

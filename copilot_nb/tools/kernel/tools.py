@@ -34,6 +34,7 @@ from ..masking import (
 from ..outputs import last_lines, strip_ansi
 from ..registry import ToolOutput, ToolSet, bound_tool
 from .execute import CodeRun, ran_for, run_code_in
+from .guard import after_run, before_run
 from .lookup import lookup
 from .variables import (
     describe,
@@ -171,8 +172,9 @@ async def run_code(ctx: ToolContext, code: str, timeout: float = 30) -> ToolOutp
             f"run_code: timeout must be more than 0 and at most {MAX_RUN_TIMEOUT:g} seconds, "
             f"not {timeout:g}"
         )
+    kept = before_run(ctx, code, "run_code")
     run = await run_code_in(ctx.namespace(), code, timeout=timeout)
-    return _run_output(run, timeout)
+    return _run_output(run, timeout, after_run(ctx, code, kept))
 
 
 def _reveal_is_secret(arguments: Mapping[str, Any]) -> str:
@@ -228,7 +230,7 @@ def _last_error(shell: Any | None) -> list[str]:
     return [f"last error: {head}", *last_lines(lines, MAX_TRACEBACK_LINES)]
 
 
-def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
+def _run_output(run: CodeRun, timeout: float, kept: str = "") -> ToolOutput:
     """What run_code tells the model: output, result or error, each cut with a marker."""
     parts = []
     if run.stdout:
@@ -248,6 +250,8 @@ def _run_output(run: CodeRun, timeout: float) -> ToolOutput:
     content, _ = redact_text("\n".join(parts)) if parts else ("(no output)", 0)
     if "<masked: " in content:
         content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
+    if kept:
+        content += f"\nkernel: {kept}"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
     summary = shorten(first or ran_for(run.seconds), 100)

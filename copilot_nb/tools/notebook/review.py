@@ -60,11 +60,16 @@ def pending(cell: Any) -> dict[str, Any] | None:
     return dict(found) if isinstance(found, dict) else None
 
 
-def review_of(cell: Any, turn: str, kind: str, *, ran: bool = False) -> dict[str, Any] | None:
+def review_of(
+    cell: Any, turn: str, kind: str, *, ran: bool = False, kernel: str = ""
+) -> dict[str, Any] | None:
     """The review a change leaves on `cell` (as it is before the change): a pending one kept
-    with its first `before`, else a new one when the turn reviews, else None."""
+    with its first `before`, else a new one when the turn reviews, else None. `kernel` says
+    what its Undo puts back in the kernel (the variables kept before a run)."""
     old = pending(cell)
     if old is not None:
+        if kernel:
+            old["kernel"] = kernel
         if turn:
             old["turn"] = turn
         if old.get("kind") == "run" and kind == "edit":
@@ -75,6 +80,8 @@ def review_of(cell: Any, turn: str, kind: str, *, ran: bool = False) -> dict[str
         return None
     before = None if kind == "insert" else before_json(cell)
     review = {"turn": turn, "kind": kind, "before": before, "ran": ran}
+    if kernel:
+        review["kernel"] = kernel
     return sign_cell(str(cell.get("id", "")), review)
 
 

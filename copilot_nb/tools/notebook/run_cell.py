@@ -25,6 +25,8 @@ from ...text import shorten
 from ...workspace.notebook_file import cell_source
 from ..context import ToolContext
 from ..kernel.execute import CodeRun, ran_for, run_code_in
+from ..kernel.guard import after_run, before_run
+from ..kernel.snapshots import Kept
 from ..masking import redact_text
 from ..outputs import describe_output, output_images
 from ..registry import ToolOutput, ToolSet, bound_tool
@@ -86,10 +88,12 @@ async def run_cell(
             f"cell {cell.id} ({cell_label(index)}) is a %%copilot cell; run_cell does not run one"
         )
     code = ctx.shell.transform_cell(source) if ctx.shell is not None else source
+    kept = before_run(ctx, source, f"cell {cell_label(index)}")
     run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
+    note = after_run(ctx, source, kept)
     outputs = notebook_outputs(run, ctx.shell, timeout)
-    await _put_outputs(ctx, opened, cell, source, outputs)
-    return _result(opened.path, cell.id, index, run, outputs, opened.note)
+    await _put_outputs(ctx, opened, cell, source, outputs, kept)
+    return _result(opened.path, cell.id, index, run, outputs, opened.note, note)
 
 
 def notebook_outputs(run: CodeRun, shell: Any | None, timeout: float) -> list[dict[str, Any]]:
@@ -148,13 +152,24 @@ def _formatted(value: Any, shell: Any | None) -> tuple[dict[str, Any], dict[str,
 
 
 async def _put_outputs(
-    ctx: ToolContext, opened: Opened, ran: Any, source: str, outputs: list[dict[str, Any]]
+    ctx: ToolContext,
+    opened: Opened,
+    ran: Any,
+    source: str,
+    outputs: list[dict[str, Any]],
+    kept: Kept | None = None,
 ) -> None:
     """Put the outputs into the cell, unless the user changed its source while it ran: the
     open notebook checks that itself as it sets them; the file is read again to check. In
-    review mode the cell's review says it ran (its Undo cannot take back what the run did)."""
+    review mode the cell's review says it ran and what its Undo puts back in the kernel (the
+    variables kept before the run), and the cell's Undo puts them back."""
     cell_id = ran.id
-    marks = marked(stamp(ctx, "ran"), review_of(ran, review_turn(ctx, opened), "run", ran=True))
+    turn = review_turn(ctx, opened)
+    state = kept.note() if kept is not None else ""
+    if turn and kept is not None and kept.values and ctx.live is not None:
+        namespace = ctx.namespace()
+        ctx.live.review.on_undo(turn, cell_id, lambda: kept.put_back(namespace))
+    marks = marked(stamp(ctx, "ran"), review_of(ran, turn, "run", ran=True, kernel=state))
     if opened.view is not None:
         await opened.view.request(
             "set_outputs",
@@ -178,10 +193,18 @@ async def _put_outputs(
 
 
 def _result(
-    path: str, cell_id: str, index: int, run: CodeRun, outputs: list[dict[str, Any]], note: str
+    path: str,
+    cell_id: str,
+    index: int,
+    run: CodeRun,
+    outputs: list[dict[str, Any]],
+    note: str,
+    kept: str = "",
 ) -> ToolOutput:
     shown = [describe_output(output) for output in outputs] or ["(no output)"]
     content, _ = redact_text("\n".join(shown))
+    if kept:
+        content += f"\nkernel: {kept}"
     head = f"ran cell {cell_id} ({cell_label(index)}) of {path} in {run.seconds:.2f} s ({note})"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")

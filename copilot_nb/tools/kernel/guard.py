@@ -1,0 +1,70 @@
+"""Around every run of the agent's code in the user's namespace: keep what it will change, and
+afterwards make that a change undo can take back.
+
+run_code and run_cell both call `before_run` and `after_run`, so a run from either (and every
+cell `rebuild_names` runs, through run_cell) is kept the same way: its variables go on the
+turn's checkpoint beside its files and cells (`%copilot undo` of the turn puts them back), and a
+cell run in review also puts them back on the cell's Undo (`tools/review.py`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import MutableMapping
+from typing import Any
+
+from ...kernel_bridge import hidden_names
+from ..context import ToolContext
+from .names import code_names
+from .snapshots import Kept, keep
+from .state import kernel_state
+
+HELD_RUNS = 40
+"""Runs whose kept variables are held at most; older ones let theirs go (memory is bounded)."""
+
+
+class KeptVariables:
+    """A run's kept variables as a change a turn can take back (`workspace/snapshots.py`)."""
+
+    def __init__(self, namespace: MutableMapping[str, Any], kept: Kept) -> None:
+        self.namespace = namespace
+        self.kept = kept
+        self.names = kept.names
+
+    def take_back(self) -> tuple[str, bool, str]:
+        what = f"kernel variables of {self.kept.label}: {', '.join(self.names)}"
+        if self.kept.taken_back:
+            return what, False, "already put back (by the cell's Undo)"
+        if self.kept.released:
+            return what, False, "let go to keep the kernel's memory bounded"
+        self.kept.put_back(self.namespace)
+        return what, True, "as they were before the run"
+
+
+def before_run(ctx: ToolContext, source: str, label: str) -> Kept | None:
+    """Copies of the names `source` binds, mutates or deletes (None when it changes none)."""
+    found = code_names(source)
+    if not found.changes:
+        return None
+    state = kernel_state(ctx.shell)
+    hidden = hidden_names(ctx.shell)
+    return keep(ctx.namespace(), found.changes, limit=state.keep_limit, hidden=hidden, label=label)
+
+
+def after_run(ctx: ToolContext, source: str, kept: Kept | None) -> str:
+    """The run is over: its names are the conversation's; its kept variables go on the turn's
+    checkpoint. What Undo will and will not put back ('' when the run changed no name)."""
+    namespace = ctx.namespace()
+    state = kernel_state(ctx.shell)
+    state.ran(source, namespace)
+    if kept is None:
+        return ""
+    if kept.values and ctx.workspace is not None:
+        ctx.workspace.checkpoints.record_other(KeptVariables(namespace, kept))
+        held: deque[Kept] = state.held
+        held.append(kept)
+        while len(held) > HELD_RUNS or sum(k.size for k in held) > 2 * state.keep_limit:
+            held.popleft().release()
+    elif ctx.workspace is None:
+        return ""
+    return kept.note()

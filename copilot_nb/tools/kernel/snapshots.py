@@ -1,0 +1,150 @@
+"""The variables a run is about to change, kept so that Undo can put them back.
+
+Before run_code or run_cell runs, the names its source binds, mutates or deletes (`names.py`)
+are kept as they are: a DataFrame by `copy(deep=True)` (with pandas' copy-on-write the copy
+shares its buffers until one side writes), anything else by `copy.deepcopy`. A name that did
+not exist is kept as absent, so Undo removes what the run made. Nothing else is kept: a name the
+code does not touch cannot change (unless the code reaches it indirectly, through a function or
+an alias: the review says Undo restores the names it lists, no more).
+
+Never kept, and said so: a secret (by its name or its value: `masking.py`), a value over the
+size limit the user sets (`KernelState.keep_limit`, 256 MB unless changed; 0 keeps nothing), a
+value that cannot be copied (a connection, a generator, a module), and a name the user's
+namespace hides. Kept values live in the kernel's memory only, for as long as the turn's undo is
+reachable (the checkpoints keep the last 20 turns).
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import types
+from collections.abc import Iterable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...text import human_bytes
+from ..masking import MaskingRepr, is_secret_label, is_secret_value
+from .variables import memory_of, safe_repr
+
+KEEP_LIMIT = 256 * 1024 * 1024
+"""Bytes of variables one run may keep (the user changes it with `%copilot state --keep`)."""
+_ABSENT = object()
+
+
+@dataclass(kw_only=True, eq=False)
+class Kept:
+    """The variables one run was about to change, and those it could not keep, with why."""
+
+    label: str
+    """What ran: `run_code` or `cell #3`."""
+    values: dict[str, Any] = field(default_factory=dict)
+    """Each kept name's copy (the absent marker for a name that did not exist)."""
+    left: dict[str, str] = field(default_factory=dict)
+    """Names not kept, with why."""
+    size: int = 0
+    taken_back: bool = False
+    released: bool = False
+
+    def release(self) -> None:
+        """Let the copies go (the kernel holds too many): Undo then says it cannot."""
+        self.values, self.released, self.size = {}, True, 0
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self.values)
+
+    def note(self) -> str:
+        """What Undo will and will not restore, for the review and the tool's result."""
+        parts = []
+        back = [name for name in self.names if self.values[name] is not _ABSENT]
+        made = [name for name in self.names if self.values[name] is _ABSENT]
+        if back:
+            parts.append(f"Undo puts back {', '.join(back)} as they were before the run")
+        if made:
+            parts.append(f"Undo removes {', '.join(made)} (the run made them)")
+        if self.left:
+            shown = "; ".join(f"{name} ({why})" for name, why in sorted(self.left.items()))
+            parts.append(f"Undo cannot put back {shown}")
+        return ". ".join(parts)
+
+    def put_back(self, namespace: MutableMapping[str, Any]) -> list[str]:
+        """Put the kept variables back (once), removing those the run made; the names done."""
+        if self.taken_back or self.released:
+            return []
+        self.taken_back = True
+        for name, value in self.values.items():
+            if value is _ABSENT:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+        return self.names
+
+
+def keep(
+    namespace: MutableMapping[str, Any],
+    names: Iterable[str],
+    *,
+    limit: int = KEEP_LIMIT,
+    hidden: Iterable[str] = (),
+    label: str = "",
+) -> Kept:
+    """Copies of `names` as they are in `namespace` now, within `limit` bytes in all."""
+    kept = Kept(label=label)
+    hidden = set(hidden)
+    for name in sorted(set(names)):
+        if name.startswith("_") or name in hidden:
+            continue
+        if name not in namespace:
+            kept.values[name] = _ABSENT
+            continue
+        value = namespace[name]
+        why = _not_keepable(name, value)
+        if why:
+            kept.left[name] = why
+            continue
+        size = memory_of(value) or sys.getsizeof(value)
+        if kept.size + size > limit:
+            kept.left[name] = (
+                f"{human_bytes(size)}, over the {human_bytes(limit)} limit"
+                if limit
+                else "keeping variables is off"
+            )
+            continue
+        try:
+            kept.values[name] = copied(value)
+        except Exception as exc:  # a value that refuses to be copied says why
+            kept.left[name] = f"cannot be copied: {type(exc).__name__}"
+            continue
+        kept.size += size
+    return kept
+
+
+def copied(value: Any) -> Any:
+    """A copy of `value` that a later change to it does not reach."""
+    copy_method = getattr(value, "copy", None)
+    if callable(copy_method) and type(value).__module__.split(".")[0] in ("pandas", "polars"):
+        try:
+            return copy_method(deep=True)
+        except TypeError:
+            return copy_method()
+    return copy.deepcopy(value)
+
+
+def _not_keepable(name: str, value: Any) -> str:
+    """Why a value is not kept ('' when it may be)."""
+    if is_secret_label(name) or is_secret_value(name, value) or _holds_secret(value):
+        return "a secret: never kept"
+    if isinstance(value, (types.ModuleType, types.GeneratorType, types.CoroutineType)):
+        return f"a {type(value).__name__}: cannot be copied"
+    return ""
+
+
+def _holds_secret(value: Any) -> bool:
+    """A plain container with a secret inside (`{"api_key": ...}`, a token in a list): what
+    the masking repr of every tool would mask."""
+    if not isinstance(value, (dict, list, tuple, set, frozenset)):
+        return False
+    masker = MaskingRepr()
+    safe_repr(value, masker=masker)
+    return masker.masked > 0

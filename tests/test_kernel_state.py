@@ -1,0 +1,147 @@
+"""The kernel's state as the agent knows it, in one process: what a run keeps for Undo (and what
+it does not: secrets, values past the limit), `%copilot undo` and a cell's review Undo putting
+variables back, and what a restart lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from copilot_nb.tools.context import ToolContext
+from copilot_nb.tools.kernel.snapshots import keep
+from copilot_nb.tools.kernel.state import KernelState, kernel_state
+from copilot_nb.tools.kernel.tools import kernel_toolset
+from copilot_nb.tools.review import ReviewBook
+from copilot_nb.workspace.workspace import Workspace
+from tests.helpers import call
+
+TOKEN = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 3
+
+
+def context(tmp_path: Path, namespace: dict[str, Any]) -> tuple[ToolContext, Workspace]:
+    workspace = Workspace(tmp_path)
+    shell = SimpleNamespace(user_ns=namespace, user_ns_hidden={})
+    ctx = ToolContext(workspace=workspace, namespace=lambda: namespace, shell=shell)
+    return ctx, workspace
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword")
+async def test_run_code_that_drops_rows_is_taken_back_by_undo(tmp_path: Path) -> None:
+    namespace: dict[str, Any] = {"df": pd.DataFrame({"a": range(10), "b": list("abcdefghij")})}
+    original = namespace["df"].copy()
+    ctx, workspace = context(tmp_path, namespace)
+    workspace.begin_turn("drop the first rows")
+    code = "df.drop(index=[0, 1, 2], inplace=True)\ndf['a'] = df.a * 10\nnew = len(df)"
+    result = await call(kernel_toolset(ctx), "run_code", code=code)
+    assert not result.is_error, result.content
+    assert "kernel: Undo puts back df as they were before the run" in result.content
+    assert "Undo removes new (the run made them)" in result.content
+    assert len(namespace["df"]) == 7
+    restored = workspace.undo()
+    assert [(r.action, r.path) for r in restored] == [
+        ("restored", "kernel variables of run_code: df, new")
+    ]
+    pd.testing.assert_frame_equal(namespace["df"], original)
+    assert "new" not in namespace
+
+
+async def test_a_run_that_changes_no_name_keeps_nothing(tmp_path: Path) -> None:
+    namespace: dict[str, Any] = {"df": pd.DataFrame({"a": [1]})}
+    ctx, workspace = context(tmp_path, namespace)
+    workspace.begin_turn("look")
+    result = await call(kernel_toolset(ctx), "run_code", code="df.head()\nprint(len(df))")
+    assert "kernel:" not in result.content
+    assert workspace.undo() == []
+
+
+async def test_secrets_are_never_kept_and_the_result_says_so(tmp_path: Path) -> None:
+    namespace: dict[str, Any] = {"api_key": "old", "token_text": TOKEN, "cfg": {"password": "p"}}
+    ctx, workspace = context(tmp_path, namespace)
+    workspace.begin_turn("rotate")
+    code = "api_key = 'new'\ntoken_text = token_text.upper()\ncfg['password'] = 'q'"
+    result = await call(kernel_toolset(ctx), "run_code", code=code)
+    assert "Undo cannot put back" in result.content
+    for name in ("api_key", "token_text", "cfg"):
+        assert f"{name} (a secret: never kept)" in result.content
+    turn = workspace.checkpoints.turns[-1]
+    assert not turn.others  # nothing kept at all: no copy of a secret is held
+    assert TOKEN not in result.content
+
+
+def test_a_value_past_the_limit_is_not_kept_and_the_note_says_why() -> None:
+    big = pd.DataFrame({"a": range(100_000)})
+    kept = keep({"big": big, "small": [1, 2]}, ["big", "small"], limit=64 * 1024)
+    assert kept.names == ["small"]
+    assert "big (781.4 KB, over the 64.0 KB limit)" in kept.note()
+    off = keep({"small": [1]}, ["small"], limit=0)
+    assert off.left == {"small": "keeping variables is off"}
+
+
+def test_a_kept_dataframe_is_a_deep_copy() -> None:
+    frame = pd.DataFrame({"a": [1, 2, 3]})
+    namespace = {"frame": frame}
+    kept = keep(namespace, ["frame"])
+    frame.loc[0, "a"] = 99
+    kept.put_back(namespace)
+    assert namespace["frame"]["a"].tolist() == [1, 2, 3]
+
+
+def test_a_cells_review_undo_puts_its_variables_back_and_a_keep_forgets_them() -> None:
+    book, namespace = ReviewBook(), {"x": [1, 2]}
+    kept = keep(namespace, ["x"], label="cell #2")
+    namespace["x"].append(3)
+    book.on_undo("t1", "cell-a", lambda: kept.put_back(namespace))
+    book.on_undo("t1", "cell-b", lambda: namespace.update(y=1))
+    book.record({"outcomes": [{"turn": "t1", "cell_id": "cell-b", "outcome": "kept"}]})
+    book.record({"outcomes": [{"turn": "t1", "cell_id": "cell-a", "outcome": "undone"}]})
+    assert namespace == {"x": [1, 2]}
+    book.record({"outcomes": [{"turn": "t1", "cell_id": "cell-a", "outcome": "undone"}]})
+    assert namespace == {"x": [1, 2]}  # once
+
+
+async def test_undo_after_a_review_undo_says_the_variables_are_back_already(
+    tmp_path: Path,
+) -> None:
+    namespace: dict[str, Any] = {"x": 1}
+    ctx, workspace = context(tmp_path, namespace)
+    workspace.begin_turn("bump")
+    await call(kernel_toolset(ctx), "run_code", code="x = 2")
+    turn = workspace.checkpoints.turns[-1]
+    turn.others[0].kept.put_back(namespace)  # what the cell's Undo does
+    namespace["x"] = 5  # the user's own later change is not overwritten
+    restored = workspace.undo()
+    assert restored[0].action == "not restored" and "already put back" in restored[0].detail
+    assert namespace["x"] == 5
+
+
+def test_a_restart_is_another_kernel_instance_and_its_lost_names_are_those_missing() -> None:
+    before = KernelState(instance="kernel-1")
+    before.ran("import pandas as pd\ndf = pd.DataFrame()\ntypo_never_made", {"pd": 1, "df": 2})
+    saved = before.record()
+    assert saved == {"kernel": "kernel-1", "names": ["df", "pd"]}
+    same = KernelState(instance="kernel-1")
+    same.resumed(saved["kernel"], saved["names"])
+    assert not same.restarted and same.lost({}) == []
+    fresh = KernelState(instance="kernel-2")
+    fresh.resumed(saved["kernel"], saved["names"])
+    assert fresh.restarted
+    assert fresh.lost({"pd": 1}) == ["df"]
+    fresh.forget()
+    assert not fresh.restarted
+
+
+def test_each_shell_has_its_own_state() -> None:
+    one, two = SimpleNamespace(), SimpleNamespace()
+    assert kernel_state(one) is kernel_state(one)
+    assert kernel_state(one) is not kernel_state(two)
+
+
+@pytest.mark.parametrize(("text", "size"), [("512MB", 512 * 2**20), ("1.5G", 3 * 2**29), ("0", 0)])
+def test_the_keep_limit_reads_sizes(text: str, size: int) -> None:
+    from copilot_nb.jupyter.commands.state import parse_size
+
+    assert parse_size(text) == size
