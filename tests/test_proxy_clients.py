@@ -1,6 +1,7 @@
 """The programs users point at the proxy, driven over loopback (issue 35, "real clients as
-tests"): the `openai-agents` SDK with its Chat Completions model, running a tool of its own
-through the proxy, and simonw's `llm` with the proxy in its `extra-openai-models.yaml`."""
+tests"): the `openai-agents` SDK with its Chat Completions and its default Responses model,
+each running a tool of its own through the proxy, and simonw's `llm` with the proxy in its
+`extra-openai-models.yaml`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-
-import openai
-import pytest
 
 from copilot_nb.testing import call, reply
 from tests.proxy_fixtures import MODEL, proxy_for
@@ -100,12 +98,29 @@ async def test_the_offline_model_behind_the_proxy_calls_no_tool_the_agent_lacks(
     assert "`read_file`" in result.final_output and "none was offered" in result.final_output
 
 
-async def test_the_agents_sdks_responses_model_is_told_to_use_chat_completions(proxy_for):
-    from agents import Agent, OpenAIResponsesModel, Runner, set_tracing_disabled
+async def test_the_agents_sdks_default_responses_model_runs_its_tool_through_the_proxy(proxy_for):
+    """The SDK's default model speaks the Responses API: its tool's call comes back as a
+    `function_call` item, its result goes up as a `function_call_output`."""
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
 
     set_tracing_disabled(True)
-    proxy = proxy_for([])
+    proxy = proxy_for([reply("", call("city_weather", city="Oslo")), reply("Rainy, 8°C.")])
+    asked: list[str] = []
+
+    @function_tool
+    def city_weather(city: str) -> str:
+        """The weather in a city."""
+        asked.append(city)
+        return "rain, 8°C"
+
     model = OpenAIResponsesModel(model=MODEL, openai_client=proxy.async_openai(max_retries=0))
-    with pytest.raises(openai.NotFoundError) as refused:
-        await Runner.run(Agent(name="r", model=model), "hi")
-    assert "OpenAIChatCompletionsModel" in refused.value.message
+    agent = Agent(name="weather", instructions="Answer briefly.", model=model, tools=[city_weather])
+    result = await Runner.run(agent, "Weather in Oslo?")
+    assert result.final_output == "Rainy, 8°C."
+    assert asked == ["Oslo"]
+    first, second = (request.body for request in proxy.upstream.requests)
+    assert first["messages"][0] == {"role": "system", "content": "Answer briefly."}
+    assert [t["function"]["name"] for t in first["tools"]] == ["city_weather"]
+    assert second["messages"][-1]["role"] == "tool"
+    assert second["messages"][-1]["content"] == "rain, 8°C"
+    assert result.context_wrapper.usage.requests == 2

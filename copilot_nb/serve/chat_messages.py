@@ -131,16 +131,19 @@ def _tool_call(call: Any, at: str) -> ToolCall:
     return ToolCall.from_raw(id=call_id, name=name, raw_arguments=arguments)
 
 
-def read_tools(value: Any, reserved: Collection[str] | None) -> tuple[ToolSpec, ...]:
-    """The client's tools; `reserved` are the kernel's tool names, which they must not take."""
+def read_tools(
+    value: Any, reserved: Collection[str] | None, *, flat: bool = False
+) -> tuple[ToolSpec, ...]:
+    """The client's tools; `reserved` are the kernel's tool names, which they must not take.
+    `flat`: the Responses API's tools, whose name and schema sit beside `type`, not in `function`."""
     if value is None:
         return ()
     if not isinstance(value, list):
         raise invalid_type("tools", "an array of tools", value)
     specs: dict[str, int] = {}
-    tools = tuple(_tool(item, f"tools[{i}]") for i, item in enumerate(value))
+    tools = tuple(_tool(item, f"tools[{i}]", flat) for i, item in enumerate(value))
     for i, spec in enumerate(tools):
-        param = f"tools[{i}].function.name"
+        param = f"tools[{i}].name" if flat else f"tools[{i}].function.name"
         if spec.name in specs:
             why = f"tools[{specs[spec.name]}] has it too; give each tool a unique name."
         elif spec.name in (reserved or ()):
@@ -153,30 +156,36 @@ def read_tools(value: Any, reserved: Collection[str] | None) -> tuple[ToolSpec, 
     return tools
 
 
-def _tool(item: Any, at: str) -> ToolSpec:
+def _tool(item: Any, at: str, flat: bool) -> ToolSpec:
     if not isinstance(item, Mapping):
-        raise invalid_type(at, 'a tool {"type": "function", "function": {...}}', item)
+        shape = (
+            '{"type": "function", "name": ...}'
+            if flat
+            else '{"type": "function", "function": {...}}'
+        )
+        raise invalid_type(at, f"a tool {shape}", item)
     if item.get("type") != "function":
         raise invalid_value(f"{at}.type", item.get("type"), "'function', the only kind served")
-    function = object_field(item, "function", at)
+    function = item if flat else object_field(item, "function", at)
+    at = at if flat else f"{at}.function"
     name = function.get("name")
     if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
-        why = f"Invalid '{at}.function.name': {shown(name)}; use 1 to 64 letters, digits, _ or -."
-        raise ApiError(why, param=f"{at}.function.name", code="invalid_value")
+        why = f"Invalid '{at}.name': {shown(name)}; use 1 to 64 letters, digits, _ or -."
+        raise ApiError(why, param=f"{at}.name", code="invalid_value")
     description = function.get("description")
     if description is None:
         description = ""
     elif not isinstance(description, str):
-        raise invalid_type(f"{at}.function.description", "a string", description)
+        raise invalid_type(f"{at}.description", "a string", description)
     parameters = function.get("parameters")
     if parameters is None:
         parameters = {"type": "object", "properties": {}}
     elif not isinstance(parameters, Mapping) or parameters.get("type") != "object":
         why = (
-            f'Invalid \'{at}.function.parameters\': {kind(parameters)} with no "type": "object"; '
+            f'Invalid \'{at}.parameters\': {kind(parameters)} with no "type": "object"; '
             'describe the arguments as a JSON schema {"type": "object", "properties": {...}}.'
         )
-        raise ApiError(why, param=f"{at}.function.parameters", code="invalid_value")
+        raise ApiError(why, param=f"{at}.parameters", code="invalid_value")
     return ToolSpec(name=name, description=description, parameters=parameters)
 
 

@@ -33,7 +33,11 @@ __all__ = [
     "ApiError",
     "ChatRequest",
     "ToolExecution",
+    "flag",
+    "model_name",
     "parse_chat_request",
+    "positive_int",
+    "tool_choice_of",
 ]
 
 PASSED_THROUGH = (
@@ -82,14 +86,14 @@ def parse_chat_request(
     if not isinstance(body, Mapping):
         why = f'The body is {kind(body)}; send a JSON object {{"model": ..., "messages": [...]}}.'
         raise ApiError(why, code="invalid_type")
-    model = _model(body.get("model"), models)
+    model = model_name(body.get("model"), models)
     messages = read_messages(body.get("messages"))
-    use_notebook_tools = _flag(body, "use_notebook_tools")
+    use_notebook_tools = flag(body, "use_notebook_tools")
     tools = read_tools(body.get("tools"), kernel_tools if use_notebook_tools else ())
     offered: list[str] | None = [spec.name for spec in tools]
     if use_notebook_tools:  # the model sees the kernel's tools too, named or not known
         offered = None if kernel_tools is None else [spec.name for spec in tools] + [*kernel_tools]
-    stream = _flag(body, "stream")
+    stream = flag(body, "stream")
     tool_execution, max_tool_rounds = _tool_execution(body)
     n = body.get("n")
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n != 1):
@@ -99,7 +103,7 @@ def parse_chat_request(
         model=model,
         messages=messages,
         tools=tools,
-        tool_choice=_tool_choice(body.get("tool_choice"), offered),
+        tool_choice=tool_choice_of(body.get("tool_choice"), offered),
         stream=stream,
         include_usage=_include_usage(body.get("stream_options"), stream=stream),
         options=_options(body),
@@ -116,7 +120,7 @@ def _tool_execution(body: Mapping[str, Any]) -> tuple[ToolExecution, int | None]
         expected = "'client' (tool calls come back to you) or 'auto' (the proxy runs them)"
         raise invalid_value("tool_execution", given, expected)
     execution: ToolExecution = "auto" if given == "auto" else "client"
-    rounds = _positive_int(body, "max_tool_rounds", maximum=MAX_TOOL_ROUNDS)
+    rounds = positive_int(body, "max_tool_rounds", maximum=MAX_TOOL_ROUNDS)
     if rounds is not None and execution != "auto":
         why = (
             "'max_tool_rounds' counts the proxy's rounds; set tool_execution to 'auto' or drop it."
@@ -125,7 +129,9 @@ def _tool_execution(body: Mapping[str, Any]) -> tuple[ToolExecution, int | None]
     return execution, rounds
 
 
-def _model(model: Any, models: Collection[str] | None) -> str:
+def model_name(model: Any, models: Collection[str] | None) -> str:
+    """The requested model, one of `models` (None: any), as both the chat and Responses routes
+    check it."""
     if model is None:
         raise missing("model", "name the model to use; GET /v1/models lists them.")
     if not isinstance(model, str) or not model:
@@ -138,8 +144,9 @@ def _model(model: Any, models: Collection[str] | None) -> str:
     return model
 
 
-def _tool_choice(value: Any, offered: list[str] | None) -> ToolChoice:
-    """As our models take it; `offered` is every tool the model will see (None: not known)."""
+def tool_choice_of(value: Any, offered: list[str] | None, *, flat: bool = False) -> ToolChoice:
+    """As our models take it; `offered` is every tool the model will see (None: not known).
+    `flat`: the Responses API's `{"type": "function", "name": ...}`."""
     if value is None:
         return None
     if isinstance(value, str) and value in _CHOICES:
@@ -148,19 +155,24 @@ def _tool_choice(value: Any, offered: list[str] | None) -> ToolChoice:
             raise ApiError(why, param="tool_choice", code="invalid_value")
         return value
     if not isinstance(value, Mapping):
-        expected = "'none', 'auto', 'required' or {\"type\": \"function\", \"function\": {...}}"
+        shape = '"name": ...' if flat else '"function": {...}'
+        expected = f"'none', 'auto', 'required' or {{\"type\": \"function\", {shape}}}"
         raise invalid_value("tool_choice", value, expected)
     if value.get("type") != "function":
         raise invalid_value("tool_choice.type", value.get("type"), "'function'")
-    name = object_field(value, "function", "tool_choice").get("name")
+    named = value if flat else object_field(value, "function", "tool_choice")
+    param = "tool_choice.name" if flat else "tool_choice.function.name"
+    name = named.get("name")
     if not isinstance(name, str):
-        raise invalid_type("tool_choice.function.name", "a tool name", name)
+        raise invalid_type(param, "a tool name", name)
     if offered == []:
         why = f"tool_choice names the tool {name!r}, but the request has no tools; add it to tools."
-        raise ApiError(why, param="tool_choice.function.name", code="invalid_value")
+        raise ApiError(why, param=param, code="invalid_value")
     if offered is not None and name not in offered:
         why = f"tool_choice names {name!r}, not one of the tools ({listed(offered)}); pick one."
-        raise ApiError(why, param="tool_choice.function.name", code="invalid_value")
+        raise ApiError(why, param=param, code="invalid_value")
+    if flat:
+        value = {"type": "function", "function": {"name": name}}
     return dict(value) if name in _CHOICES else name  # a tool named "auto" stays a dict
 
 
@@ -172,14 +184,14 @@ def _include_usage(value: Any, *, stream: bool) -> bool:
         raise ApiError(why, param="stream_options", code="invalid_value")
     if not isinstance(value, Mapping):
         raise invalid_type("stream_options", "an object", value)
-    return _flag(value, "include_usage", "stream_options.")
+    return flag(value, "include_usage", "stream_options.")
 
 
 def _options(body: Mapping[str, Any]) -> dict[str, Any]:
     """The fields for the upstream; `max_completion_tokens` (the newer name) is sent as
     `max_tokens`, which every provider we speak to takes."""
     options = {key: body[key] for key in PASSED_THROUGH if body.get(key) is not None}
-    limits = {key: _positive_int(body, key) for key in ("max_tokens", "max_completion_tokens")}
+    limits = {key: positive_int(body, key) for key in ("max_tokens", "max_completion_tokens")}
     given = {value for value in limits.values() if value is not None}
     if len(given) > 1:
         tokens, completion = limits["max_tokens"], limits["max_completion_tokens"]
@@ -190,14 +202,16 @@ def _options(body: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _flag(obj: Mapping[str, Any], key: str, prefix: str = "") -> bool:
+def flag(obj: Mapping[str, Any], key: str, prefix: str = "") -> bool:
+    """A boolean field, absent or null as False; anything else than a boolean refused."""
     value = obj.get(key)
     if value is not None and not isinstance(value, bool):
         raise invalid_type(f"{prefix}{key}", "a boolean (true or false)", value)
     return bool(value)
 
 
-def _positive_int(obj: Mapping[str, Any], key: str, *, maximum: int | None = None) -> int | None:
+def positive_int(obj: Mapping[str, Any], key: str, *, maximum: int | None = None) -> int | None:
+    """A token or round limit: a whole number from 1 (to `maximum`), or None when not sent."""
     value = obj.get(key)
     if value is None:
         return None

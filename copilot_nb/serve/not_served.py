@@ -1,9 +1,9 @@
 """What the proxy answers for a route it does not serve: OpenAI's JSON error, never plain text.
 
 OpenAI's clients read `{"error": {...}}` from any failure; a bare `Not Found` page became an
-exception without a message. Routes a client commonly tries get their own words: the Responses
-API (the `openai-agents` SDK's default model), and OAuth discovery, which MCP clients try after a
-401 (the proxy has a token, not OAuth).
+exception without a message. Routes a client commonly tries get their own words: a stored
+response (`/v1/responses/{id}`: the proxy stores none), and OAuth discovery, which MCP clients try
+after a 401 (the proxy has a token, not OAuth).
 """
 
 from __future__ import annotations
@@ -14,19 +14,21 @@ from .chat_request import ApiError
 from .responses import error_response
 from .security import DISCOVERY_PREFIX
 
-SERVED = "POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id}, GET /v1/tools and /mcp"
+SERVED = (
+    "POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, "
+    "GET /v1/tools and /mcp"
+)
 
-RESPONSES = (
-    "This proxy does not serve the Responses API (/v1/responses); it serves Chat Completions at "
-    "/v1/chat/completions. Use a Chat Completions client: with the openai-agents SDK, "
-    "OpenAIChatCompletionsModel or set_default_openai_api('chat_completions')."
+STORED = (
+    "This proxy stores no responses ({path}): a response is answered once, at POST "
+    "/v1/responses (store is always false); send the whole conversation in each request's input."
 )
 
 
 def not_served(method: str, path: str, *, token_hint: str, status: int = 404) -> ApiError:
     """The error for a request no route takes (`status` 405 for a route without its method)."""
-    if path.rstrip("/") == "/v1/responses" or path.startswith("/v1/responses/"):
-        return ApiError(RESPONSES, status=404, code="unsupported_endpoint")
+    if path.startswith("/v1/responses/"):
+        return ApiError(STORED.format(path=path), status=404, code="not_stored")
     if path.startswith(DISCOVERY_PREFIX):
         return ApiError(
             "This server does not use OAuth: there is no authorization server to discover. "

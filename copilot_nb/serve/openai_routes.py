@@ -1,11 +1,10 @@
-"""`/v1/chat/completions`, `/v1/models` and `/v1/tools`: the OpenAI API over the backend.
+"""`/v1/chat/completions`, `/v1/responses`, `/v1/models` and `/v1/tools`: the OpenAI API over
+the backend.
 
 Pass-through (the default): the client's messages and tools go to the model, the model's tool
-calls come back to the client to run. The upstream stream is opened before the response starts,
-so an upstream refusal keeps its status (429 and 5xx with the provider's `Retry-After`) and its
-words, with the credentials in them masked (`relayed.py`); a client that goes away cancels the
-upstream request. `tool_execution: "auto"` runs the agent loop on the
-server (`auto_mode.py`), when the server was started allowing it.
+calls come back to the client to run (`upstream.py` relays the stream; `responses_route.py` serves
+the Responses API the same way). `tool_execution: "auto"` runs the agent loop on the server
+(`auto_mode.py`), when the server was started allowing it.
 """
 
 from __future__ import annotations
@@ -13,23 +12,23 @@ from __future__ import annotations
 import fnmatch
 import time
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-from ..errors import (
-    AuthError,
-    ConfigError,
-    ContextLengthError,
-    ModelError,
-    ModelHTTPError,
-)
-from ..events import ModelEvent
+from ..errors import ConfigError, ModelError
 from .api_errors import listed
 from .backend import Backend
-from .chat_request import ApiError, ChatRequest, parse_chat_request
+from .chat_request import ApiError, parse_chat_request
 from .chat_response import ChunkEncoder, completion_body
 from .relayed import Relay, model_credentials
-from .responses import error_response, event_stream, json_response
+from .responses import error_response, json_response
+from .responses_route import create_response
+from .upstream import (
+    model_unavailable,
+    read_json,
+    stream_response,
+    upstream_error,
+    upstream_options,
+)
 
 MAX_TOOL_ROUNDS = 10
 """Rounds of server-side tool calls when the request does not say (`max_tool_rounds`)."""
@@ -43,6 +42,9 @@ def routes(backend: Backend, token: str = "") -> list[Any]:
     async def chat(request: Any) -> Any:
         return await chat_completions(backend, request, token)
 
+    async def responses(request: Any) -> Any:
+        return await create_response(backend, request, token)
+
     async def models(request: Any) -> Any:
         return json_response(models_body(backend))
 
@@ -55,6 +57,7 @@ def routes(backend: Backend, token: str = "") -> list[Any]:
 
     return [
         Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/models/{model:path}", one_model, methods=["GET"]),
         Route("/v1/tools", tools, methods=["GET"]),
@@ -109,10 +112,7 @@ def tools_body(backend: Backend, *, name: str | None, tags: str | None) -> dict[
 
 async def chat_completions(backend: Backend, request: Any, token: str = "") -> Any:
     try:
-        body = await request.json()
-    except (ValueError, UnicodeDecodeError):
-        return error_response(ApiError("The request body is not valid JSON.", code="invalid_json"))
-    try:
+        body = await read_json(request)
         wants_tools = isinstance(body, dict) and body.get("use_notebook_tools") is True
         chat = parse_chat_request(
             body,
@@ -133,9 +133,8 @@ async def chat_completions(backend: Backend, request: Any, token: str = "") -> A
         model = backend.model(chat.model)
     except ApiError as exc:
         return error_response(exc)
-    except ConfigError as exc:  # the server's own model cannot be built (a missing key)
-        refusal = ApiError(str(exc), status=500, type="server_error")
-        return error_response(Relay.of(token).error(refusal))
+    except ConfigError as exc:
+        return model_unavailable(exc, token)
     relay = Relay.of(token, model_credentials(model))
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
     encoder = ChunkEncoder(
@@ -150,86 +149,10 @@ async def chat_completions(backend: Backend, request: Any, token: str = "") -> A
         return await auto_response(backend, chat, model, encoder, relay)
     if not chat.stream:
         try:
-            message = await model.complete(list(chat.messages), **_upstream_options(chat))
+            message = await model.complete(list(chat.messages), **upstream_options(chat))
         except (ModelError, ConfigError) as exc:
             return upstream_error(exc, relay)
         return json_response(
             completion_body(message, model=chat.model, completion_id=completion_id, created=created)
         )
-    events = model.stream(list(chat.messages), **_upstream_options(chat))
-    try:
-        first = await anext(events)
-    except (ModelError, ConfigError) as exc:
-        await _close(events)
-        return upstream_error(exc, relay)
-    return event_stream(_relay(first, events, encoder, relay))
-
-
-def _upstream_options(chat: ChatRequest) -> dict[str, Any]:
-    return {
-        "tools": list(chat.tools) or None,
-        "tool_choice": chat.tool_choice if chat.tools else None,
-        **chat.options,
-    }
-
-
-async def _relay(
-    first: ModelEvent, events: AsyncIterator[ModelEvent], encoder: ChunkEncoder, relay: Relay
-) -> AsyncIterator[bytes]:
-    """The upstream's events as chunks; closing this (the client left) closes the upstream."""
-    try:
-        yield encoder.start()
-        try:
-            if chunk := encoder.event(first):
-                yield chunk
-            async for event in events:
-                if chunk := encoder.event(event):
-                    yield chunk
-        except (ModelError, ConfigError) as exc:
-            yield encoder.error(api_error_for(exc, relay))
-        yield encoder.done()
-    finally:
-        await _close(events)
-
-
-async def _close(events: AsyncIterator[Any]) -> None:
-    """End an upstream stream now: its connection goes back, or is dropped, at once."""
-    close = getattr(events, "aclose", None)
-    if close is not None:
-        await close()
-
-
-def api_error_for(exc: ModelError | ConfigError, relay: Relay) -> ApiError:
-    """An upstream failure in OpenAI's words: its status where the client can act on it, its
-    credentials masked."""
-    return relay.error(_api_error(exc))
-
-
-def _api_error(exc: ModelError | ConfigError) -> ApiError:
-    if isinstance(exc, ConfigError):  # an option or message this model cannot take
-        return ApiError(str(exc))
-    if isinstance(exc, ContextLengthError):
-        return ApiError(str(exc), code="context_length_exceeded", param="messages")
-    if isinstance(exc, AuthError):
-        return ApiError(
-            f"the proxy's own credentials were refused upstream: {exc}",
-            status=502,
-            type="upstream_error",
-        )
-    if isinstance(exc, ModelHTTPError):
-        kind = "rate_limit_error" if exc.status == 429 else "upstream_error"
-        if exc.status < 500 and exc.status != 429:
-            kind = "invalid_request_error"
-        return ApiError(str(exc), status=exc.status, type=kind, code=f"upstream_{exc.status}")
-    return ApiError(
-        f"the upstream model could not answer: {exc}", status=502, type="upstream_error"
-    )
-
-
-def upstream_error(exc: ModelError | ConfigError, relay: Relay) -> Any:
-    headers = {}
-    retry_after = getattr(exc, "retry_after", None)
-    if retry_after is not None:
-        headers["retry-after"] = str(max(1, round(retry_after)))
-        headers["retry-after-ms"] = str(round(retry_after * 1000))
-    return error_response(api_error_for(exc, relay), headers)
+    return await stream_response(model, chat, encoder, relay)
