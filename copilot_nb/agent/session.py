@@ -9,7 +9,7 @@ surfaces only render its events and answer approvals through their `Approver`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -154,15 +154,16 @@ class CopilotSession:
         max_rounds: int | None = None,
         new: bool = False,
         mode: TurnMode | None = None,
+        skills: Sequence[str] = (),
     ) -> AsyncGenerator[TurnEvent, None]:
         """One request on the shared conversation: the events to render, approvals to `approver`.
 
         An unknown model raises ConfigError here, before anything is shown. The events follow
         (a `TurnNote` first for the offline demo model); each `ApprovalNeeded` goes to
         `approver` once the surface has shown it (`None`: nobody answers, each is denied); the turn ends with the agent's `Done` or
-        `Failed`. `model`, `approvals`, `max_rounds` and `mode` hold for this turn only; `new`
-        forgets the conversation first. Cancelling the consumer stops the agent, and any request still
-        unanswered is denied.
+        `Failed`. `model`, `approvals`, `max_rounds`, `mode` and `skills` (loaded up front)
+        hold for this turn only; `new` forgets the conversation first. Cancelling the consumer
+        stops the agent, and any request still unanswered is denied.
         """
         chosen = self.model(model)
         approver = approver or UNATTENDED
@@ -175,6 +176,7 @@ class CopilotSession:
             standing=approvals or self.approvals,
             mode=mode or self.mode,
             new=new,
+            skills=tuple(skills),
             settings=RunSettings(max_rounds=max_rounds),
         )
         return run_stages(turn, TURN)

@@ -2,7 +2,8 @@
 
 Each owns one concern of a turn, its set-up and its tear-down: one turn at a time, the questions
 left unanswered, the cassette, a new conversation, the workspace's MCP servers, the agent and
-its tools, `@` references, the model, review, saving, and last the loop in the turn's mode.
+its tools, `@` references, skills named up front, the model, review, saving, and last the loop
+in the turn's mode.
 A stage that shows nothing ends in `return; yield` (still an async generator, as `Stage` wants).
 """
 
@@ -12,8 +13,16 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import replace
 
-from ..errors import ConfigError
-from ..events import AgentEvent, ApprovalNeeded, CellChanged, Failed, FileChanged
+from ..errors import ConfigError, ToolError
+from ..events import (
+    AgentEvent,
+    ApprovalNeeded,
+    CellChanged,
+    Failed,
+    FileChanged,
+    ToolFinished,
+    ToolStarted,
+)
 from ..models.cassettes.cassette import CassetteMismatch
 from .approvals.cassette import CassetteApprover
 from .loop import BUSY
@@ -23,6 +32,7 @@ from .modes.run import run_in_mode, tools_for_mode
 from .prompt.assembly import prepare
 from .prompt.references import attach_references
 from .run_settings import RunSettings
+from .skills.tool import TOOL_NAME, SkillContext, load_skill
 from .turn import Stage, Turn, TurnEvent, TurnNote, current_dir
 
 
@@ -114,6 +124,27 @@ async def references(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
         yield Failed(error=str(exc))
 
 
+async def skills(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """`--skill NAME`: each skill's body added to the request before anything is sent, shown
+    as the `load_skill` call the model would have made; a skill not offered ends the turn."""
+    context = SkillContext(workspace=turn.the_agent().workspace)
+    for index, name in enumerate(turn.skills):
+        call_id = f"skill-{index}"
+        yield ToolStarted(call_id=call_id, name=TOOL_NAME, arguments={"name": name}, summary=name)
+        try:
+            output = load_skill(context, name)
+        except ToolError as exc:
+            yield ToolFinished(
+                call_id=call_id, name=TOOL_NAME, ok=False, summary=str(exc), content=str(exc)
+            )
+            yield Failed(error=f"--skill {name}: {exc}")
+            return
+        turn.prompt += f"\n\nThe user chose this skill for the request:\n{output.content}"
+        yield ToolFinished(
+            call_id=call_id, name=TOOL_NAME, ok=True, summary=output.summary, content=""
+        )
+
+
 async def model_note(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
     """The offline demo model says what it is."""
     if getattr(turn.model, "offline", False):
@@ -202,6 +233,7 @@ TURN: tuple[Stage, ...] = (
     servers,
     agent,
     references,
+    skills,
     model_note,
     review,
     saving,

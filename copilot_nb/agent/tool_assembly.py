@@ -19,6 +19,7 @@ from ..tools.wrappers import DeferredToolSet, FilteredToolSet
 from ..workspace.workspace import Workspace
 from .approvals.ask_user import ask_user_tool
 from .prompt.families import family_for, family_of
+from .skills.tool import skill_tools
 from .subagents import delegate_tool
 
 ToolsetFactory = Callable[[Workspace], Iterable[Tool]]
@@ -57,8 +58,9 @@ def assemble(
     model: Model | None = None,
     agent: Any = None,
 ) -> DeferredToolSet:
-    """Built-ins (with the model family's own, e.g. the codex line's `apply_patch`), then the
-    user's tools and the MCP servers' (deferred when many), all through the name filters.
+    """Built-ins (with the model family's own, e.g. the codex line's `apply_patch`, and
+    `load_skill` while there are skills), then the user's tools and the MCP servers'
+    (deferred when many), all through the name filters.
 
     The filters apply before the deferral, so `tool_search` never finds an excluded tool and
     only allowed tools count towards the deferral threshold. An MCP tool whose name is taken
@@ -67,7 +69,7 @@ def assemble(
     and `ask_user`: subagents and questions run under its run."""
     family = family_of(model) if model is not None else family_for("")
     core = ToolSet()
-    for factory in [*sources.factories, family.own_tools]:
+    for factory in [*sources.factories, family.own_tools, skill_tools]:
         for item in factory(workspace):
             core.add(item)
     if agent is not None:

@@ -92,6 +92,8 @@ class Turn:
     """The turn's approval policy as asked (the session's, or the turn's own `--yes`)."""
     mode: TurnMode
     new: bool = False
+    skills: tuple[str, ...] = ()
+    """Skills loaded into the request up front (`%%copilot --skill NAME`)."""
     stack: AsyncExitStack = field(default_factory=AsyncExitStack)
     cassette: Cassette | None = None
     agent: Agent | None = None

@@ -194,6 +194,14 @@ class CopilotMagics(Magics):
         help="apply this cell's edits at once in the open notebook and review them there",
     )
     @argument(
+        "--skill",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="load this skill into the request up front (repeat for more; %%copilot skills "
+        "lists them)",
+    )
+    @argument(
         "command",
         nargs="*",
         help="line magic: a command and its arguments (%%copilot --help lists the commands, "
@@ -202,7 +210,7 @@ class CopilotMagics(Magics):
     @line_cell_magic
     def copilot(self, line: str = "", cell: str | None = None) -> None:
         """Ask the agent: `%%copilot [--model M] [--mode ask|plan|agent] [--new]
-        [--yes|--read-only|--review]` then the request.
+        [--yes|--read-only|--review] [--skill NAME]` then the request.
 
         As a line magic: `%copilot [COMMAND] [ARGS]`, e.g. `%copilot model openai:gpt-4o`,
         `%copilot undo`, `%copilot mcp add NAME -- COMMAND`; `%copilot --help` lists every
@@ -266,6 +274,7 @@ class CopilotMagics(Magics):
                 max_rounds=args.max_rounds,
                 new=args.new,
                 mode=args.mode,
+                skills=args.skill,
             )
             renderer = CellRenderer()
             stopped = await render_turn(turn, renderer)
@@ -289,7 +298,7 @@ def parse_options(line: str) -> Any:
     except UsageError as exc:
         message = str(exc)
         if "unrecognized arguments" in message:
-            known = "--model, --mode, --new, --max-rounds, --yes, --read-only, --review"
+            known = "--model, --mode, --new, --max-rounds, --yes, --read-only, --review, --skill"
             raise UsageError(
                 f"%%copilot: {message}; the options are {known} (written in full: options "
                 "are never abbreviated)"

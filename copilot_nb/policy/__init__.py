@@ -2,8 +2,8 @@
 
 Each choice the policy limits is checked here, at the one place copilot_nb makes it (building a
 model and sending to it, deciding a tool call's approval, starting an MCP server, starting the
-proxy, writing a cassette or a saved conversation, offering completions), so no user setting,
-`%config`, magic option or environment variable reaches around it. `loading.py` finds and reads
+proxy, writing a cassette or a saved conversation, offering completions or a skill), so no
+user setting, `%config`, magic option or environment variable reaches around it. `loading.py` finds and reads
 the files; `rules.py` holds one file's rules.
 """
 
@@ -31,6 +31,7 @@ __all__ = [
     "load_policy",
     "mcp_refusal",
     "policy_paths",
+    "skill_refusal",
     "tightened",
 ]
 
@@ -108,6 +109,12 @@ def completions_allowed() -> bool:
     """Whether inline completions may be offered (off while a policy file cannot be read)."""
     policy = load_policy()
     return not policy.broken and all(r.completions is not False for r in policy.rules)
+
+
+def skill_refusal(name: str, package: str = "") -> str | None:
+    """Why a skill may not be offered (an allow-list that leaves it out, package skills
+    switched off, a policy file that cannot be read), or None."""
+    return _refusal(f"skill {name!r}", lambda r: r.check_skill(name, package))
 
 
 def _write_refusal(key: str, what: str) -> str | None:

@@ -76,11 +76,18 @@ def policy_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
 _places_cache: dict[tuple[object, ...], tuple[str, ...]] = {}
 
 
-def _places(extra: str) -> tuple[str, ...]:
-    """The policy files' paths as text, remembered per search path (a check runs often)."""
+def admin_folders() -> tuple[str, ...]:
+    """The config folders an administrator writes: the fixed ones, then jupyter_core's (the
+    policy files are there, and the administrator's skills in their `skills/`)."""
     import jupyter_core.paths as jupyter_paths
 
     folders = (*SYSTEM_FOLDERS, *jupyter_paths.ENV_CONFIG_PATH, *jupyter_paths.SYSTEM_CONFIG_PATH)
+    return tuple(dict.fromkeys(folders))
+
+
+def _places(extra: str) -> tuple[str, ...]:
+    """The policy files' paths as text, remembered per search path (a check runs often)."""
+    folders = admin_folders()
     key = (folders, extra)
     places = _places_cache.get(key)
     if places is None:

@@ -51,8 +51,10 @@ def loading_variables(names: tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
-LIST_KEYS = ("providers", "models", "base_urls", "mcp_commands", "mcp_urls", "serve_hosts")
-BOOL_KEYS = ("serve", "cassettes", "conversations", "completions")
+LIST_KEYS = (
+    *("providers", "models", "base_urls", "mcp_commands", "mcp_urls", "serve_hosts", "skills"),
+)
+BOOL_KEYS = ("serve", "cassettes", "conversations", "completions", "package_skills")
 KEYS = (*LIST_KEYS, "approval_floors", *BOOL_KEYS)
 
 
@@ -76,6 +78,10 @@ class Rules:
     cassettes: bool | None = None
     conversations: bool | None = None
     completions: bool | None = None
+    skills: tuple[str, ...] | None = None
+    """Names (shell patterns) of the Agent Skills the model may be offered; the others are not."""
+    package_skills: bool | None = None
+    """False: the skills that imported packages ship are never offered."""
 
     def _refused(self, rule: str, what: str) -> str:
         return f"{what} is not allowed by the administrator's policy ({self.source}: {rule})"
@@ -146,6 +152,14 @@ class Rules:
         """Whether `cassettes` or `conversations` may be written."""
         if getattr(self, key) is False:
             return self._refused(f"{key} = false", what)
+        return None
+
+    def check_skill(self, name: str, package: str = "") -> str | None:
+        """Whether a skill may be offered; `package` names the distribution that ships it."""
+        if package and self.package_skills is False:
+            return self._refused("package_skills = false", f"skill {name!r} of {package}")
+        if self.skills is not None and not _matches(name, self.skills):
+            return self._refused(f"skills = {_shown(self.skills)}", f"skill {name!r}")
         return None
 
     def summary(self) -> list[str]:

@@ -160,6 +160,13 @@ AGENT_INSTRUCTIONS: tuple[DenyRule, ...] = _rules(
     "**/.cursor/rules",
     ".windsurfrules",
     ".clinerules",
+    # Agent Skills, read by copilot_nb (agent/skills/) and the other agents
+    "SKILL.md",
+    "**/.github/skills",
+    "**/.agents/skills",
+    "**/.copilot/skills",
+    "**/.jupyter/skills",
+    "**/*.agent-plugin/skills",
 )
 """Instruction files: a hijacked model that writes one hijacks every agent that reads it later."""
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ...errors import ConfigError
 from ...events import APPROVED_ONCE
 from ...policy import approval_floor, floor_source, tightened
+from ..skills.scripts import runs_skill_script
 from .edit_targets import acts_later
 
 if TYPE_CHECKING:
@@ -112,13 +113,15 @@ def decide_call(
     """The category and decision for one call as the model sent it. A call that cannot run
     (unknown tool, arguments that are not an object) needs nobody's approval: its error result
     is all it does. A tool whose source the user approved as a whole, unchanged since, runs
-    where its category would ask."""
+    where its category would ask; a skill's script never runs unasked (`skills/scripts.py`)."""
     if tool is None or not isinstance(arguments, dict):
         return "read", "allow"
     category = tool.category_for(arguments)
     decision = policy.decide(name, category)
     if decision == "ask" and tool.trust is not None and tool.trust.granted():
         decision = "allow"
+    if decision == "allow" and category == "execute" and runs_skill_script(arguments):
+        decision = "ask"
     # The administrator's floor last: no setting, option or trust goes below it.
     reviewed = policy.reviewing and category == "edit" and decision == "allow"
     if reviewed and acts_later(arguments):  # applied before review, it could act unreviewed

@@ -1,8 +1,8 @@
 """Prompt assembly, as the design has it: the system instructions, the user's instruction files,
-the global context block, then the request and the history.
+the skills' names and descriptions, the global context block, then the request and the history.
 
-The system prompt is ours plus the instruction files (`instructions.py`), read again at each
-turn; the context block (`tools/context_block.py`) is built at the start of each turn and goes
+The system prompt is ours plus the instruction files (`instructions.py`) and the skills block
+(`agent/skills/block.py`), read again at each turn; the context block (`tools/context_block.py`) is built at the start of each turn and goes
 before the turn's request. `%copilot context` shows exactly this.
 """
 
@@ -21,6 +21,8 @@ from ...workspace.notebook_file import current_notebook_path
 from ...workspace.workspace import Workspace
 from ..modes.names import TurnMode
 from ..run_settings import RunSettings
+from ..skills.block import skills_block
+from ..skills.discovery import find_skills
 from .families import family_for, listed_family
 from .instructions import Instructions, instruction_files, with_instructions
 from .system import notebook_prompt
@@ -36,6 +38,8 @@ class Prompt:
     family: str = "generic"
     """The model family whose instructions and tool-search threshold the model gets."""
     mode: TurnMode = "agent"
+    skills: str = ""
+    """The skills block at the end of `system` (empty: no skill is offered)."""
 
 
 def system_prompt(
@@ -45,13 +49,15 @@ def system_prompt(
     mode: TurnMode = "agent",
     model: str = "",
     listed: str = "",
-) -> tuple[str, list[Instructions]]:
+) -> tuple[str, list[Instructions], str]:
     """Our system prompt for this mode and model family, with the instruction files that apply
-    to the notebook worked on."""
+    to the notebook worked on, then the skills block (also returned alone): last, as what it
+    lists varies by workspace and by the packages imported."""
     files = instruction_files(workspace, working_dir=working_dir(workspace, shell))
     family = family_for(model, listed)  # `listed`: the provider's own family for the model
-    ours = notebook_prompt(str(workspace.root), mode=mode, family=family)
-    return with_instructions(ours, files), files
+    ours = with_instructions(notebook_prompt(str(workspace.root), mode=mode, family=family), files)
+    skills = skills_block(find_skills(workspace).offered)
+    return (ours.rstrip("\n") + "\n\n" + skills if skills else ours), files, skills
 
 
 def working_dir(workspace: Workspace, shell: Any = None) -> str | None:
@@ -92,7 +98,7 @@ def prepare(
     mode: TurnMode = "agent",
 ) -> RunSettings:
     """A run's prompt: the instruction files read now, the block built when the run starts."""
-    text, _ = system_prompt(
+    text, _, _ = system_prompt(
         workspace, shell, mode=mode, model=model.name, listed=listed_family(model)
     )
     ctx = block_context(workspace, shell, live)
@@ -113,11 +119,12 @@ async def preview(
     listed: str = "",
 ) -> Prompt:
     """What the next request would carry besides the history (`%copilot context`)."""
-    text, files = system_prompt(workspace, shell, mode=mode, model=model, listed=listed)
+    text, files, skills = system_prompt(workspace, shell, mode=mode, model=model, listed=listed)
     return Prompt(
         system=text,
         files=files,
         block=await context_block(block_context(workspace, shell, live)),
         family=family_for(model, listed).name,
         mode=mode,
+        skills=skills,
     )

@@ -1,8 +1,9 @@
 """`%copilot context`: exactly what the next request carries besides the conversation.
 
-The system prompt (ours, then each instruction file, in the order they are sent) and the context
-block the request would start with, built now. Shown as text in a safe HTML page: both are
-sent to the model as they are, so they are shown as they are.
+The system prompt (ours, then each instruction file, in the order they are sent, then the
+skills block, also shown alone) and the context block the request would start with, built now.
+Shown as text in a safe HTML page: both are sent to the model as they are, so they are shown as
+they are.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ async def context(
             f"family tools: {own}\ntool_search past {family.defer_threshold} tools",
         ),
         (f"System prompt ({len(prompt.system):,} characters; {head})", prompt.system),
+        (
+            f"Skills block, at the end of the system prompt ({len(prompt.skills):,} characters)",
+            prompt.skills or "(no skills offered: %copilot skills lists what was found)",
+        ),
         (f"Context block, before the next request ({len(prompt.block):,} characters)", block),
     ]
     html = "".join(

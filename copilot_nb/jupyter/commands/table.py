@@ -8,6 +8,7 @@ function) all read `TABLE`; the first row is what a bare `%copilot` runs.
 from __future__ import annotations
 
 from . import cassette, context, conversations, dispatch, mcp, policy, serve
+from .skills import show_skills
 from .subcommand import Parsed, Subcommand, complete, parse
 
 TABLE: tuple[Subcommand, ...] = (
@@ -56,6 +57,11 @@ TABLE: tuple[Subcommand, ...] = (
         run=context.context,
     ),
     Subcommand(name="agents", help="the subagents delegate can start", run=dispatch.agents),
+    Subcommand(
+        name="skills",
+        help="the skills found, where each came from, and whether the model is offered it",
+        run=show_skills,
+    ),
     Subcommand(
         name="mcp",
         help="the MCP servers: list, add, remove, restart, trust, forget",

@@ -1,0 +1,121 @@
+"""One skill's `SKILL.md`: YAML front matter (name, description, ...) then the instructions.
+
+Checked as the agentskills.io specification and its `skills-ref` validator check it: the name
+is 1-64 lowercase letters, digits and single hyphens (none first or last) and is its folder's
+name; the description is 1-1,024 characters; `compatibility` at most 500; no fields beyond the
+specification's. A skill that fails is never offered, and `%copilot skills` says why. Pure: the
+caller reads the file (through a `Workspace`), so every rule is tested on text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+FILE_NAME = "SKILL.md"
+MAX_NAME_CHARS = 64
+MAX_DESCRIPTION_CHARS = 1024
+MAX_COMPATIBILITY_CHARS = 500
+FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
+"""The front matter's fields in the specification; `skills-ref` refuses any other."""
+_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+Origin = Literal["admin", "project", "user", "package"]
+"""Where a skill comes from, in the order a name is looked up (the first of a name wins)."""
+
+
+class SkillProblem(ValueError):
+    """Why a `SKILL.md` is not a skill we offer, in words for `%copilot skills`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Skill:
+    """A checked skill and where it lives."""
+
+    name: str
+    description: str
+    body: str
+    origin: Origin
+    folder: Path
+    """The skill's folder, symlinks resolved: files are read through a Workspace rooted here."""
+    shown: str
+    """The folder as the user knows it: `.agents/skills/tidy`, `~/.copilot/skills/tidy`."""
+    in_project: str | None = None
+    """The folder relative to the workspace root, for a project skill (read_file reads there)."""
+    package: str = ""
+    """The distribution that ships it, for a package's skill."""
+    version: str = ""
+
+    @property
+    def source(self) -> str:
+        """`project`, `user`, `admin` or `package pandas 2.2.3`: where it came from, in a word."""
+        if self.origin == "package":
+            return f"package {self.package} {self.version}"
+        return self.origin
+
+
+def split_front_matter(text: str) -> tuple[Mapping[str, Any], str]:
+    """The front matter as a mapping and the body after it; SkillProblem if there is none."""
+    import yaml  # late: only a workspace with skills pays for it
+
+    text = text.removeprefix("\ufeff")
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise SkillProblem(f"{FILE_NAME} must start with '---' and YAML front matter")
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+    if end is None:
+        raise SkillProblem(f"{FILE_NAME}'s front matter is not closed by a '---' line")
+    try:
+        data = yaml.safe_load("".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        raise SkillProblem(f"{FILE_NAME}'s front matter is not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise SkillProblem(f"{FILE_NAME}'s front matter must be a YAML mapping of fields")
+    return data, "".join(lines[end + 1 :]).strip()
+
+
+def check_name(name: object, folder: str) -> str:
+    """The skill's name, if it is one the specification allows and it names its folder."""
+    if not isinstance(name, str) or not name.strip():
+        raise SkillProblem("the front matter needs a 'name'")
+    name = unicodedata.normalize("NFKC", name.strip())
+    if len(name) > MAX_NAME_CHARS:
+        raise SkillProblem(f"name {name[:20]!r}… is over {MAX_NAME_CHARS} characters")
+    if not _NAME.match(name):
+        raise SkillProblem(
+            f"name {name!r} must be lowercase letters, digits and single hyphens, "
+            "not starting or ending with a hyphen"
+        )
+    if name != unicodedata.normalize("NFKC", folder):
+        raise SkillProblem(f"name {name!r} must match its folder's name {folder!r}")
+    return name
+
+
+def parse_skill(text: str, *, folder: str) -> tuple[str, str, str]:
+    """(name, description, body) of a `SKILL.md` in a folder named `folder`, or SkillProblem."""
+    data, body = split_front_matter(text)
+    unknown = sorted(str(key) for key in data if key not in FIELDS)
+    if unknown:
+        raise SkillProblem(
+            f"unexpected field(s) {', '.join(unknown)}; the specification allows "
+            f"{', '.join(sorted(FIELDS))}"
+        )
+    name = check_name(data.get("name"), folder)
+    description = data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise SkillProblem("the front matter needs a 'description' saying when to use the skill")
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise SkillProblem(
+            f"the description is {len(description):,} characters (at most "
+            f"{MAX_DESCRIPTION_CHARS:,}); move detail into the body"
+        )
+    compatibility = data.get("compatibility")
+    if compatibility is not None and (
+        not isinstance(compatibility, str) or len(compatibility) > MAX_COMPATIBILITY_CHARS
+    ):
+        raise SkillProblem(f"compatibility must be text of at most {MAX_COMPATIBILITY_CHARS}")
+    return name, " ".join(description.split()), body
