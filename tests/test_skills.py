@@ -314,3 +314,21 @@ def test_places_default_to_where_the_other_agents_look(home):
         f"{home}/.jupyter/skills",
     ]
     assert all(str(p).endswith("/skills") for p in places.admin)
+
+
+def test_the_example_skill_shipped_in_the_repository_is_valid_and_its_script_runs():
+    from pathlib import Path
+
+    import pandas as pd
+
+    folder = Path(__file__).parent.parent / "examples" / "skills" / "pandas-data-cleaning"
+    name, description, body = parse_skill(
+        (folder / "SKILL.md").read_text(), folder="pandas-data-cleaning"
+    )
+    assert name == "pandas-data-cleaning" and "clean" in description
+    assert 'load_skill(name="pandas-data-cleaning", file="scripts/profile.py")' in body
+    namespace: dict = {}
+    exec((folder / "scripts" / "profile.py").read_text(), namespace)
+    frame = pd.DataFrame({"a": [1, None, 1], "b": ["x", "y", "x"]})
+    summary = namespace["profile"](frame)
+    assert summary.loc["a", "missing"] == 1 and summary.loc["b", "distinct"] == 2

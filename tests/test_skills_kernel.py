@@ -1,0 +1,67 @@
+"""Agent Skills in a real kernel: `%copilot skills` lists a project's skill, `%%copilot --skill`
+loads it into the request and the cell shows it as one line, a skill the model loads shows the
+same way, and `%copilot context` shows the skills block."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot_nb.testing import call, reply
+from tests.kernel_session import Execution
+from tests.skill_samples import write_skill
+
+pytestmark = pytest.mark.kernel
+
+TIDY = "Tidy a pandas DataFrame into one row per observation."
+BODY = "Melt wide columns with df.melt; never drop rows."
+
+
+def shown(execution: Execution) -> str:
+    return "\n".join([execution.stdout, *execution.final_displays().values()])
+
+
+def test_skills_listed_forced_loaded_and_in_the_context(serve, kernel_for, tmp_path):
+    write_skill(tmp_path / ".agents" / "skills", "tidy-data", TIDY, BODY)
+    write_skill(tmp_path / ".github" / "skills", "Broken", "Its name is not its folder's.")
+    server = serve(
+        [
+            reply("Tidied with the skill."),
+            reply("", call("load_skill", name="tidy-data")),
+            reply("Loaded it myself."),
+        ]
+    )
+    kernel = kernel_for(server)
+
+    listing = kernel.execute("%copilot skills")
+    assert listing.status == "ok", listing.reply["content"]
+    text = shown(listing)
+    assert (
+        "tidy-data" in text
+        and "project" in text
+        and f"yes; .agents/skills/tidy-data; {TIDY}" in text
+    )
+    assert "Broken" in text and "no: name 'Broken' must be lowercase" in text
+
+    forced = kernel.execute("%%copilot --skill tidy-data\ntidy the sales table")
+    assert forced.status == "ok", forced.reply["content"]
+    assert "load_skill tidy-data — skill tidy-data loaded" in shown(forced)
+    assert "Tidied with the skill." in shown(forced)
+    request = server.requests[0].messages[-1]["content"]
+    assert "tidy the sales table\n\nThe user chose this skill for the request:" in request
+    assert BODY in request
+
+    chosen = kernel.execute("%%copilot\nclean the data")
+    assert chosen.status == "ok", chosen.reply["content"]
+    assert "load_skill tidy-data — skill tidy-data loaded" in shown(chosen)
+
+    missing = kernel.execute("%%copilot --skill nope\nhello")
+    assert "there is no skill 'nope'; the skills are: tidy-data" in shown(missing) + str(
+        missing.of_type("error")
+    )
+    assert len(server.requests) == 3
+
+    context = kernel.execute("%copilot context")
+    assert context.status == "ok", context.reply["content"]
+    (plain,) = context.final_displays().values()
+    assert "--- Skills block, at the end of the system prompt" in plain
+    assert f"- tidy-data: {TIDY}" in plain
