@@ -177,4 +177,7 @@ def ask(panel: Any, text: str) -> None:
 
 
 def shot(target: Any, name: str) -> None:
-    target.screenshot(path=str(ARTIFACTS / name))
+    """A screenshot under test-artifacts/ (`name` may name a folder there, made if missing)."""
+    path = ARTIFACTS / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target.screenshot(path=str(path))

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..kernel_bridge import call_on
+from .block_runs import PageRuns
 from .live_view import LiveView, next_id
 
 if TYPE_CHECKING:  # only types: %load_ext imports this module, and stays light
@@ -85,6 +86,9 @@ class LiveChannel:
         self._beacon: Any = None
         self._review: ReviewBook | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.runs = PageRuns()
+        """Code blocks of cells that the page runs (`block_runs.py`)."""
+        self.tasks: set[asyncio.Task[None]] = set()
 
     @property
     def review(self) -> ReviewBook:
@@ -310,8 +314,22 @@ def _verify(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
     view.comm.send(verify(data))
 
 
+def _run_block(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
+    """`{event: 'run_block', id, code}`: a cell's code block's Run (`block_runs.py`)."""
+    task = asyncio.get_running_loop().create_task(channel.runs.run(channel.shell, view, data))
+    channel.tasks.add(task)
+    task.add_done_callback(channel.tasks.discard)
+
+
+def _block_answer(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
+    """`{event: 'run_block_answer', id, approved}`: the page's dialog answered a Run."""
+    channel.runs.answered(view, data)
+
+
 EVENTS: dict[str, EventHandler] = {
     "path": _renamed,
+    "run_block": _run_block,
+    "run_block_answer": _block_answer,
     "review": _reviewed,
     "review_file": _file_reviewed,
     "review_verify": _verify,

@@ -34,6 +34,12 @@ DIFF_STYLES = {
     "meta": "opacity:0.7;font-weight:bold",
 }
 """Colours that read on light and dark JupyterLab themes alike."""
+CODE_STYLE = (
+    "background:rgba(127,127,127,0.12);border-radius:4px;padding:6px 8px;"
+    "overflow-x:auto;white-space:pre"
+)
+"""A code block of an answer: a background and a horizontal scroll, with or without copilot_nb's
+front end (which adds Copy, Insert and Run to every `pre.cnb-code`, `frontend/src/codeBlocks.ts`)."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,18 @@ def _parser() -> Any:
     setattr(md, "validateLink", safe_url)  # noqa: B010 (markdown-it's documented override)
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("image", _image)
+    md.add_render_rule("fence", _code_block)
+    md.add_render_rule("code_block", _code_block)
     return md
+
+
+def _code_block(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """A fenced or indented block as `pre.cnb-code`, its language as the code's class."""
+    token = tokens[idx]
+    words = str(token.info or "").split()
+    lang = f' class="language-{escape(words[0])}"' if words else ""
+    code = escape(token.content)
+    return f'<pre class="cnb-code" style="{CODE_STYLE}"><code{lang}>{code}</code></pre>\n'
 
 
 def _link_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:

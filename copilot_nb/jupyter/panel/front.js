@@ -353,16 +353,7 @@ function wireInput(model, root, v, completion) {
   });
   root.addEventListener("keyup", (e) => e.stopPropagation());
   root.addEventListener("keypress", (e) => e.stopPropagation());
-  root.addEventListener("click", (event) => {
-    const copy = event.target.closest?.(".cnb-copy");
-    if (copy) {
-      const code = copy.closest(".cnb-codeblock").querySelector("code").textContent;
-      navigator.clipboard?.writeText(code).then(() => {
-        copy.textContent = "Copied";
-        setTimeout(() => (copy.textContent = "Copy"), 1200);
-      });
-    }
-  });
+  root.addEventListener("click", (event) => blockAction(model, event));
   v.input.addEventListener("input", () => {
     grow();
     completion.update();

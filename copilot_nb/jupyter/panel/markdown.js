@@ -152,9 +152,16 @@ function table(lines, i, out) {
   return i;
 }
 
+const RUNNABLE = /^(python3?|py|ipython3?)$/i;
+
+// Copy, Insert (shown where the page's extension takes it: panel.css) and, for Python, Run
+// (through the kernel's approval): blocks.js acts on their clicks.
 function codeBlock(code, lang) {
   const label = lang ? `<span class="cnb-lang">${esc(lang)}</span>` : "";
-  return `<div class="cnb-codeblock"><div class="cnb-codebar">${label}<button class="cnb-copy" type="button">Copy</button></div><pre><code>${esc(code)}</code></pre></div>`;
+  const button = (cls, text, title) => `<button class="cnb-blockbtn ${cls}" type="button" title="${title}">${text}</button>`;
+  const run = RUNNABLE.test(lang) ? button("cnb-run", "Run", "Run this code in the kernel (asks first, as when Copilot runs code)") : "";
+  const buttons = button("cnb-copy", "Copy", "Copy the code") + button("cnb-insert", "Insert", "Insert as a cell below the active cell") + run;
+  return `<div class="cnb-codeblock"><div class="cnb-codebar">${label}${buttons}</div><pre><code>${esc(code)}</code></pre></div>`;
 }
 
 function diffHtml(text) {

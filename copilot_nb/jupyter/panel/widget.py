@@ -43,7 +43,7 @@ class ChatWidget(anywidget.AnyWidget):
 
     _esm = "\n".join(
         (_HERE / name).read_text(encoding="utf-8")
-        for name in ("markdown.js", "complete.js", "front.js")
+        for name in ("markdown.js", "complete.js", "blocks.js", "front.js")
     )
     _css = "\n".join(
         (_HERE / name).read_text(encoding="utf-8") for name in ("panel.css", "transcript.css")
@@ -101,6 +101,7 @@ class ChatPanel:
         """The loop turns run on: the kernel's main loop when made in a cell, else the first one."""
         self.completer = Completer(lambda: session_context(self.session))
         self._completing: asyncio.Task[None] | None = None
+        self._blocks: set[asyncio.Task[None]] = set()
         self.widget.on_msg(self._on_msg)
 
     def _show_saved(self, session: CopilotSession) -> None:
@@ -170,6 +171,25 @@ class ChatPanel:
         except (CopilotError, httpx.HTTPError, ValueError):
             return  # not signed in, no /models, unreachable: the picker keeps what it has
         self.widget.models = list(dict.fromkeys([*self.widget.models, *found]))
+
+    def run_block(self, code: str) -> asyncio.Task[None] | None:
+        """A code block's Run: a `run_code` card, asking here where the policy asks."""
+        if not code.strip() or self._loop is None:
+            return None
+        task = self._loop.create_task(self._run_block(code))
+        self._blocks.add(task)
+        task.add_done_callback(self._blocks.discard)
+        return task
+
+    async def _run_block(self, code: str) -> None:
+        from ..block_runs import block_call_id, run_block
+
+        try:
+            async for event in run_block(self.session, code, self, call_id=block_call_id()):
+                self._show(event)
+        except Exception as exc:  # a bug of ours: shown here, not in a cell
+            self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
+        self.outbox.flush()
 
     async def wait(self) -> None:
         """Wait for the running turn, if any, to end."""
@@ -307,6 +327,8 @@ class ChatPanel:
                 self.outbox.replay(str(content.get("view", "")))
             elif kind == "complete":
                 self.complete(content)
+            elif kind == "run":
+                self.run_block(str(content.get("code", "")))
         except Exception as exc:
             self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
 

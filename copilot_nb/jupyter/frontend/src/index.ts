@@ -10,6 +10,7 @@ import {
 } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
+import { CodeBlockActions, listenForPanelInserts } from './codeBlocks';
 import { inlineCompletionsPlugin } from './inlineCompletions';
 import { LiveDocuments } from './liveDocument';
 import { ReviewView } from './reviewView';
@@ -29,8 +30,11 @@ const plugin: JupyterFrontEndPlugin<ICopilotLive> = {
     const live = new LiveDocuments(app.name);
     const track = (panel: NotebookPanel) => {
       // every view shows the document's review (another view shares the document's channel)
-      new ReviewView(panel, live.track(panel.context).review);
+      const doc = live.track(panel.context);
+      new ReviewView(panel, doc.review);
+      new CodeBlockActions(panel, doc.blocks);
     };
+    listenForPanelInserts(tracker);
     tracker.forEach(track);
     tracker.widgetAdded.connect((_, panel) => track(panel));
     return live;

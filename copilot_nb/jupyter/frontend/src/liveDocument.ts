@@ -21,6 +21,7 @@ import { PageConfig } from '@jupyterlab/coreutils';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Signal } from '@lumino/signaling';
 
+import { BlockRuns } from './blockRuns';
 import { JSONObject, RequestError } from './changes';
 import { CompletionChannel } from './completionChannel';
 import { CompletionStatus } from './completionStatus';
@@ -48,6 +49,7 @@ class LiveDocument {
       hub.completionStatus
     );
     this.ops = new NotebookOps(context, this.review);
+    this.blocks = new BlockRuns(() => this.comm);
     const session = context.sessionContext;
     session.kernelChanged.connect(() => this.reset(), this);
     session.statusChanged.connect((_, status) => this.onStatus(status), this);
@@ -207,6 +209,10 @@ class LiveDocument {
       this.review.fileResult(data); // the kernel's answer to a file's Keep or Undo
       return;
     }
+    if (data.event === 'run_block_ask' || data.event === 'run_block_result') {
+      this.blocks.receive(data); // a code block's Run (blockRuns.ts)
+      return;
+    }
     if (data.reply === 'complete') {
       this.completions.receive(data); // completions while you type (inlineCompletions.ts)
       return;
@@ -238,6 +244,7 @@ class LiveDocument {
   comm: Kernel.IComm | null = null;
   readonly review: ReviewDocument;
   readonly completions: CompletionChannel;
+  readonly blocks: BlockRuns;
   private readonly ops: NotebookOps;
   private probing = false;
   private started = false;
