@@ -19,7 +19,14 @@ from copilot_nb.testing import call, reply
 from copilot_nb.tools import tool
 from copilot_nb.workspace.later_effects import later_effect
 from copilot_nb.workspace.workspace import Workspace
-from tests.helpers import Answering, events_of, offered, results, session_in
+from tests.helpers import (
+    Answering,
+    assert_schemas_match_snapshot,
+    events_of,
+    offered,
+    results,
+    session_in,
+)
 from tests.skill_samples import install_package_with_skill, write_skill
 
 TIDY = "Tidy a pandas DataFrame into one row per observation. Use when data is wide or messy."
@@ -150,6 +157,14 @@ async def test_names_first_then_the_body_once_the_model_loads_the_skill(serve, r
     assert [(e.name, e.summary) for e in finished] == [("load_skill", "skill tidy-data loaded")]
 
 
+def test_load_skill_as_the_model_sees_it(root):
+    from copilot_nb.agent.skills.tool import skill_tools
+    from copilot_nb.tools import ToolSet
+
+    write_skill(root / ".agents" / "skills", "tidy-data", TIDY)
+    assert_schemas_match_snapshot(ToolSet(skill_tools(Workspace(root))), "skill_tools_schema.json")
+
+
 async def test_no_skill_no_load_skill_tool(serve, root, monkeypatch):
     server = serve([reply("ok")])
     await events_of(session_in(root, server, monkeypatch), "hi")
@@ -197,6 +212,7 @@ def test_a_package_skill_is_offered_only_while_the_package_is_imported(root, tmp
     monkeypatch.setitem(sys.modules, "skillful_pkg", __import__("skillful_pkg"))
     (found,) = find_skills(workspace).found
     assert found.offered and found.source == "package skillful-pkg 1.2.3"
+    assert found.shown == f"{site}/skillful_pkg-1.2.3.agent-plugin/skills/skillful-pkg"
     assert found.description == "Use skillful_pkg the way its authors intend."
     assert found.skill is not None and found.skill.folder.is_relative_to(site)
 

@@ -95,26 +95,21 @@ def find_skills(workspace: Workspace, places: Places | None = None) -> Catalogue
     places = places or default_places()
     found: list[Found] = []
     for folder in places.admin:
-        found += _outside(folder, "admin", home_relative(folder))
+        found += _outside(folder, "admin")
     for base in places.project:
         found += _scan(workspace, base, origin="project", shown=base, project=True)
     for folder in places.user:
-        found += _outside(folder, "user", home_relative(folder))
+        found += _outside(folder, "user")
     if places.packages:
         for package in imported_package_skills():
-            shown = f"{package.distribution} {package.version}"
             entries = _outside(
-                package.folder,
-                "package",
-                shown,
-                package=package.distribution,
-                version=package.version,
+                package.folder, "package", package=package.distribution, version=package.version
             )
             found += [replace(f, problem=f.problem or package.problem) for f in entries]
     return Catalogue(found=tuple(_allowed(_first_of_each_name(found))))
 
 
-def _outside(folder: Path, origin: Origin, shown: str, **package: str) -> list[Found]:
+def _outside(folder: Path, origin: Origin, **package: str) -> list[Found]:
     """The skills in a folder outside the workspace, read through a Workspace rooted there."""
     if not folder.is_dir():
         return []
@@ -122,6 +117,7 @@ def _outside(folder: Path, origin: Origin, shown: str, **package: str) -> list[F
         door = Workspace(folder, read_only=True)
     except ConfigError:
         return []
+    shown = home_relative(folder)
     return _scan(door, ".", origin=origin, shown=shown, project=False, **package)
 
 
