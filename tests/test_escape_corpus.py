@@ -42,6 +42,7 @@ PATH_ARGUMENTS: dict[tuple[str, str], str] = {
     ("insert_cell", "notebook"): "notebook",
     ("delete_cell", "notebook"): "notebook",
     ("run_cell", "notebook"): "notebook",
+    ("rebuild_names", "notebook"): "notebook",
 }
 NOT_PATHS: dict[tuple[str, str], str] = {
     ("search_text", "regex"): "a regex over file contents",
@@ -200,6 +201,7 @@ def _arguments(name: str, key: str, value: str) -> dict[str, Any]:
         "list_cells": {},
         "read_cell": {"cell_id": "#1"},
         "run_cell": {"cell_id": "#1"},
+        "rebuild_names": {"names": ["x"]},
         "edit_cell": {"cell_id": "#1", "old_str": MARKER, "new_str": "pwned"},
         "replace_cell": {"cell_id": "#1", "source": "pwned"},
         "insert_cell": {"after_cell_id": None, "cell_type": "code", "source": "pwned"},

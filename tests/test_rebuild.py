@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import nbformat
 import pytest
 
+from copilot_nb.tools.context import ToolContext
 from copilot_nb.tools.kernel.names import code_names
 from copilot_nb.tools.kernel.rebuild import Cell, plan
+from copilot_nb.tools.notebook.rebuild_cells import rebuild_preview
+from copilot_nb.workspace.workspace import Workspace
 
 
 @pytest.mark.parametrize(
@@ -104,3 +110,17 @@ def test_a_plan_over_500_cells_reads_each_cell_once() -> None:
     found = plan(many, ["v499"])
     assert len(found.steps) == 500
     assert [s.cell.index for s in found.steps] == list(range(500))
+
+
+async def test_the_approval_shows_the_cells_it_runs_and_which_read_files(tmp_path: Path) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(c.source) for c in NOTEBOOK]
+    notebook.cells.insert(1, nbformat.v4.new_markdown_cell("df = 'not code'"))
+    (tmp_path / "nb.ipynb").write_text(nbformat.writes(notebook))
+    ctx = ToolContext(workspace=Workspace(tmp_path), current_notebook=lambda: "nb.ipynb")
+    preview = await rebuild_preview(ctx, {"names": ["model"]})
+    assert preview is not None
+    assert preview.summary == "rebuild model: 3 cell(s) of nb.ipynb; 1 read(s) files or the network"
+    assert preview.text.startswith("runs #1 (makes pd), #3 (makes df; reads files or the network")
+    assert "# --- #4\nmodel = train(df)" in preview.text
+    assert "# --- #5" not in preview.text, "a cell that changes df later is not run"

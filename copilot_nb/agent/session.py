@@ -27,6 +27,7 @@ from ..models.cassettes.cassette import (
 from ..models.transport import follow_cassette
 from ..tools import Tool, ToolSet, workspace_tools
 from ..tools.context import LiveNotebooks
+from ..tools.kernel.state import kernel_state
 from ..tools.kernel_toolsets import kernel_toolsets
 from ..tools.mcp.servers import McpServers
 from ..tools.wrappers import DeferredToolSet
@@ -102,7 +103,11 @@ class CopilotSession:
         self._models: dict[str, Model] = {}
         self.turning = False
         """True while a turn runs (set by its first stage, cleared by its tear-down)."""
-        self.saved = Keeper(user_namespace(shell), enabled=shell is not None)
+        self.saved = Keeper(
+            user_namespace(shell),
+            enabled=shell is not None,
+            kernel=kernel_state(shell) if shell is not None else None,
+        )
         """The conversation as saved beside the notebook (`agent/conversations/`)."""
         self.turn_mode: TurnMode = "agent"
         """The mode of the run under way (a plan turn becomes an agent turn once approved)."""

@@ -25,6 +25,7 @@ from ..workspace.notebook_file import resolve_notebook
 from .context import ToolContext
 from .kernel.variables import size_of, type_name, user_variables
 from .notebook.numbering import cell_label
+from .notebook.rebuild_cells import restart_note
 from .notebook.store import open_notebook
 
 BUDGET = 3000
@@ -37,6 +38,8 @@ SHARES = {
     "files": 0.1,
     "git": 0.1,
 }
+RESTART_SHARE = 0.15
+"""Of the budget, on top of the shares, for what a restart lost (said only after one)."""
 GIT_TIMEOUT = 1.0
 LIVE_WAIT = 1.0
 OWN_RECORDS = (".copilot.jsonl", ".copilot-chat.jsonl")
@@ -48,8 +51,10 @@ changes (the model would otherwise be told every turn that the conversation file
 
 async def context_block(ctx: ToolContext, *, budget: int = BUDGET) -> str:
     """The block, or '' when there is nothing to say."""
+    found = await _cells(ctx)
     parts = [
-        await _notebook(ctx, int(budget * SHARES["notebook"])),
+        _restart(ctx, found, int(budget * RESTART_SHARE)),
+        _notebook(found, int(budget * SHARES["notebook"])),
         _review(ctx, int(budget * SHARES["review"])),
         _variables(ctx, int(budget * SHARES["variables"])),
         _last_error(ctx, int(budget * SHARES["error"])),
@@ -74,11 +79,12 @@ def with_request_block(messages: list[Message], block: str) -> list[Message]:
     return [*messages[:last], sent, *messages[last + 1 :]]
 
 
-async def _notebook(ctx: ToolContext, share: int) -> str:
-    """The outline of the notebook worked on: from its open view when a front end has it, else
-    from the file, read as plain JSON (an outline needs no validation, and it is 4x faster)."""
+async def _cells(ctx: ToolContext) -> tuple[str, list[Any], str] | None:
+    """(path, cells, where) of the notebook worked on: from its open view when a front end has
+    it, else from the file, read as plain JSON (an outline needs no validation, and it is 4x
+    faster); None when there is none or it cannot be read."""
     if ctx.current_notebook() is None or ctx.workspace is None:
-        return ""
+        return None
     try:
         path = resolve_notebook(ctx.workspace, None, ctx.current_notebook, must_exist=True)
         view = await ctx.live.find(ctx.workspace.root / path) if ctx.live is not None else None
@@ -89,10 +95,25 @@ async def _notebook(ctx: ToolContext, share: int) -> str:
             data = await asyncio.to_thread(ctx.workspace.read_bytes, path)
             cells, where = list(json.loads(data).get("cells") or []), "file"
     except (CopilotError, OSError, ValueError, AttributeError, TimeoutError):
+        return None
+    return path, cells, where
+
+
+def _notebook(found: tuple[str, list[Any], str] | None, share: int) -> str:
+    """The outline of the notebook worked on: each cell's number, id, first line, failure."""
+    if found is None:
         return ""
+    path, cells, where = found
     head = f"Notebook {path} ({len(cells)} cells, {where}):"
     lines = [_cell(index, cell) for index, cell in enumerate(cells) if isinstance(cell, dict)]
     return _within(head, lines, share, "more cells; list_cells shows all")
+
+
+def _restart(ctx: ToolContext, found: tuple[str, list[Any], str] | None, share: int) -> str:
+    """After a restart: the names the conversation used that the fresh kernel lacks, each with
+    the cells that make it (`notebook/rebuild_cells.py`)."""
+    head, items = restart_note(ctx, found[1] if found is not None else [])
+    return _within(head, items, max(share, len(head) + 80), "more lost names") if head else ""
 
 
 def _review(ctx: ToolContext, share: int) -> str:

@@ -10,6 +10,7 @@ from ..workspace.workspace import Workspace
 from .context import LiveNotebooks, ToolContext, no_model
 from .kernel.tools import kernel_toolset
 from .notebook.cells import notebook_toolset
+from .notebook.rebuild_cells import rebuild_toolset
 from .notebook.run_cell import cell_run_toolset
 from .registry import ToolSet
 
@@ -45,4 +46,4 @@ def kernel_toolsets(
         model_name=model_name,
         model_provider=model_provider,
     )
-    return [notebook_toolset(ctx), kernel_toolset(ctx), cell_run_toolset(ctx)]
+    return [notebook_toolset(ctx), kernel_toolset(ctx), cell_run_toolset(ctx), rebuild_toolset(ctx)]

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...events import AgentEvent, Notice
 from ...messages import Message
+from ...tools.kernel.state import KernelState
 from ..context.window import known_window
 from ..loop import Agent
 from .format import now, record
@@ -62,9 +63,13 @@ class Resumed:
 class Keeper:
     """Owns the conversation's file and writer for a session; pure bookkeeping otherwise."""
 
-    def __init__(self, user_ns: Mapping[str, Any] | None, *, enabled: bool) -> None:
+    def __init__(
+        self, user_ns: Mapping[str, Any] | None, *, enabled: bool, kernel: KernelState | None = None
+    ) -> None:
         self.user_ns = user_ns
         self.enabled = enabled
+        self.kernel = kernel
+        """The kernel's state: each turn records its id and names, a resume reads them back."""
         self.recorder: Recorder | None = None
         self.pending: list[Message] | None = None
         """A resumed history, given to the next agent the session builds."""
@@ -125,7 +130,8 @@ class Keeper:
         )
         info = getattr(model, "info", None)
         premium = getattr(info, "premium_multiplier", None) if provider == "copilot" else None
-        self.recorder.end(model=model.name, provider=provider, premium=premium)
+        kernel = self.kernel.record() if self.kernel is not None else None
+        self.recorder.end(model=model.name, provider=provider, premium=premium, kernel=kernel)
 
     # --- the conversation ---------------------------------------------------------------------
 
@@ -138,6 +144,8 @@ class Keeper:
         """A new conversation, written down at once so a restart resumes it, not the old one."""
         self.pending = None
         self.resumed = None
+        if self.kernel is not None:
+            self.kernel.forget()
         if self.recorder is not None:
             self.recorder = Recorder(self.recorder.file)
             self.recorder.start()
@@ -157,6 +165,9 @@ class Keeper:
         if conversation is not None:  # the next restart resumes this one
             self.recorder._write(record("resume", chosen, at=now()))
         self.resumed = _resumed(file, loaded)
+        ran = [t for t in loaded.turns if isinstance(t.get("kernel"), str)]
+        if self.kernel is not None and ran:
+            self.kernel.resumed(ran[-1]["kernel"], ran[-1].get("names") or [])
         return self.resumed
 
 

@@ -148,8 +148,16 @@ class Recorder:
         shown = {k: self._scrubber.text(v) if isinstance(v, str) else v for k, v in fields.items()}
         self._write(record("shown", self.conversation, turn=self.turn, **shown))
 
-    def end(self, *, model: str, provider: str, premium: float | None) -> None:
-        """The turn's record (its provenance and usage), flushed to the disk."""
+    def end(
+        self,
+        *,
+        model: str,
+        provider: str,
+        premium: float | None,
+        kernel: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The turn's record (its provenance and usage, and the kernel it ran in with the names
+        its runs used: `tools/kernel/state.py`), flushed to the disk."""
         if not self.turn:
             return
         outcome, error = self._outcome
@@ -170,6 +178,8 @@ class Recorder:
         )
         if error:
             turn["error"] = error
+        if kernel:
+            turn.update(kernel)
         if self._unreported:  # not 0 tokens: the server did not say, and this is our estimate
             turn["estimated"] = self._unreported
         self.last_turn = turn

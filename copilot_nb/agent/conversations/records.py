@@ -95,6 +95,8 @@ _RECORDS: dict[str, dict[str, Check]] = {
         "tools": TEXTS,
         "outcome": TEXT,
         "error": TEXT,
+        "kernel": TEXT,
+        "names": TEXTS,
     },
 }
 _MESSAGES: dict[str, dict[str, Check]] = {

@@ -7,7 +7,7 @@ function) all read `TABLE`; the first row is what a bare `%copilot` runs.
 
 from __future__ import annotations
 
-from . import cassette, context, conversations, dispatch, mcp, policy, serve
+from . import cassette, context, conversations, dispatch, mcp, policy, serve, state
 from .skills import show_skills
 from .subcommand import Parsed, Subcommand, complete, parse
 
@@ -41,7 +41,7 @@ TABLE: tuple[Subcommand, ...] = (
     ),
     Subcommand(
         name="undo",
-        help="restore the files and cells the last request changed (repeat for earlier ones)",
+        help="restore the files, cells and variables the last request changed (repeat: earlier)",
         run=dispatch.undo,
         arguments=dispatch.undo_arguments,
     ),
@@ -55,6 +55,18 @@ TABLE: tuple[Subcommand, ...] = (
         name="context",
         help="the system prompt, instruction files and context block the next request carries",
         run=context.context,
+    ),
+    Subcommand(
+        name="state",
+        help="the kernel's variables as the agent sees them, what a restart lost",
+        run=state.state,
+        arguments=state.state_arguments,
+    ),
+    Subcommand(
+        name="rebuild",
+        help="run only the cells that bring variables back: rebuild df model",
+        run=state.rebuild,
+        arguments=state.rebuild_arguments,
     ),
     Subcommand(name="agents", help="the subagents delegate can start", run=dispatch.agents),
     Subcommand(

@@ -1,0 +1,98 @@
+"""`%copilot state` and `%copilot rebuild`: the kernel's state as the agent sees it, and the cells
+that bring lost variables back.
+
+`state` lists the user's variables (name, type, size), the names the conversation used that a
+restart lost, and how much a run may keep for Undo (`--keep 512MB` changes it; `--keep 0` keeps
+nothing). `rebuild df model` shows the plan (which cells, why, which read files or the network)
+and runs it as the agent's `rebuild_names` does; `--plan` only shows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ...agent.prompt.assembly import block_context
+from ...agent.session import CopilotSession
+from ...kernel_bridge import hidden_names, user_namespace
+from ...text import human_bytes
+from ...tools.context import ToolContext
+from ...tools.kernel.state import kernel_state
+from ...tools.kernel.variables import memory_of, size_of, type_name, user_variables
+from ...tools.notebook.rebuild_cells import planned, rebuild_names
+from .dispatch import as_usage_error
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMG]?)B?", re.IGNORECASE)
+
+
+def state_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--keep", metavar="SIZE", help="how much a run may keep for Undo: 512MB, 1GB, 0 (none)"
+    )
+
+
+def state(session: CopilotSession, args: argparse.Namespace, settings: Any = None) -> None:
+    """Print the variables as the agent sees them, what a restart lost, and the keep limit."""
+    kernel = kernel_state(session.shell)
+    if args.keep is not None:
+        kernel.keep_limit = parse_size(args.keep)
+    namespace = user_namespace(session.shell)
+    print("\n".join(state_lines(namespace, kernel_state(session.shell), session.shell)))
+
+
+def state_lines(namespace: dict[str, Any], kernel: Any, shell: Any = None) -> list[str]:
+    """The lines `%copilot state` prints."""
+    found = user_variables(namespace, hidden_names(shell))
+    lines = [f"copilot: {len(found)} variable(s) in the kernel"]
+    for name, value in found:
+        facts = [type_name(value), size_of(value), human_bytes(memory_of(value))]
+        lines.append(f"  {name}: {', '.join(f for f in facts if f)}")
+    lost = kernel.lost(namespace)
+    if kernel.restarted:
+        shown = ", ".join(lost) if lost else "none"
+        lines.append(
+            f"copilot: the kernel restarted since the conversation's last turn; lost: {shown}"
+        )
+        if lost:
+            lines.append(
+                f"copilot: %copilot rebuild {' '.join(lost)} runs the cells that make them"
+            )
+    limit = kernel.keep_limit
+    kept = f"up to {human_bytes(limit)}" if limit else "nothing (off)"
+    lines.append(f"copilot: a run keeps {kept} of the variables it changes, for Undo")
+    return lines
+
+
+def parse_size(text: str) -> int:
+    """`512MB`, `1.5G`, `0` as bytes; UsageError for anything else."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        raise UsageError(f"%copilot state --keep: {text!r} is not a size (e.g. 512MB, 1GB, 0)")
+    scale = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[match.group(2).upper()]
+    return int(float(match.group(1)) * scale)
+
+
+def rebuild_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="+", metavar="NAME", help="a variable to bring back")
+    parser.add_argument("--plan", action="store_true", help="show the cells, run none")
+    parser.add_argument("--notebook", help="the .ipynb to read (default: this kernel's)")
+
+
+async def rebuild(session: CopilotSession, args: argparse.Namespace, settings: Any = None) -> None:
+    """Show the plan that brings the names back, then run it (unless `--plan`)."""
+    ctx = _context(session)
+    with as_usage_error("%copilot rebuild"):
+        path, found = await planned(ctx, args.names, args.notebook)
+    print(f"copilot: to bring back {', '.join(args.names)} from {path}: {found.describe()}")
+    if args.plan or not found.steps:
+        return
+    with as_usage_error("%copilot rebuild"):
+        result = await rebuild_names(ctx, args.names, notebook=args.notebook)
+    print("copilot: " + result.content.split("\n", 1)[-1].replace("\n", "\ncopilot: "))
+
+
+def _context(session: CopilotSession) -> ToolContext:
+    return block_context(session.workspace(), session.shell, session.live)

@@ -1,0 +1,139 @@
+"""rebuild_names: bring variables back by running only the notebook cells that make them.
+
+The plan is `kernel/rebuild.py`'s, over the notebook's current code cells (the open notebook's,
+unsaved edits included, else the file's). Each chosen cell runs through run_cell, so its outputs
+go into the cell, its variables are kept for Undo and its names become the conversation's, as if
+the model had called run_cell for each; the approval is the one run_cell has ("execute"), and it
+shows the plan, with each cell that reads files or the network said so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...config import COPILOT_CELL_CALL
+from ...errors import ToolError
+from ...events import CallPreview
+from ...workspace.notebook_file import cell_source
+from ..context import ToolContext
+from ..kernel.names import code_names
+from ..kernel.rebuild import Cell, Plan, plan
+from ..kernel.state import kernel_state
+from ..registry import ToolOutput, ToolSet, bound_tool
+from .run_cell import MAX_CELL_TIMEOUT, run_cell
+from .store import open_notebook
+
+MAX_NAMES = 50
+"""Names one rebuild_names call brings back."""
+
+
+def rebuild_toolset(ctx: ToolContext) -> ToolSet:
+    """rebuild_names bound to a kernel's context."""
+    return ToolSet([bound_tool(rebuild_names, ctx, category="execute", describe=rebuild_preview)])
+
+
+async def code_cells(ctx: ToolContext, notebook: str | None) -> tuple[str, list[Cell]]:
+    """(path, the notebook's code cells as the plan reads them), `%%copilot` cells left out."""
+    opened = await open_notebook(ctx, notebook, for_edit=False)
+    return opened.path, as_cells(opened.cells)
+
+
+def as_cells(cells: Sequence[Any]) -> list[Cell]:
+    """The code cells among nbformat cells (nodes or plain JSON), as the plan reads them."""
+    return [
+        Cell(index=index, id=str(cell.get("id", "")), source=cell_source(cell))
+        for index, cell in enumerate(cells)
+        if isinstance(cell, Mapping)
+        and cell.get("cell_type") == "code"
+        and not _runs_copilot(cell_source(cell))
+    ]
+
+
+async def planned(ctx: ToolContext, names: Sequence[str], notebook: str | None) -> tuple[str, Plan]:
+    """The notebook's path and the plan that brings `names` back in this kernel."""
+    wanted = [name.strip() for name in names if isinstance(name, str) and name.strip()]
+    if not wanted or len(wanted) > MAX_NAMES:
+        raise ToolError(f"rebuild_names: give from 1 to {MAX_NAMES} variable names, e.g. ['df']")
+    path, cells = await code_cells(ctx, notebook)
+    return path, plan(cells, wanted, present=ctx.namespace())
+
+
+async def rebuild_preview(ctx: ToolContext, arguments: Mapping[str, Any]) -> CallPreview | None:
+    """What the approval shows: the cells that will run, why each, and which read outside."""
+    names, notebook = arguments.get("names"), arguments.get("notebook")
+    if not isinstance(names, list) or not isinstance(notebook, (str, type(None))):
+        return None
+    path, found = await planned(ctx, names, notebook)
+    outside = [step for step in found.steps if step.io]
+    summary = f"rebuild {', '.join(names)}: {len(found.steps)} cell(s) of {path}"
+    if outside:
+        summary += f"; {len(outside)} read(s) files or the network"
+    text = [found.describe(), ""]
+    for step in found.steps:
+        text += [f"# --- #{step.cell.index + 1}", step.cell.source.rstrip(), ""]
+    return CallPreview(summary=summary, text="\n".join(text).rstrip())
+
+
+async def rebuild_names(
+    ctx: ToolContext, names: list[str], notebook: str | None = None, timeout: float = 120
+) -> ToolOutput:
+    """Bring variables back (after a kernel restart, or ones that were deleted) by running only
+    the notebook's cells that make them, in notebook order, not the whole notebook. Use it
+    before working with a variable the context says a restart lost.
+
+    The cells are found by reading their code (what each defines and reads); each runs as
+    run_cell runs it, its outputs going into the cell. It stops at the first cell that fails.
+
+    Args:
+        names: The variables to bring back, e.g. ["df", "model"].
+        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+        timeout: Seconds each cell may run (at most 600).
+    """
+    if not 0 < timeout <= MAX_CELL_TIMEOUT:
+        raise ToolError(
+            f"rebuild_names: timeout must be more than 0 and at most {MAX_CELL_TIMEOUT:g}"
+        )
+    path, found = await planned(ctx, names, notebook)
+    lines = [f"plan for {', '.join(names)} in {path}: {found.describe()}"]
+    if not found.steps:
+        return ToolOutput(content="\n".join(lines), is_error=True, summary="no cell makes them")
+    for step in found.steps:
+        ran = await run_cell(ctx, step.cell.id, timeout=timeout, notebook=notebook)
+        lines.append(f"#{step.cell.index + 1}: {ran.summary or 'ran'}")
+        if ran.is_error:
+            lines.append(f"stopped: #{step.cell.index + 1} failed\n{ran.content}")
+            return ToolOutput(content="\n".join(lines), is_error=True, summary="a cell failed")
+    namespace = ctx.namespace()
+    back = [name for name in names if name in namespace]
+    gone = [name for name in names if name not in namespace]
+    lines.append(
+        f"back: {', '.join(back) or 'none'}"
+        + (f"; still missing: {', '.join(gone)}" if gone else "")
+    )
+    summary = f"ran {len(found.steps)} cell(s); back: {', '.join(back) or 'none'}"
+    return ToolOutput(content="\n".join(lines), is_error=bool(gone), summary=summary)
+
+
+def _runs_copilot(source: str) -> bool:
+    return source.lstrip().startswith("%%copilot") or COPILOT_CELL_CALL in source
+
+
+def restart_note(ctx: ToolContext, cells: Sequence[Any]) -> tuple[str, list[str]]:
+    """After a restart: the context block's head line and, for each name the conversation used
+    that the fresh kernel lacks, which of the notebook's `cells` (nbformat JSON) make it
+    (`df (#2, #4)`); ('', []) otherwise."""
+    lost = kernel_state(ctx.shell).lost(ctx.namespace())
+    if not lost:
+        return "", []
+    readable = as_cells(cells)
+    items = []
+    for name in lost:
+        makers = [f"#{c.index + 1}" for c in readable if name in code_names(c.source).changes]
+        items.append(f"{name} ({', '.join(makers) if makers else 'no cell makes it'})")
+    head = (
+        "The kernel is fresh: it restarted since this conversation's earlier turns. Names they "
+        "used that no longer exist (do not use one before it exists again, and say so first; "
+        "rebuild_names runs only the cells that make them):"
+    )
+    return head, items

@@ -1,0 +1,114 @@
+"""The kernel's state in real kernels: two turns, a restart and a resume, and the next request
+says what the restart lost; the scripted model's rebuild_names brings `df` back running just the
+cells that make it; run_code that drops rows is taken back by `%copilot undo`, and a secret it
+changed is never kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from copilot_nb.testing import call, reply
+from tests.kernel_session import KernelSession
+
+pytestmark = pytest.mark.kernel
+
+NOTEBOOK = "work.ipynb"
+CELLS = [
+    "import pandas as pd",
+    "df = pd.read_csv('data.csv')",
+    "slow = sum(range(10))",
+    "df['b'] = df.a * 2",
+    "print(df)",
+]
+
+
+def write_notebook(folder: Path) -> Path:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    path = folder / NOTEBOOK
+    path.write_text(nbformat.writes(notebook))
+    (folder / "data.csv").write_text("a\n1\n2\n3\n")
+    return path
+
+
+def restart(kernel: KernelSession) -> str:
+    """Kernel > Restart, then `%load_ext` again: what it printed."""
+    kernel.manager.restart_kernel(now=True)
+    kernel.client.wait_for_ready(timeout=60)
+    loaded = kernel.execute("%load_ext copilot_nb")
+    assert loaded.status == "ok", loaded.reply
+    return loaded.stdout
+
+
+def asked(request) -> str:
+    """The last user message of a request: the context block and the prompt."""
+    users = [m for m in request.messages if m["role"] == "user"]
+    content = users[-1]["content"]
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def test_after_a_restart_the_request_names_what_was_lost_and_a_rebuild_brings_df_back(
+    serve, kernel_for, tmp_path: Path
+) -> None:
+    path = write_notebook(tmp_path)
+    server = serve(
+        [
+            reply("", call("run_code", id="look", code="print(df.shape)")),
+            reply("Three rows."),
+            reply("", call("run_code", id="sum", code="total = int(df.b.sum())")),
+            reply("Twelve."),
+            reply("", call("rebuild_names", id="rebuild", names=["df"])),
+            reply("df is back."),
+        ]
+    )
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(path))
+    for source in CELLS:  # the user runs the notebook
+        assert kernel.execute(source).status == "ok"
+    assert kernel.execute("%%copilot --yes\nhow big is df?").status == "ok"
+    assert kernel.execute("%%copilot --yes\nsum column b").status == "ok"
+    assert "The kernel is fresh" not in asked(server.requests[2])
+
+    said = restart(kernel)
+    assert "resumed conversation" in said
+    state = kernel.execute("%copilot state")
+    assert "restarted since the conversation's last turn; lost: df, total" in state.stdout
+    run = kernel.execute("%%copilot --yes\ncarry on with df")
+    assert run.status == "ok", run.reply
+
+    block = asked(server.requests[4])
+    assert "The kernel is fresh: it restarted" in block
+    assert "\ndf (#2, #4)\ntotal (no cell makes it)\n" in block, block
+    result = server.requests[5].tool_results["rebuild"]
+    assert "runs #1 (makes pd), #2 (makes df; reads files or the network: read_csv), #4" in result
+    assert "back: df" in result
+    back = kernel.execute("print(df.b.tolist(), 'slow' in dir())")
+    assert "[2, 4, 6] False" in back.stdout, "just the cells that make df ran"
+    saved = nbformat.reads(path.read_text(), as_version=4)
+    assert "copilot_nb" in saved.cells[3].metadata and "copilot_nb" not in saved.cells[2].metadata
+    server.assert_complete()
+
+
+def test_undo_gives_back_the_dataframe_run_code_dropped_rows_of_and_keeps_no_secret(
+    serve, kernel_for, tmp_path: Path
+) -> None:
+    secret = "sk-proj-" + "Zq7Xw2Lp9Rt4Yv6Nb3Mc" * 3
+    code = "df.drop(index=[0, 1], inplace=True)\napi_key = 'rotated'"
+    server = serve([reply("", call("run_code", id="drop", code=code)), reply("Dropped.")])
+    kernel = kernel_for(server)
+    setup = f"import pandas as pd\ndf = pd.DataFrame({{'a': range(5)}})\napi_key = {secret!r}"
+    assert kernel.execute(setup).status == "ok"
+    assert kernel.execute("%%copilot --yes\ndrop the first two rows").status == "ok"
+    result = server.requests[-1].tool_results["drop"]
+    assert "Undo puts back df as they were before the run" in result
+    assert "api_key (a secret: never kept)" in result
+    assert kernel.execute("print(len(df))").stdout.strip() == "3"
+
+    undone = kernel.execute("%copilot undo")
+    assert undone.status == "ok", undone.reply
+    after = kernel.execute("print(df.a.tolist(), api_key)")
+    assert "[0, 1, 2, 3, 4] rotated" in after.stdout, "df came back; the secret was never kept"
+    assert secret not in json.dumps([r.body for r in server.requests])
