@@ -17,6 +17,7 @@ from benchmarks import (
     bench_import,
     bench_inline,
     bench_inline_browser,
+    bench_kernel_state,
     bench_live,
     bench_loop,
     bench_mcp,
@@ -51,3 +52,4 @@ if __name__ == "__main__":
     bench_conversations.main()
     bench_turn.main()
     bench_policy.main()
+    bench_kernel_state.main()

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -73,21 +74,26 @@ async def test_secrets_are_never_kept_and_the_result_says_so(tmp_path: Path) -> 
 
 
 def test_a_value_past_the_limit_is_not_kept_and_the_note_says_why() -> None:
-    big = pd.DataFrame({"a": range(100_000)})
+    big = np.zeros(100_000)
     kept = keep({"big": big, "small": [1, 2]}, ["big", "small"], limit=64 * 1024)
     assert kept.names == ["small"]
-    assert "big (781.4 KB, over the 64.0 KB limit)" in kept.note()
+    assert "big (781.2 KB, over the 64.0 KB limit)" in kept.note()
     off = keep({"small": [1]}, ["small"], limit=0)
     assert off.left == {"small": "keeping variables is off"}
 
 
-def test_a_kept_dataframe_is_a_deep_copy() -> None:
-    frame = pd.DataFrame({"a": [1, 2, 3]})
+@pytest.mark.filterwarnings("ignore:The inplace keyword")
+def test_a_kept_dataframe_shares_memory_until_written_and_no_later_change_reaches_it() -> None:
+    frame = pd.DataFrame({"a": np.arange(1_000_000), "b": np.zeros(1_000_000)})
     namespace = {"frame": frame}
-    kept = keep(namespace, ["frame"])
+    kept = keep(namespace, ["frame"], limit=1024)  # a 16 MB frame within a 1 KB limit: shared
+    assert kept.names == ["frame"] and kept.size == 0
     frame.loc[0, "a"] = 99
+    frame["b"] = frame.a * 2
+    frame.drop(index=[1, 2], inplace=True)
     kept.put_back(namespace)
-    assert namespace["frame"]["a"].tolist() == [1, 2, 3]
+    assert namespace["frame"]["a"].iloc[:3].tolist() == [0, 1, 2]
+    assert namespace["frame"]["b"].sum() == 0 and len(namespace["frame"]) == 1_000_000
 
 
 def test_a_cells_review_undo_puts_its_variables_back_and_a_keep_forgets_them() -> None:

@@ -70,16 +70,12 @@ class CodeNames:
         return self.changes | self.reads
 
 
-def code_names(source: str) -> CodeNames:
-    """What `source` (a cell, or run_code's code; IPython syntax allowed) does to names."""
-    return _code_names(source)
-
-
 @lru_cache(maxsize=4096)
-def _code_names(source: str) -> CodeNames:
-    python = as_python(source)
+def code_names(source: str) -> CodeNames:
+    """What `source` (a cell, or run_code's code; IPython syntax allowed) does to names; kept
+    for the last 4,096 sources, as a notebook's cells are read again at each plan."""
     try:
-        tree = ast.parse(python)
+        tree = _parse(source)
     except SyntaxError as exc:
         return CodeNames(parsed=False, why=f"{exc.msg} (line {exc.lineno})")
     except (ValueError, RecursionError) as exc:
@@ -94,6 +90,18 @@ def _code_names(source: str) -> CodeNames:
         deletes=frozenset(reader.deletes),
         io=tuple(dict.fromkeys(reader.io)),
     )
+
+
+def _parse(source: str) -> ast.Module:
+    """The source's tree: as Python first (most cells are; IPython's transformer leaves them
+    as they are, and it costs twice the parse), else made Python by IPython."""
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        python = as_python(source)
+        if python == source:
+            raise
+    return ast.parse(python)
 
 
 def as_python(source: str) -> str:

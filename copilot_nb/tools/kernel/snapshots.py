@@ -1,8 +1,10 @@
 """The variables a run is about to change, kept so that Undo can put them back.
 
 Before run_code or run_cell runs, the names its source binds, mutates or deletes (`names.py`)
-are kept as they are: a DataFrame by `copy(deep=True)` (with pandas' copy-on-write the copy
-shares its buffers until one side writes), anything else by `copy.deepcopy`. A name that did
+are kept as they are: a pandas object by a shallow copy where pandas copies on write (pandas 3:
+the copy shares its buffers until one side writes, so it costs nothing to take and a run that
+changes one column copies that column; counted as 0 bytes against the limit), else by
+`copy(deep=True)`; anything else by `copy.deepcopy`. A name that did
 not exist is kept as absent, so Undo removes what the run made. Nothing else is kept: a name the
 code does not touch cannot change (unless the code reaches it indirectly, through a function or
 an alias: the review says Undo restores the names it lists, no more).
@@ -103,13 +105,12 @@ def keep(
         if why:
             kept.left[name] = why
             continue
-        size = memory_of(value) or sys.getsizeof(value)
+        if not limit:
+            kept.left[name] = "keeping variables is off"
+            continue
+        size = 0 if shares_on_write(value) else memory_of(value) or sys.getsizeof(value)
         if kept.size + size > limit:
-            kept.left[name] = (
-                f"{human_bytes(size)}, over the {human_bytes(limit)} limit"
-                if limit
-                else "keeping variables is off"
-            )
+            kept.left[name] = f"{human_bytes(size)}, over the {human_bytes(limit)} limit"
             continue
         try:
             kept.values[name] = copied(value)
@@ -122,13 +123,27 @@ def keep(
 
 def copied(value: Any) -> Any:
     """A copy of `value` that a later change to it does not reach."""
-    copy_method = getattr(value, "copy", None)
-    if callable(copy_method) and type(value).__module__.split(".")[0] in ("pandas", "polars"):
-        try:
-            return copy_method(deep=True)
-        except TypeError:
-            return copy_method()
+    if shares_on_write(value):
+        return value.copy(deep=False)
+    if type(value).__module__.split(".")[0] == "pandas" and hasattr(value, "copy"):
+        return value.copy(deep=True)
     return copy.deepcopy(value)
+
+
+def shares_on_write(value: Any) -> bool:
+    """Whether a shallow copy of `value` is safe and shares its memory until one side writes
+    (a pandas object where pandas copies on write: always from pandas 3, an option in 2.x)."""
+    pandas = sys.modules.get("pandas")
+    if pandas is None or type(value).__module__.split(".")[0] != "pandas":
+        return False
+    if not hasattr(value, "copy"):
+        return False
+    if int(str(getattr(pandas, "__version__", "0")).split(".")[0]) >= 3:
+        return True
+    try:
+        return pandas.get_option("mode.copy_on_write") is True
+    except Exception:  # an older pandas without the option
+        return False
 
 
 def _not_keepable(name: str, value: Any) -> str:
