@@ -30,7 +30,9 @@ def test_skills_listed_forced_loaded_and_in_the_context(serve, kernel_for, tmp_p
             reply("Loaded it myself."),
         ]
     )
-    kernel = kernel_for(server)
+    home = tmp_path / "home"  # the developer's own skills stay out
+    home.mkdir()
+    kernel = kernel_for(server, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / ".jupyter"))
 
     listing = kernel.execute("%copilot skills")
     assert listing.status == "ok", listing.reply["content"]
