@@ -40,6 +40,8 @@ class Result:
     """None: the server reported no usage (unknown, not 0)."""
     tokens_out: int | None
     premium: float
+    tokens_cached: int | None = None
+    """Input tokens the provider read from its prompt cache (None: usage unknown)."""
     seconds: float
     tool_calls: tuple[str, ...] = ()
     stopped: bool = False
@@ -152,6 +154,7 @@ class Harness:
             rounds=rounds,
             tokens_in=int(usage["input_tokens"]) if usage else None,
             tokens_out=int(usage["output_tokens"]) if usage else None,
+            tokens_cached=int(usage.get("cached_tokens", 0)) if usage else None,
             premium=premium,
             seconds=round(seconds, 2),
             tool_calls=calls,
@@ -197,6 +200,7 @@ def summary(results: list[Result]) -> dict[str, Any]:
         "rounds": sum(r.rounds for r in results),
         "tokens_in": sum(r.tokens_in or 0 for r in results),
         "tokens_out": sum(r.tokens_out or 0 for r in results),
+        "tokens_cached": sum(r.tokens_cached or 0 for r in results),
         "tokens_unknown": sum(r.tokens_in is None for r in results),
         "premium": sum(r.premium for r in results),
         "seconds": round(sum(r.seconds for r in results), 2),
@@ -205,18 +209,18 @@ def summary(results: list[Result]) -> dict[str, Any]:
 
 def table(results: list[Result]) -> str:
     """A Markdown table: one row per task, then the totals."""
-    rows = ["| task | kind | ok | rounds | tokens in | tokens out | premium | s | why |"]
-    rows.append("|---|---|---|---:|---:|---:|---:|---:|---|")
+    rows = ["| task | kind | ok | rounds | tokens in | cached | tokens out | premium | s | why |"]
+    rows.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
         why = r.reason.replace("|", "\\|").replace("\n", " ")[:70]
         rows.append(
             f"| {r.task} | {r.kind} | {'✓' if r.ok else '✗'} | {r.rounds} | {_count(r.tokens_in)} "
-            f"| {_count(r.tokens_out)} | {r.premium:g} | {r.seconds:.1f} | {why} |"
+            f"| {_count(r.tokens_cached)} | {_count(r.tokens_out)} | {r.premium:g} | {r.seconds:.1f} | {why} |"
         )
     s = summary(results)
     rows.append(
         f"| **all {s['tasks']}** | | **{s['passed']}/{s['tasks']} ({s['success_rate']:.0%})** "
-        f"| {s['rounds']} | {s['tokens_in']:,} | {s['tokens_out']:,} | {s['premium']:g} "
+        f"| {s['rounds']} | {s['tokens_in']:,} | {s['tokens_cached']:,} | {s['tokens_out']:,} | {s['premium']:g} "
         f"| {s['seconds']:.1f} | |"
     )
     return "\n".join(rows)

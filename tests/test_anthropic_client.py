@@ -140,6 +140,7 @@ async def test_request_payload_is_pinned(server: Loopback, model: AnthropicChat)
         tool_choice="read_file",
         max_tokens=1024,
         stop_sequences=["</answer>"],
+        cache=True,
     )
     assert "null" not in request.body.decode()
 

@@ -164,7 +164,13 @@ def test_tokens_are_read_from_each_providers_usage():
         },
     )
     messages = Usage(input_tokens=10, output_tokens=5, raw={"cache_read_input_tokens": 3})
-    assert tokens_of(chat) == {"input": 10, "output": 5, "cached": 4, "reasoning": 2}
+    assert tokens_of(chat) == {
+        "input": 10,
+        "output": 5,
+        "cached": 4,
+        "cache_write": 0,
+        "reasoning": 2,
+    }
     assert tokens_of(messages)["cached"] == 3
 
 

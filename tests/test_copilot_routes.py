@@ -134,7 +134,10 @@ async def test_claude_goes_to_messages_with_copilot_auth_and_headers(github):
     assert posts(fake) == ["/v1/messages"] * 2
     first, second = fake.chat_requests
     assert first.body["model"] == "claude-sonnet-4" and first.body["stream"] is True
-    assert first.body["messages"][-1] == {"role": "user", "content": "look"}
+    assert first.body["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "look", "cache_control": {"type": "ephemeral"}}],
+    }, "Copilot's Messages API is Anthropic's: its prompt cache is marked too"
     assert second.body["messages"][-1]["content"][0]["type"] == "tool_result"
     headers, follow_up = lower(first.headers), lower(second.headers)
     assert headers["authorization"] == f"Bearer {next(iter(fake.copilot_tokens))}"

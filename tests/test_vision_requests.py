@@ -282,6 +282,7 @@ async def test_anthropic_puts_image_blocks_in_the_tool_result(serve) -> None:
                 "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64},
             },
         ],
+        "cache_control": {"type": "ephemeral"},
     }
     valid(ToolResultBlockParam, block)
     valid(TextBlockParam, block["content"][0])
@@ -291,6 +292,7 @@ async def test_anthropic_puts_image_blocks_in_the_tool_result(serve) -> None:
             "type": "tool_result",
             "tool_use_id": "call_plot",
             "content": f"ran cell plot (#2):\n[display]\n{PLOT_TEXT}",
+            "cache_control": {"type": "ephemeral"},
         }
     ]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
+from ..agent.conversations.usage import add, tokens_line, tokens_of
 from ..agent.session import TurnEvent, TurnNote
 from ..events import (
     ApprovalNeeded,
@@ -153,7 +154,10 @@ class CellRenderer:
         display: Callable[..., Any] | None = None,
         interval: float = UPDATE_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
+        cost: Callable[[Mapping[str, int]], float | None] | None = None,
     ) -> None:
+        """`cost`: dollars for the turn's tokens, None where no price is known."""
+        self._cost = cost
         if display is None:
             from IPython.display import display as ipython_display
 
@@ -173,6 +177,8 @@ class CellRenderer:
         self._waiting: _Prose | None = None
         """The notice of a retry's wait, shown until the request goes on."""
         self.tokens_in = self.tokens_out = 0
+        self.tokens: dict[str, int] = {}
+        """Input (the whole prompt), cached input, output and reasoning, summed (`tokens_of`)."""
         self.error = ""
         """The error the turn ended in, if it failed (the cell itself still runs to the end)."""
         self.reported = False
@@ -242,8 +248,8 @@ class CellRenderer:
                 line.ok, line.outcome = ok, summary
             case UsageReported(usage=usage):
                 self.reported = True
-                self.tokens_in += usage.input_tokens
-                self.tokens_out += usage.output_tokens
+                self.tokens = add(self.tokens, tokens_of(usage))
+                self.tokens_in, self.tokens_out = self.tokens["input"], self.tokens["output"]
             case Notice(text=text, retry=True):
                 while blocks and isinstance(blocks[-1], (str, _Reasoning)):
                     blocks.pop()  # the failed attempt's text: the retry streams it again
@@ -257,7 +263,8 @@ class CellRenderer:
                 self.transcript.footer.append(text)
             case Done():
                 if self.tokens_in or self.tokens_out:
-                    self.notice(f"tokens: {self.tokens_in:,} in · {self.tokens_out:,} out")
+                    dollars = self._cost(self.tokens) if self._cost is not None else None
+                    self.notice(tokens_line(self.tokens, dollars))
             case Failed(error=error):
                 self.error = error
                 blocks.append(_Prose(error, "Error:"))
@@ -293,7 +300,11 @@ class CellRenderer:
             for line in self._tools.values()
         ]
         usage = (
-            {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out}
+            {
+                "input_tokens": self.tokens_in,
+                "output_tokens": self.tokens_out,
+                "cached_tokens": self.tokens.get("cached", 0),
+            }
             if self.reported
             else None  # the server sent no usage: unknown, never a count of 0
         )

@@ -276,13 +276,22 @@ class CopilotMagics(Magics):
                 mode=args.mode,
                 skills=args.skill,
             )
-            renderer = CellRenderer()
+            renderer = CellRenderer(cost=_turn_cost(self, args.model))
             stopped = await render_turn(turn, renderer)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         finish_cell(self.session, renderer, args.model)
         if stopped and stop_ends_in_error(self.shell):
             raise TurnStopped(STOPPED)  # Run All stops here; IPython shows nothing for it
+
+
+def _turn_cost(magics: CopilotMagics, model: str | None) -> Any:
+    """Dollars for a turn's tokens at the user's price for the model (`prices`), or None."""
+    from ..agent.conversations.usage import price_of
+
+    prices = dict(magics.prices)
+    name = str(getattr(magics.session.model(model), "name", "")) if prices else ""
+    return lambda tokens: price_of(name, tokens, prices) if prices else None
 
 
 CopilotMagics.copilot.parser.allow_abbrev = False

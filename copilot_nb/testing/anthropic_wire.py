@@ -46,7 +46,7 @@ def anthropic_sse_events(turn: ScriptedTurn, *, model: str, message_id: str) -> 
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1},
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1, **usage.raw},
     }
     events = [
         anthropic_sse_event("message_start", {"type": "message_start", "message": start}),

@@ -57,12 +57,14 @@ def openai_sse_events(
     yield sse("[DONE]")
 
 
-def openai_usage(turn: ScriptedTurn) -> dict[str, int]:
+def openai_usage(turn: ScriptedTurn) -> dict[str, Any]:
+    """The usage block; the turn's `usage.raw` adds its details (`prompt_tokens_details`)."""
     usage = turn.resolved_usage
     return {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.total_tokens,
+        **usage.raw,
     }
 
 

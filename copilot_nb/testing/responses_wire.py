@@ -26,6 +26,7 @@ def responses_usage(turn: ScriptedTurn) -> dict[str, Any]:
         "output_tokens": usage.output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": usage.total_tokens,
+        **usage.raw,  # a turn's own details (`input_tokens_details.cached_tokens`)
     }
 
 

@@ -27,7 +27,7 @@ from ..transport import (
     rejects_tools,
     stream_reply,
 )
-from .chat_request import chat_request
+from .chat_request import chat_request, prompt_cache_key
 from .chat_stream import ChatCompletionsDecoder
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -147,11 +147,24 @@ class OpenAIChat(ChatModel):
             headers["Authorization"] = f"Bearer {self.api_key}"
         return self.base_url, headers
 
+    sends_cache_key: bool | None = None
+    """Whether requests carry `prompt_cache_key` (None: only to OpenAI's own API, which
+    documents it; another server may refuse a field it does not know)."""
+
+    def name_cache(self, body: dict[str, Any], request: ModelRequest) -> None:
+        """Add `prompt_cache_key` to a request body where it is sent and none was given."""
+        sends = self.sends_cache_key
+        if sends is None:
+            sends = (self.base_url or "").rstrip("/") == OPENAI_BASE_URL
+        if sends and "prompt_cache_key" not in body:
+            body["prompt_cache_key"] = prompt_cache_key(request)
+
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Deltas as they arrive, then the complete message; a model that refuses tools (some
         local models) is asked once more without them."""
         request = self.with_images(request)
         body = chat_request(self.name, request, max_tokens=self.output_limit())
+        self.name_cache(body, request)
         try:
             async for event in self._post(
                 request, "/chat/completions", body, ChatCompletionsDecoder()

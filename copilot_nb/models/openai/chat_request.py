@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -119,3 +121,12 @@ def chat_request(
     if max_tokens and not body.keys() & {"max_tokens", "max_completion_tokens"}:
         body["max_tokens"] = max_tokens
     return body
+
+
+def prompt_cache_key(request: ModelRequest) -> str:
+    """A name for the request's stable prefix (its system prompt and tool list): OpenAI routes
+    requests with the same `prompt_cache_key` to the same cache, so they share its hits."""
+    system = [m.content for m in as_messages(request.messages) if isinstance(m, SystemMessage)]
+    tools = [as_tool_spec(t).name for t in request.tools or ()]
+    digest = hashlib.sha256(json.dumps([system, tools]).encode()).hexdigest()
+    return f"copilot-nb-{digest[:24]}"
