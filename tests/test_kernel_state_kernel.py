@@ -13,10 +13,14 @@ import pytest
 
 from copilot_nb.testing import call, reply
 from tests.kernel_session import KernelSession
+from tests.live_frontend import wait_until
+from tests.live_story import saved_notebook
 
 pytestmark = pytest.mark.kernel
 
 NOTEBOOK = "work.ipynb"
+LET_IT_RUN = '%config CopilotMagics.approve_execute = "allow"'
+
 CELLS = [
     "import pandas as pd",
     "df = pd.read_csv('data.csv')",
@@ -42,6 +46,11 @@ def restart(kernel: KernelSession) -> str:
     loaded = kernel.execute("%load_ext copilot_nb")
     assert loaded.status == "ok", loaded.reply
     return loaded.stdout
+
+
+def outcomes_recorded(kernel: KernelSession) -> int:
+    shown = kernel.execute("print(len(get_ipython()._copilot_nb_live.review.outcomes))")
+    return int(shown.stdout.strip() or 0)
 
 
 def asked(request) -> str:
@@ -112,3 +121,31 @@ def test_undo_gives_back_the_dataframe_run_code_dropped_rows_of_and_keeps_no_sec
     after = kernel.execute("print(df.a.tolist(), api_key)")
     assert "[0, 1, 2, 3, 4] rotated" in after.stdout, "df came back; the secret was never kept"
     assert secret not in json.dumps([r.body for r in server.requests])
+
+
+def test_a_cell_run_in_review_says_what_its_undo_restores_and_its_undo_puts_df_back(
+    serve, kernel_for, front_end, tmp_path: Path
+) -> None:
+    notebook = tmp_path / "review.ipynb"
+    cells = saved_notebook(
+        notebook, [nbformat.v4.new_code_cell("df = df[df.a > 2]\nsize = len(df)")]
+    )
+    server = serve([reply("", call("run_cell", id="r", cell_id="#1")), reply("Filtered.")])
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
+    setup = "import pandas as pd\ndf = pd.DataFrame({'a': range(5)})\n" + LET_IT_RUN
+    assert kernel.execute(setup).status == "ok"
+    front = front_end(kernel, "review.ipynb", cells)
+    assert kernel.execute("%%copilot\nkeep the big rows").status == "ok"
+
+    review = front.cell(0)["metadata"]["copilot_nb"]["review"]
+    assert review["kind"] == "run" and review["ran"] is True
+    assert review["kernel"] == (
+        "Undo puts back df as they were before the run. Undo removes size (the run made them)"
+    )
+    assert "kernel: Undo puts back df" in server.requests[-1].tool_results["r"]
+    assert kernel.execute("print(len(df))").stdout.strip() == "2"
+
+    front.review_cell(front.cell(0)["id"], "undone")
+    wait_until(lambda: outcomes_recorded(kernel) == 1)
+    back = kernel.execute("print(df.a.tolist(), 'size' in dir())")
+    assert "[0, 1, 2, 3, 4] False" in back.stdout

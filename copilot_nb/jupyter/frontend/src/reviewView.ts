@@ -121,7 +121,12 @@ export class ReviewView {
         bar.appendChild(el('span', 'cnb-review-label', 'and ran it'));
       }
       if (review.ran || review.kind === 'run') {
-        const warn = 'Undo does not roll back the kernel\u2019s state';
+        // the kernel's own words on what Undo puts back (the variables kept before the run)
+        const kept = review.record.kernel;
+        const warn =
+          typeof kept === 'string' && kept
+            ? kept
+            : 'Undo does not roll back the kernel\u2019s state';
         bar.appendChild(el('span', 'cnb-review-ran', warn));
       }
     }
