@@ -8,7 +8,8 @@ prefixes (`VISION_MODELS`). A model nobody knows is sent no images.
 A request carries the images of the tool results of the current turn only (after the latest
 user message), the newest `max_images` of them; an older turn's images are left to their text
 (`[image/png 640x480]`), which every tool result keeps. An image larger than `max_bytes`, or of
-a type the model does not take, is never sent.
+a type the model does not take, is never sent. A larger image than the model's family uses
+(`IMAGE_SIDES`) is scaled down first (`image_fit.py`): the provider would do it on its side.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from ..messages import Image, Message, ToolResult, UserMessage, as_messages
+from .image_fit import fit_image
 
 T = TypeVar("T")
 
@@ -50,6 +52,20 @@ VISION_MODELS: dict[str, bool] = {
 """Whether a model accepts images, by model-name prefix (the longest match wins); a model not
 listed is sent none. Copilot's and Ollama's own answers come first."""
 
+IMAGE_SIDES: dict[str, tuple[int, int | None]] = {
+    "": (1568, None),
+    "gpt": (2048, 768),
+    "chatgpt": (2048, 768),
+    "o1": (2048, 768),
+    "o3": (2048, 768),
+    "o4": (2048, 768),
+    "claude": (1568, None),
+    "gemini": (3072, None),
+}
+"""The pixels each family uses, long side and short side, by model-name prefix, as the
+providers state them: Anthropic scales a long side past 1568 px down; OpenAI fits an image into
+2048 px, then its short side into 768 px. Anything else gets Anthropic's, the smallest."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ImageLimits:
@@ -58,6 +74,9 @@ class ImageLimits:
     max_images: int = MAX_IMAGES
     max_bytes: int = MAX_IMAGE_BYTES
     media_types: tuple[str, ...] = IMAGE_TYPES
+    max_side: int = 1568
+    """Pixels on the long side; a larger image is scaled down before it is sent."""
+    max_short_side: int | None = None
 
     def narrowed(
         self,
@@ -67,7 +86,8 @@ class ImageLimits:
         media_types: Sequence[str] = (),
     ) -> ImageLimits:
         """These limits, made stricter by a provider's own (Copilot lists them per model)."""
-        return ImageLimits(
+        return replace(
+            self,
             max_images=min(self.max_images, max_images or self.max_images),
             max_bytes=min(self.max_bytes, max_bytes or self.max_bytes),
             media_types=tuple(t for t in self.media_types if t in media_types)
@@ -99,10 +119,12 @@ def image_limits_for(
 ) -> ImageLimits | None:
     """The limits of a model that accepts images, None for one that does not: the user's
     `setting` wins, then what the provider says, then the name table."""
+    long_side, short_side = by_model_name(name, IMAGE_SIDES, IMAGE_SIDES[""])
+    limits = replace(DEFAULT_IMAGE_LIMITS, max_side=long_side, max_short_side=short_side)
     for answer in (setting, provider_says):
         if answer is not None:
-            return DEFAULT_IMAGE_LIMITS if answer else None
-    return DEFAULT_IMAGE_LIMITS if vision_by_name(name) else None
+            return limits if answer else None
+    return limits if vision_by_name(name) else None
 
 
 def model_image_limits(model: Any) -> ImageLimits | None:
@@ -134,17 +156,26 @@ def images_to_send(
         kept: list[Image] = []
         if limits is not None and index > turn:
             for image in reversed(message.images):
-                if room > 0 and _fits(image, limits):
-                    kept.append(image)
+                fitted = _fitted(image, limits) if room > 0 else None
+                if fitted is not None:
+                    kept.append(fitted)
                     room -= 1
         kept.reverse()
-        if len(kept) != len(message.images):
+        if kept != list(message.images):
             out[index] = replace(message, images=tuple(kept))
     return out
 
 
-def _fits(image: Image, limits: ImageLimits) -> bool:
-    return image.media_type in limits.media_types and image.size <= limits.max_bytes
+def _fitted(image: Image, limits: ImageLimits) -> Image | None:
+    """The image as this model is sent it (scaled to its family's size), or None."""
+    if image.media_type not in limits.media_types:
+        return None
+    return fit_image(
+        image,
+        max_side=limits.max_side,
+        max_bytes=limits.max_bytes,
+        max_short_side=limits.max_short_side,
+    )
 
 
 def ollama_capabilities(payload: Any) -> frozenset[str] | None:
