@@ -128,6 +128,14 @@ class KernelSession:
     def execute(self, code: str, timeout: float = 60) -> Execution:
         return self.collect(self.send(code), timeout)
 
+    def restart(self) -> str:
+        """Kernel > Restart, then `%load_ext` again: what it printed."""
+        self.manager.restart_kernel(now=True)
+        self.client.wait_for_ready(timeout=60)
+        loaded = self.execute("%load_ext copilot_nb")
+        assert loaded.status == "ok", loaded.reply
+        return loaded.stdout
+
     def wait_for(self, msg_id: str, msg_type: str, timeout: float = 30) -> list[dict[str, Any]]:
         """Read iopub until a message of this type arrives for the request; return what was read."""
         seen: list[dict[str, Any]] = []

@@ -23,6 +23,12 @@ def cell_id_of(listing: str, source_start: str) -> str:
     return line.split("id=")[1].split()[0]
 
 
+def outcomes_recorded(kernel: KernelSession) -> int:
+    """How many review outcomes the kernel's ledger holds (what the front end told it)."""
+    shown = kernel.execute("print(len(get_ipython()._copilot_nb_live.review.outcomes))")
+    return int(shown.stdout.strip() or 0)
+
+
 def saved_notebook(path: Path, cells: list[Any]) -> list[dict[str, Any]]:
     """Write a notebook with these cells; return them as the plain dicts a front end holds."""
     nb = nbformat.v4.new_notebook()

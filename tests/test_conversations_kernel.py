@@ -13,21 +13,11 @@ from pathlib import Path
 import pytest
 
 from copilot_nb.testing import call, reply
-from tests.kernel_session import KernelSession
 
 pytestmark = pytest.mark.kernel
 
 NOTEBOOK = "story.ipynb"
 SAVED = "story.copilot-chat.jsonl"
-
-
-def restart(kernel: KernelSession) -> str:
-    """Kernel > Restart, then `%load_ext` again: what it printed."""
-    kernel.manager.restart_kernel(now=True)
-    kernel.client.wait_for_ready(timeout=60)
-    loaded = kernel.execute("%load_ext copilot_nb")
-    assert loaded.status == "ok", loaded.reply
-    return loaded.stdout
 
 
 def users(request) -> list[str]:
@@ -42,7 +32,7 @@ def test_a_restart_resumes_the_conversation_and_the_next_request_carries_it(
     kernel = kernel_for(server, JPY_SESSION_NAME=str(tmp_path / NOTEBOOK))
     assert kernel.execute("%%copilot\nfirst question").status == "ok"
     assert kernel.execute("%%copilot\nsecond question").status == "ok"
-    said = restart(kernel)
+    said = kernel.restart()
     assert "resumed conversation" in said and "2 turn(s)" in said
     history = kernel.execute("%copilot history")
     assert history.status == "ok"
@@ -86,7 +76,7 @@ def test_a_kernel_killed_mid_stream_resumes_with_the_turn_it_cut_short(serve, ke
         )
     kernel.wait_for(msg_id, "update_display_data", timeout=30)  # the answer is streaming
     os.kill(kernel.manager.provisioner.pid, signal.SIGKILL)  # type: ignore[union-attr]
-    said = restart(kernel)
+    said = kernel.restart()
     assert "resumed conversation" in said and "cut short" in said, said
     assert kernel.execute("%%copilot\nand now?").status == "ok"
     sent = server.requests[-1].messages

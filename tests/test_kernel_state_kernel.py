@@ -12,9 +12,8 @@ import nbformat
 import pytest
 
 from copilot_nb.testing import call, reply
-from tests.kernel_session import KernelSession
 from tests.live_frontend import wait_until
-from tests.live_story import saved_notebook
+from tests.live_story import outcomes_recorded, saved_notebook
 
 pytestmark = pytest.mark.kernel
 
@@ -37,20 +36,6 @@ def write_notebook(folder: Path) -> Path:
     path.write_text(nbformat.writes(notebook))
     (folder / "data.csv").write_text("a\n1\n2\n3\n")
     return path
-
-
-def restart(kernel: KernelSession) -> str:
-    """Kernel > Restart, then `%load_ext` again: what it printed."""
-    kernel.manager.restart_kernel(now=True)
-    kernel.client.wait_for_ready(timeout=60)
-    loaded = kernel.execute("%load_ext copilot_nb")
-    assert loaded.status == "ok", loaded.reply
-    return loaded.stdout
-
-
-def outcomes_recorded(kernel: KernelSession) -> int:
-    shown = kernel.execute("print(len(get_ipython()._copilot_nb_live.review.outcomes))")
-    return int(shown.stdout.strip() or 0)
 
 
 def asked(request) -> str:
@@ -81,7 +66,7 @@ def test_after_a_restart_the_request_names_what_was_lost_and_a_rebuild_brings_df
     assert kernel.execute("%%copilot --yes\nsum column b").status == "ok"
     assert "The kernel is fresh" not in asked(server.requests[2])
 
-    said = restart(kernel)
+    said = kernel.restart()
     assert "resumed conversation" in said
     state = kernel.execute("%copilot state")
     assert "restarted since the conversation's last turn; lost: df, total" in state.stdout

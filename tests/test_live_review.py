@@ -17,7 +17,7 @@ import pytest
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
 from tests.kernel_session import KernelSession
 from tests.live_frontend import LiveFrontEnd, wait_until
-from tests.live_story import saved_notebook
+from tests.live_story import outcomes_recorded, saved_notebook
 
 pytestmark = pytest.mark.kernel
 
@@ -36,11 +36,6 @@ def told(request: ScriptedRequest) -> str:
     users = [m for m in request.messages if m.get("role") == "user"]
     content = users[-1]["content"]
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
-
-
-def outcomes_recorded(kernel: KernelSession) -> int:
-    shown = kernel.execute("print(len(get_ipython()._copilot_nb_live.review.outcomes))")
-    return int(shown.stdout.strip() or 0)
 
 
 def test_review_applies_at_once_and_each_cell_keeps_what_it_was_before_the_agent_touched_it(
