@@ -78,7 +78,7 @@ class Kernel:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self.manager.interrupt_kernel()
+                self._interrupt(msg_id)
                 raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s")
             if stdin:
                 self._answer(answers, approve)
@@ -97,6 +97,21 @@ class Kernel:
         content = reply["content"]
         error = f"{content.get('ename', '')}: {content.get('evalue', '')}"
         return Execution(content["status"], messages, error if content["status"] != "ok" else "")
+
+    def _interrupt(self, msg_id: str, grace: float = 60) -> None:
+        """Interrupt the cell and wait until the kernel is idle after it: a request sent while
+        the interrupted cell is still ending is aborted by the kernel (its error stops the
+        queue), so the next task's first cell would fail with no error to show."""
+        self.manager.interrupt_kernel()
+        deadline = time.monotonic() + grace
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                message = self.client.get_iopub_msg(timeout=min(remaining, 0.2))
+            except queue.Empty:
+                continue
+            state = message["content"].get("execution_state")
+            if message["parent_header"].get("msg_id") == msg_id and state == "idle":
+                return
 
     def _answer(self, answers: list[str], approve: bool) -> None:
         try:
