@@ -133,10 +133,15 @@ def test_a_record_is_signed_over_what_the_page_shows_and_undo_uses() -> None:
         ("before", {**before, "cell_type": "markdown"}),
         ("before", {**before, "source": "a = 2"}),
         ("before", None),
+        ("kernel", "Undo puts back everything"),
     ]:
         item = {"kind": "cell", "cell_id": "c1", "record": {**signed, field: value}}
         assert not review_proof.vouched(item, key()), field
     assert not review_proof.vouched({"kind": "cell", "cell_id": "c1", "record": signed}, None)
+    ran = review_proof.sign_cell("c1", {**record, "ran": True, "kernel": "Undo puts back df"})
+    assert review_proof.vouched({"kind": "cell", "cell_id": "c1", "record": ran}, key())
+    told = {**ran, "kernel": "Undo puts back df and model"}
+    assert not review_proof.vouched({"kind": "cell", "cell_id": "c1", "record": told}, key())
 
 
 def key() -> bytes:

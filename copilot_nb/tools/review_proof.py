@@ -36,9 +36,11 @@ def _type(before: Any) -> str | None:
 
 
 def cell_parts(cell_id: str, review: dict[str, Any]) -> list[Any]:
-    """What a changed, inserted or run cell's record is signed over."""
+    """What a changed, inserted or run cell's record is signed over (a run's note on what its
+    Undo puts back in the kernel too, which the page shows; a record without one is signed as
+    records were before there was one)."""
     before = review.get("before")
-    return [
+    parts = [
         "copilot_nb.review.cell",
         str(cell_id),
         str(review.get("turn", "")),
@@ -47,6 +49,8 @@ def cell_parts(cell_id: str, review: dict[str, Any]) -> list[Any]:
         _type(before),
         _source(before),
     ]
+    kernel = review.get("kernel")
+    return [*parts, str(kernel)] if kernel else parts
 
 
 def deleted_parts(entry: dict[str, Any]) -> list[Any]:

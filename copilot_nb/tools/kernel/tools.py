@@ -197,7 +197,7 @@ def _inputs(namespace: Mapping[str, Any], shell: Any | None) -> list[tuple[int, 
     return [
         (number, text)
         for number, text in enumerate(history)
-        if isinstance(text, str) and text.strip() and not _is_copilot_cell(text)
+        if isinstance(text, str) and text.strip() and not is_copilot_cell(text)
     ]
 
 
@@ -209,7 +209,7 @@ def _output(source: str, value: Any) -> str:
     return safe_repr(value, masker=MaskingRepr())
 
 
-def _is_copilot_cell(text: str) -> bool:
+def is_copilot_cell(text: str) -> bool:
     """A `%%copilot` cell, as typed or as the input transformer rewrote it (IPython's `In`)."""
     return text.lstrip().startswith("%%copilot") or COPILOT_CELL_CALL in text
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...config import COPILOT_CELL_CALL
 from ...errors import ToolError
 from ...events import CallPreview
 from ...workspace.notebook_file import cell_source
@@ -20,6 +19,7 @@ from ..context import ToolContext
 from ..kernel.names import code_names
 from ..kernel.rebuild import Cell, Plan, plan
 from ..kernel.state import kernel_state
+from ..kernel.tools import is_copilot_cell
 from ..registry import ToolOutput, ToolSet, bound_tool
 from .run_cell import MAX_CELL_TIMEOUT, run_cell
 from .store import open_notebook
@@ -46,7 +46,7 @@ def as_cells(cells: Sequence[Any]) -> list[Cell]:
         for index, cell in enumerate(cells)
         if isinstance(cell, Mapping)
         and cell.get("cell_type") == "code"
-        and not _runs_copilot(cell_source(cell))
+        and not is_copilot_cell(cell_source(cell))
     ]
 
 
@@ -113,10 +113,6 @@ async def rebuild_names(
     )
     summary = f"ran {len(found.steps)} cell(s); back: {', '.join(back) or 'none'}"
     return ToolOutput(content="\n".join(lines), is_error=bool(gone), summary=summary)
-
-
-def _runs_copilot(source: str) -> bool:
-    return source.lstrip().startswith("%%copilot") or COPILOT_CELL_CALL in source
 
 
 def restart_note(ctx: ToolContext, cells: Sequence[Any]) -> tuple[str, list[str]]:

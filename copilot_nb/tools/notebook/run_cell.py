@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...config import COPILOT_CELL_CALL
 from ...errors import ToolError
 from ...events import CallPreview
 from ...text import shorten
@@ -27,6 +26,7 @@ from ..context import ToolContext
 from ..kernel.execute import CodeRun, ran_for, run_code_in
 from ..kernel.guard import after_run, before_run
 from ..kernel.snapshots import Kept
+from ..kernel.tools import is_copilot_cell
 from ..masking import redact_text
 from ..outputs import describe_output, output_images
 from ..registry import ToolOutput, ToolSet, bound_tool
@@ -83,7 +83,7 @@ async def run_cell(
             f"cell {cell.id} ({cell_label(index)}) is a {cell.cell_type} cell; only code runs"
         )
     source = cell_source(cell)
-    if source.lstrip().startswith("%%copilot") or COPILOT_CELL_CALL in source:
+    if is_copilot_cell(source):
         raise ToolError(
             f"cell {cell.id} ({cell_label(index)}) is a %%copilot cell; run_cell does not run one"
         )
