@@ -29,6 +29,7 @@ from benchmarks import (
     bench_run_all,
     bench_search,
     bench_turn,
+    bench_turn_cost,
 )
 
 if __name__ == "__main__":
@@ -53,3 +54,4 @@ if __name__ == "__main__":
     bench_turn.main()
     bench_policy.main()
     bench_kernel_state.main()
+    bench_turn_cost.main()

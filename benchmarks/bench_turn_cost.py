@@ -1,0 +1,261 @@
+"""What a turn costs the user: tokens per request of the eval's tasks, a plot's bytes per wire,
+and how much of each follow-up request a provider's prompt cache can reuse.
+
+Every eval task is played by its correct script (the scripted model over loopback, in a real
+kernel, as `python -m evals.run --model scripted` does), each task's cassette is read back and
+every model request in it is measured: the system prompt, the tool list, the context block and
+the tool results, in estimated tokens (`agent/context/tokens.py`, which errs high), summed over
+the requests. The repeated prefix of a follow-up request is the characters it begins with alike
+with the request before it, as a provider's cache compares them (tools, then system, then the
+messages), over its own length.
+
+The plot is a matplotlib figure at the inline backend's size (640x480) and at a high dpi
+(3000x1800), as each wire carries it: the bytes of the image in the request, beside the bytes
+the same figure costs as base64 text and the line a model without vision reads instead.
+
+`--json PATH` writes the numbers; `--tasks N` plays only the first N tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import itertools
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from copilot_nb.agent.context.tokens import estimate_tokens  # noqa: E402
+from copilot_nb.messages import AssistantMessage, Image, ToolCall, ToolResult, UserMessage  # noqa: E402
+from copilot_nb.models.base import ModelRequest  # noqa: E402
+
+_BLOCK = re.compile(r"<context>.*?</context>", re.DOTALL)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{200,}")
+TARGET_PREFIX_SHARE = 0.9
+
+
+def requests_of(cassettes: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each task's model request bodies, in order, from its cassette."""
+    from evals.metrics import MODEL_PATHS, read_entries, rounds_of
+
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(cassettes.glob("*.copilot.jsonl")):
+        entries = [
+            e for e in read_entries(path) if e.get("type", "http") == "http" or "request" in e
+        ]
+        model = [
+            e
+            for e in entries
+            if str(e.get("request", {}).get("path", "")).rstrip("/").endswith(MODEL_PATHS)
+        ]
+        bodies = [e["request"].get("body") for e in rounds_of(model)]
+        found[path.name.split(".")[0]] = [b for b in bodies if isinstance(b, dict)]
+    return found
+
+
+def parts_of(body: dict[str, Any]) -> dict[str, int]:
+    """A Chat Completions body's estimated tokens: system prompt, tools, context block, tool
+    results, and the whole request."""
+    messages = body.get("messages") or []
+    system = sum(estimate_tokens(_text(m)) for m in messages if m.get("role") == "system")
+    block = sum(
+        estimate_tokens(found)
+        for m in messages
+        if m.get("role") == "user"
+        for found in _BLOCK.findall(_text(m))
+    )
+    results = sum(estimate_tokens(_text(m)) for m in messages if m.get("role") == "tool")
+    tools = estimate_tokens(json.dumps(body.get("tools") or []))
+    whole = estimate_tokens(_prompt(body))
+    return {
+        "system": system,
+        "tools": tools,
+        "context": block,
+        "tool_results": results,
+        "request": whole,
+        "base64_runs": len(_BASE64.findall(json.dumps(body))),
+    }
+
+
+def prefix_shares(bodies: list[dict[str, Any]]) -> list[float]:
+    """For each follow-up request, the share of its prompt that repeats the one before."""
+    shares = []
+    for before, after in itertools.pairwise(bodies):
+        one, two = _prompt(before), _prompt(after)
+        same = next(
+            (i for i, (x, y) in enumerate(zip(one, two, strict=False)) if x != y),
+            min(len(one), len(two)),
+        )
+        shares.append(same / max(len(two), 1))
+    return shares
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    """The request as a prompt cache reads it: tools, then the system prompt, then messages."""
+    return json.dumps(body.get("tools") or []) + json.dumps(body.get("messages") or [])
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def eval_numbers(limit: int | None) -> dict[str, Any]:
+    """Play the eval's correct scripts and measure every request they made."""
+    from evals.run import run
+    from evals.tasks import all_tasks
+
+    folder = Path(tempfile.mkdtemp(prefix="copilot_nb_bench_turn_cost_"))
+    names = [t.name for t in all_tasks()][:limit] if limit else None
+    results = run("scripted", names=names, record=folder)
+    bodies = requests_of(folder)
+    totals = {"system": 0, "tools": 0, "context": 0, "tool_results": 0, "request": 0}
+    base64_runs = 0
+    shares: list[float] = []
+    count = 0
+    for requests in bodies.values():
+        for body in requests:
+            parts = parts_of(body)
+            base64_runs += parts.pop("base64_runs")
+            for key, value in parts.items():
+                totals[key] += value
+            count += 1
+        shares += prefix_shares(requests)
+    return {
+        "tasks": len(results),
+        "passed": sum(r.ok for r in results),
+        "requests": count,
+        "tokens": totals,
+        "per_request": {k: round(v / max(count, 1)) for k, v in totals.items()},
+        "base64_runs": base64_runs,
+        "prefix_share_min": round(min(shares), 3) if shares else None,
+        "prefix_share_mean": round(sum(shares) / len(shares), 3) if shares else None,
+        "follow_ups": len(shares),
+        "follow_ups_over_target": sum(s >= TARGET_PREFIX_SHARE for s in shares),
+    }
+
+
+def figure(width: int, height: int) -> Image:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    drawn = Figure(figsize=(width / 100, height / 100), dpi=100)
+    axes = drawn.subplots()
+    axes.plot(range(50), [x * x for x in range(50)], label="units")
+    axes.set_title("units sold per week")
+    axes.legend()
+    out = io.BytesIO()
+    drawn.savefig(out, format="png")
+    return Image(media_type="image/png", data=base64.b64encode(out.getvalue()).decode())
+
+
+def image_numbers() -> dict[str, Any]:
+    """A plot's bytes in each wire's request, beside its bytes as text."""
+    from copilot_nb.models.anthropic.chat import AnthropicChat, messages_request
+    from copilot_nb.models.openai.chat import OpenAIChat
+    from copilot_nb.models.openai.chat_request import chat_request
+    from copilot_nb.models.openai.responses_request import responses_request
+
+    loopback = "http://127.0.0.1:9"
+    wires = {
+        "chat (gpt-4o)": (OpenAIChat("gpt-4o", base_url=loopback), "chat"),
+        "responses (gpt-5)": (OpenAIChat("gpt-5", base_url=loopback), "responses"),
+        "anthropic (claude-sonnet-4-5)": (
+            AnthropicChat("claude-sonnet-4-5", base_url=loopback),
+            "messages",
+        ),
+        "no vision (gpt-3.5-turbo)": (OpenAIChat("gpt-3.5-turbo", base_url=loopback), "chat"),
+    }
+    out: dict[str, Any] = {}
+    for label, (width, height) in {
+        "inline 640x480": (640, 480),
+        "high dpi 3000x1800": (3000, 1800),
+    }.items():
+        plot = figure(width, height)
+        row: dict[str, Any] = {"as base64 text": len(plot.data)}
+        history = [
+            UserMessage(content="what does the plot show?"),
+            AssistantMessage(
+                tool_calls=(ToolCall.from_raw(id="c", name="run_cell", raw_arguments="{}"),)
+            ),
+            ToolResult(
+                tool_call_id="c",
+                name="run_cell",
+                content=f"[image/png {width}x{height}]",
+                images=(plot,),
+            ),
+        ]
+        bare = [
+            *history[:2],
+            ToolResult(tool_call_id="c", name="run_cell", content=history[2].content),
+        ]
+        for wire, (model, kind) in wires.items():
+            request = model.with_images(ModelRequest(messages=history))
+            empty = ModelRequest(messages=bare)
+            build = {
+                "chat": lambda r: chat_request("m", r),
+                "responses": lambda r: responses_request("m", r),
+                "messages": lambda r: messages_request("m", r.messages),
+            }[kind]
+            row[wire] = len(json.dumps(build(request))) - len(json.dumps(build(empty)))
+        out[label] = row
+    return out
+
+
+def table(numbers: dict[str, Any]) -> str:
+    lines = []
+    ev = numbers.get("eval")
+    if ev:
+        lines += [
+            f"eval: {ev['passed']}/{ev['tasks']} tasks, {ev['requests']} model requests",
+            "| estimated tokens | summed | per request |",
+            "|---|---:|---:|",
+        ]
+        for key in ("system", "tools", "context", "tool_results", "request"):
+            lines.append(f"| {key} | {ev['tokens'][key]:,} | {ev['per_request'][key]:,} |")
+        lines.append(
+            f"base64 runs in any request: {ev['base64_runs']}; follow-up requests: "
+            f"{ev['follow_ups']}, repeated prefix mean {ev['prefix_share_mean']:.1%}, min "
+            f"{ev['prefix_share_min']:.1%}, {ev['follow_ups_over_target']} at or over "
+            f"{TARGET_PREFIX_SHARE:.0%}"
+        )
+    images = numbers.get("images") or {}
+    if images:
+        wires = list(next(iter(images.values())))
+        lines += ["", "| plot, bytes | " + " | ".join(wires) + " |"]
+        lines.append("|---|" + "---:|" * len(wires))
+        for label, row in images.items():
+            lines.append(f"| {label} | " + " | ".join(f"{row[w]:,}" for w in wires) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", type=Path, help="write the numbers here")
+    parser.add_argument("--tasks", type=int, help="play only the first N tasks")
+    parser.add_argument("--no-eval", action="store_true", help="only the plot's bytes")
+    args = parser.parse_args(argv if argv is not None else [])
+    numbers: dict[str, Any] = {"images": image_numbers()}
+    if not args.no_eval:
+        numbers["eval"] = eval_numbers(args.tasks)
+    print("\n== what a turn costs ==")
+    print(table(numbers))
+    if args.json:
+        args.json.write_text(json.dumps(numbers, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
