@@ -11,16 +11,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from copilot_nb.testing import call, reply
 from tests.proxy_fixtures import MODEL, proxy_for
 
 __all__ = ["proxy_for"]
 
 
-async def test_the_openai_agents_sdk_runs_its_own_tool_through_the_proxy(proxy_for):
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+async def test_the_openai_agents_sdk_runs_its_own_tool_through_the_proxy(proxy_for, api):
+    """Both of the SDK's models: Chat Completions, and its default, the Responses API (the call
+    comes back as a `function_call` item, its result goes up as a `function_call_output`)."""
     from agents import (
         Agent,
         OpenAIChatCompletionsModel,
+        OpenAIResponsesModel,
         Runner,
         function_tool,
         set_tracing_disabled,
@@ -36,14 +42,17 @@ async def test_the_openai_agents_sdk_runs_its_own_tool_through_the_proxy(proxy_f
         asked.append(city)
         return "rain, 8°C"
 
-    model = OpenAIChatCompletionsModel(model=MODEL, openai_client=proxy.async_openai())
+    kind = OpenAIResponsesModel if api == "responses" else OpenAIChatCompletionsModel
+    model = kind(model=MODEL, openai_client=proxy.async_openai(max_retries=0))
     agent = Agent(name="weather", instructions="Answer briefly.", model=model, tools=[city_weather])
     result = await Runner.run(agent, "Weather in Oslo?")
     assert result.final_output == "Rainy, 8°C."
     assert asked == ["Oslo"]
-    sent = proxy.upstream.requests
-    assert [t["function"]["name"] for t in sent[0].body["tools"]] == ["city_weather"]
-    assert sent[1].tool_results and "rain, 8°C" in next(iter(sent[1].tool_results.values()))
+    first, second = (request.body for request in proxy.upstream.requests)
+    assert first["messages"][0] == {"role": "system", "content": "Answer briefly."}
+    assert [t["function"]["name"] for t in first["tools"]] == ["city_weather"]
+    assert second["messages"][-1]["role"] == "tool"
+    assert second["messages"][-1]["content"] == "rain, 8°C"
 
 
 def test_llm_answers_through_the_proxy_from_its_models_file(proxy_for, tmp_path: Path):
@@ -96,31 +105,3 @@ async def test_the_offline_model_behind_the_proxy_calls_no_tool_the_agent_lacks(
     agent = Agent(name="files", model=model, tools=[city_weather])
     result = await Runner.run(agent, "read a.py")
     assert "`read_file`" in result.final_output and "none was offered" in result.final_output
-
-
-async def test_the_agents_sdks_default_responses_model_runs_its_tool_through_the_proxy(proxy_for):
-    """The SDK's default model speaks the Responses API: its tool's call comes back as a
-    `function_call` item, its result goes up as a `function_call_output`."""
-    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
-
-    set_tracing_disabled(True)
-    proxy = proxy_for([reply("", call("city_weather", city="Oslo")), reply("Rainy, 8°C.")])
-    asked: list[str] = []
-
-    @function_tool
-    def city_weather(city: str) -> str:
-        """The weather in a city."""
-        asked.append(city)
-        return "rain, 8°C"
-
-    model = OpenAIResponsesModel(model=MODEL, openai_client=proxy.async_openai(max_retries=0))
-    agent = Agent(name="weather", instructions="Answer briefly.", model=model, tools=[city_weather])
-    result = await Runner.run(agent, "Weather in Oslo?")
-    assert result.final_output == "Rainy, 8°C."
-    assert asked == ["Oslo"]
-    first, second = (request.body for request in proxy.upstream.requests)
-    assert first["messages"][0] == {"role": "system", "content": "Answer briefly."}
-    assert [t["function"]["name"] for t in first["tools"]] == ["city_weather"]
-    assert second["messages"][-1]["role"] == "tool"
-    assert second["messages"][-1]["content"] == "rain, 8°C"
-    assert result.context_wrapper.usage.requests == 2
