@@ -305,3 +305,13 @@ def write_config(root: Path, **servers: dict[str, object]) -> None:
     user_dir = root.parent / "config"
     user_dir.mkdir(exist_ok=True)
     (user_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+class Planted:
+    """What a crafted pickle does when loaded: here, harmlessly, it leaves a file at `mark`."""
+
+    def __init__(self, mark: Path) -> None:
+        self.mark = mark
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.touch, (self.mark,))

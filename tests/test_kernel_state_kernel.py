@@ -6,12 +6,14 @@ changed is never kept."""
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from copilot_nb.testing import call, reply
+from tests.helpers import Planted
 from tests.live_frontend import wait_until
 from tests.live_story import outcomes_recorded, saved_notebook
 
@@ -89,10 +91,12 @@ def test_after_a_restart_the_request_names_what_was_lost_and_a_rebuild_brings_df
 def test_undo_gives_back_the_dataframe_run_code_dropped_rows_of_and_keeps_no_secret(
     serve, kernel_for, tmp_path: Path
 ) -> None:
+    """Then a snapshot beside the notebook: the user's own comes back, one from elsewhere is
+    refused and nothing in it runs."""
     secret = "sk-proj-" + "Zq7Xw2Lp9Rt4Yv6Nb3Mc" * 3
     code = "df.drop(index=[0, 1], inplace=True)\napi_key = 'rotated'"
     server = serve([reply("", call("run_code", id="drop", code=code)), reply("Dropped.")])
-    kernel = kernel_for(server)
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(tmp_path / NOTEBOOK))
     setup = f"import pandas as pd\ndf = pd.DataFrame({{'a': range(5)}})\napi_key = {secret!r}"
     assert kernel.execute(setup).status == "ok"
     assert kernel.execute("%%copilot --yes\ndrop the first two rows").status == "ok"
@@ -106,6 +110,22 @@ def test_undo_gives_back_the_dataframe_run_code_dropped_rows_of_and_keeps_no_sec
     after = kernel.execute("print(df.a.tolist(), api_key)")
     assert "[0, 1, 2, 3, 4] rotated" in after.stdout, "df came back; the secret was never kept"
     assert secret not in json.dumps([r.body for r in server.requests])
+
+    saved = kernel.execute("%copilot snapshot df api_key").stdout
+    assert "saved df to work.copilot-vars.pkl" in saved and "api_key: a secret" in saved
+    assert secret.encode() not in (tmp_path / "work.copilot-vars.pkl").read_bytes()
+    assert kernel.execute("del df\n%copilot snapshot --load").status == "ok"
+    assert "[0, 1, 2, 3, 4]" in kernel.execute("print(df.a.tolist())").stdout
+
+    mark = tmp_path / "ran"
+    header = {"format": 1, "names": ["df"], "at": "2026-01-01T00:00:00Z", "sig": "0" * 64}
+    planted = json.dumps(header).encode() + b"\n" + pickle.dumps({"df": Planted(mark)})
+    (tmp_path / "work.copilot-vars.pkl").write_bytes(planted)
+    (tmp_path / "work.copilot-vars.pkl").chmod(0o600)  # the user's own file, but not signed
+    refused = kernel.execute("%copilot snapshot --load")
+    assert refused.status == "error"
+    assert "was not saved by you" in refused.reply["content"]["evalue"]
+    assert not mark.exists(), "nothing in the file from elsewhere ran"
 
 
 def test_a_cell_run_in_review_says_what_its_undo_restores_and_its_undo_puts_df_back(

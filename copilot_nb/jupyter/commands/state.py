@@ -4,7 +4,9 @@ that bring lost variables back.
 `state` lists the user's variables (name, type, size), the names the conversation used that a
 restart lost, and how much a run may keep for Undo (`--keep 512MB` changes it; `--keep 0` keeps
 nothing). `rebuild df model` shows the plan (which cells, why, which read files or the network)
-and runs it as the agent's `rebuild_names` does; `--plan` only shows it.
+and runs it as the agent's `rebuild_names` does; `--plan` only shows it. `snapshot df model`
+saves variables beside the notebook, `snapshot --load` loads them back (`saved_vars.py`: only
+a file this user saved).
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from ...agent.session import CopilotSession
 from ...kernel_bridge import hidden_names, user_namespace
 from ...text import human_bytes
 from ...tools.context import ToolContext
+from ...tools.kernel.saved_vars import load, path_for, save
 from ...tools.kernel.state import kernel_state
 from ...tools.kernel.variables import memory_of, size_of, type_name, user_variables
 from ...tools.notebook.rebuild_cells import planned, rebuild_names
+from ...workspace.notebook_file import current_notebook_path
 from .dispatch import as_usage_error
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMG]?)B?", re.IGNORECASE)
@@ -92,6 +96,42 @@ async def rebuild(session: CopilotSession, args: argparse.Namespace, settings: A
     with as_usage_error("%copilot rebuild"):
         result = await rebuild_names(ctx, args.names, notebook=args.notebook)
     print("copilot: " + result.content.split("\n", 1)[-1].replace("\n", "\ncopilot: "))
+
+
+def snapshot_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="*", metavar="NAME", help="a variable to save")
+    parser.add_argument(
+        "--load", action="store_true", help="load the saved variables (only a file you saved)"
+    )
+
+
+def snapshot(session: CopilotSession, args: argparse.Namespace, settings: Any = None) -> None:
+    """Save variables beside the notebook, or load them back (`--load`)."""
+    namespace = user_namespace(session.shell)
+    notebook = current_notebook_path(namespace)
+    if notebook is None:
+        raise UsageError("%copilot snapshot: no notebook is known here to save beside")
+    path = path_for(notebook)
+    if args.load:
+        with as_usage_error("%copilot snapshot --load"):
+            try:
+                found, values = load(path)
+            except FileNotFoundError:
+                raise UsageError(f"%copilot snapshot: no {path.name} beside the notebook") from None
+        chosen = args.names or list(values)
+        namespace.update({name: values[name] for name in chosen if name in values})
+        back = [name for name in chosen if name in values]
+        print(f"copilot: loaded {', '.join(back) or 'nothing'} from {path.name} ({found.at})")
+        return
+    if not args.names:
+        raise UsageError("%copilot snapshot NAME [NAME...] saves; --load loads them back")
+    with as_usage_error("%copilot snapshot"):
+        saved = save(path, namespace, args.names)
+    left = "; ".join(f"{name}: {why}" for name, why in saved.left.items())
+    print(
+        f"copilot: saved {', '.join(saved.names) or 'nothing'} to {path.name} (only you can "
+        "load it)" + (f"; not saved: {left}" if left else "")
+    )
 
 
 def _context(session: CopilotSession) -> ToolContext:

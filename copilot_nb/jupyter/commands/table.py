@@ -68,6 +68,12 @@ TABLE: tuple[Subcommand, ...] = (
         run=state.rebuild,
         arguments=state.rebuild_arguments,
     ),
+    Subcommand(
+        name="snapshot",
+        help="save variables beside the notebook; --load brings them back",
+        run=state.snapshot,
+        arguments=state.snapshot_arguments,
+    ),
     Subcommand(name="agents", help="the subagents delegate can start", run=dispatch.agents),
     Subcommand(
         name="skills",

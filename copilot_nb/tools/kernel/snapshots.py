@@ -101,7 +101,7 @@ def keep(
             kept.values[name] = _ABSENT
             continue
         value = namespace[name]
-        why = _not_keepable(name, value)
+        why = not_keepable(name, value)
         if why:
             kept.left[name] = why
             continue
@@ -146,7 +146,7 @@ def shares_on_write(value: Any) -> bool:
         return False
 
 
-def _not_keepable(name: str, value: Any) -> str:
+def not_keepable(name: str, value: Any) -> str:
     """Why a value is not kept ('' when it may be)."""
     if is_secret_label(name) or is_secret_value(name, value) or _holds_secret(value):
         return "a secret: never kept"
