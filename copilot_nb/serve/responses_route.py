@@ -3,7 +3,8 @@
 The request becomes the chat route's `ChatRequest` (`responses_request.py`), goes to the same
 model with the same tools and options, and comes back in the Responses API's events
 (`responses_events.py`): streamed as OpenAI streams them, or as one Response object, which is
-the same encoder's last state, so the two answers cannot differ. Tool calls come back to the
+the same encoder given the model's final message (what `complete()` returns), so the two
+answers cannot differ. Tool calls come back to the
 client to run (pass-through); the proxy stores nothing (`store` is always false).
 """
 
@@ -14,6 +15,7 @@ import uuid
 from typing import Any
 
 from ..errors import ConfigError, ModelError
+from ..events import ModelResponse
 from .backend import Backend
 from .chat_request import ApiError
 from .relayed import Relay, model_credentials
@@ -53,7 +55,8 @@ async def create_response(backend: Backend, request: Any, token: str = "") -> An
     events = model.stream(list(chat.messages), **upstream_options(chat))
     try:
         async for event in events:
-            encoder.event(event)
+            if isinstance(event, ModelResponse):  # the whole reply, as complete() has it
+                encoder.event(event)
     except (ModelError, ConfigError) as exc:
         return upstream_error(exc, relay)
     finally:
