@@ -16,6 +16,7 @@ import pytest
 
 from copilot_nb.errors import SandboxError
 from copilot_nb.tools.context import ToolContext
+from copilot_nb.tools.kernel.guard import HELD_RUNS
 from copilot_nb.tools.kernel.saved_vars import load, path_for, save
 from copilot_nb.tools.kernel.snapshots import keep
 from copilot_nb.tools.kernel.state import KernelState, kernel_state
@@ -126,6 +127,25 @@ async def test_undo_after_a_review_undo_says_the_variables_are_back_already(
     restored = workspace.undo()
     assert restored[0].action == "not restored" and "already put back" in restored[0].detail
     assert namespace["x"] == 5
+
+
+async def test_the_kernel_holds_a_bounded_amount_and_undo_says_what_it_let_go(
+    tmp_path: Path,
+) -> None:
+    namespace: dict[str, Any] = {"rows": list(range(500))}
+    ctx, workspace = context(tmp_path, namespace)
+    state = kernel_state(ctx.shell)
+    state.keep_limit = 10_000  # each run keeps `rows`, about 4 KB; twice the limit is held
+    for turn in range(6):
+        workspace.begin_turn(f"append {turn}")
+        await call(kernel_toolset(ctx), "run_code", code="rows.append(-1)")
+    assert sum(kept.size for kept in state.held) <= 2 * state.keep_limit
+    assert len(state.held) < 6 <= HELD_RUNS
+    undone = [workspace.undo()[0] for _ in range(6)]
+    assert [r.action for r in undone][: len(state.held)] == ["restored"] * len(state.held)
+    assert undone[-1].action == "not restored"
+    assert "let go to keep the kernel's memory bounded" in undone[-1].detail
+    assert namespace["rows"][-1] == -1, "the oldest run's variables were let go"
 
 
 def test_a_restart_is_another_kernel_instance_and_its_lost_names_are_those_missing() -> None:

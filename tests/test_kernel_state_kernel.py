@@ -83,6 +83,14 @@ def test_after_a_restart_the_request_names_what_was_lost_and_a_rebuild_brings_df
     assert "back: df" in result
     back = kernel.execute("print(df.b.tolist(), 'slow' in dir())")
     assert "[2, 4, 6] False" in back.stdout, "just the cells that make df ran"
+
+    # the user's own command: the plan, then the same cells
+    assert kernel.execute("del df, pd").status == "ok"
+    shown = kernel.execute("%copilot rebuild df --plan").stdout
+    assert "runs #1 (makes pd), #2 (makes df; reads files or the network: read_csv), #4" in shown
+    assert "NameError" in kernel.execute("df").reply["content"]["ename"]
+    assert "back: df" in kernel.execute("%copilot rebuild df").stdout
+    assert "[2, 4, 6] False" in kernel.execute("print(df.b.tolist(), 'slow' in dir())").stdout
     saved = nbformat.reads(path.read_text(), as_version=4)
     assert "copilot_nb" in saved.cells[3].metadata and "copilot_nb" not in saved.cells[2].metadata
     server.assert_complete()
