@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 
 from copilot_nb import Agent, tool
 from copilot_nb.agent.conversations.usage import price_of, tokens_of
+from copilot_nb.agent.run_settings import RunSettings
 from copilot_nb.events import Done, UsageReported
 from copilot_nb.jupyter.cell_view import CellRenderer
 from copilot_nb.messages import AssistantMessage, SystemMessage, ToolCall, ToolResult, Usage
@@ -117,6 +118,28 @@ async def test_a_gateway_that_refuses_cache_control_can_turn_it_off(serve) -> No
     await model.complete([SystemMessage(content=SYSTEM), User(content="hi")])
     assert _marks(server.requests[0].body) == []
     assert server.requests[0].body["system"] == SYSTEM
+
+
+async def test_the_next_turn_sends_the_last_turns_requests_as_they_were_sent(serve) -> None:
+    """Each turn's context block goes with that turn's request, in every later request too: the
+    next turn's prompt starts with the whole of the last one, which a provider has cached."""
+    server = serve([reply("", call("row_count", table="a")), reply("first"), reply("second")])
+    agent = Agent(model=server.model(), tools=ToolSet([row_count]), system_prompt=SYSTEM)
+    turns = iter(["<context>\nvariables: a\n</context>", "<context>\nvariables: a, b\n</context>"])
+
+    async def block() -> str:
+        return next(turns)
+
+    for prompt in ("count a", "and b?"):
+        async for _ in agent.run(prompt, settings=RunSettings(context_block=block)):
+            pass
+    first_turn_last, second_turn = (r.body["messages"] for r in server.requests[1:])
+    assert second_turn[: len(first_turn_last)] == first_turn_last
+    assert second_turn[1]["content"].startswith("<context>\nvariables: a\n</context>")
+    assert second_turn[-1]["content"].startswith("<context>\nvariables: a, b\n</context>")
+    assert [m.content for m in agent.messages if isinstance(m, User)] == ["count a", "and b?"]
+    share = _prefix_share(json.dumps(first_turn_last), json.dumps(second_turn))
+    assert share > 0.9, share
 
 
 # --- OpenAI: prompt_cache_key --------------------------------------------------------------------

@@ -117,7 +117,8 @@ class Agent:
         """The conversation: our system prompt, then `history` (a resumed one), then each run's."""
         self.running = False
         """True while a turn is under way."""
-        self._block = ""
+        self._blocks: dict[int, tuple[Message, str]] = {}
+        """Each turn's context block, by the id of the request it went with (`request_messages`)."""
         self._side = SideChannel()
         self.current_call_id = ""
         """The id of the tool call running now (a subagent marks its events with it)."""
@@ -144,9 +145,14 @@ class Agent:
         self._side.emit(event)
 
     def request_messages(self) -> list[Message]:
-        """The conversation as the next request sends it: the turn's context block goes before
-        the user's latest request (a copy; the history keeps the request as it was asked)."""
-        return with_request_block(self.messages, self._block)
+        """The conversation as the next request sends it: each turn's context block before that
+        turn's request, as first sent, so a provider's cached prompt still matches from the
+        start (a copy; the history keeps each request as it was asked)."""
+        blocks = self._blocks
+        return [
+            with_request_block([m], blocks[id(m)][1])[0] if blocks.get(id(m), (0,))[0] is m else m
+            for m in self.messages
+        ]
 
     def _set_history_prompt(self, text: str) -> None:
         if self.messages and isinstance(self.messages[0], SystemMessage):
@@ -211,8 +217,11 @@ class Agent:
         self.workspace.begin_turn(prompt)
         self._set_history_prompt(run.system_prompt)  # the run's instructions, current
         self._close_open_tool_calls()
-        self._block = await run.context_block() if run.context_block is not None else ""
-        self._keep(UserMessage(content=prompt))
+        block = await run.context_block() if run.context_block is not None else ""
+        asked = UserMessage(content=prompt)
+        self._keep(asked)
+        kept = {id(m): self._blocks[id(m)] for m in self.messages if id(m) in self._blocks}
+        self._blocks = {**kept, id(asked): (asked, block)}  # those of requests still held
         rounds = run.max_rounds
         for _ in range(rounds):
             reply: list[AssistantMessage] = []
