@@ -6,7 +6,9 @@ resends the whole output (a front end re-renders all of it), so updates thin out
 grows: the first words show at once, then an update waits until the answer has grown by an
 eighth of what is shown (the bytes sent stay a small multiple of the answer's, whatever its
 pace) or `STALE` seconds have passed (a slow model's words still show), and never comes sooner
-than `UPDATE_INTERVAL` after the last.
+than `UPDATE_INTERVAL` after the last. Where the page that ran the cell has copilot_nb's
+extension, updates send only what is new instead (`cell_growth.py`), as soon as there is enough
+of it to be worth a message (`PAGE_GROWTH`) or after `PAGE_STALE`.
 
 The output is HTML built by `safe_html` (with plain text alongside), never Markdown: a front end
 renders a just-run cell's Markdown with its raw HTML, and the model's text must never run.
@@ -19,7 +21,6 @@ import sys
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -45,9 +46,9 @@ from ..events import (
     UsageReported,
     revision,
 )
-from ..text import first_line
 from .approval_prompt import question
-from .safe_html import Rendered, details_html, diff_html, escape, inline_html, markdown_html
+from .cell_growth import PageGrowth, page_for_request
+from .cell_transcript import Prose, Reasoning, ToolLine, Transcript
 
 UPDATE_INTERVAL = 0.25
 """Seconds at least between display updates while streaming: smooth to the eye."""
@@ -55,94 +56,13 @@ GROWTH = 8
 """An update is due once the answer has grown by 1/GROWTH of what the output shows."""
 STALE = 2.0
 """Seconds after which an update is due however little the answer grew."""
+PAGE_GROWTH, PAGE_STALE = 200, 1.0
+"""A growth in the page is due once the answer grew by this many characters (a message's
+envelope is about 550 bytes) or after this many seconds."""
 STOPPED = "■ Stopped"
 """The last line of a turn the user stopped (a kernel interrupt), as the panel's Stop ends one."""
-LINE = 200
-"""Characters of a tool's target or outcome on its line; the model still gets all of it."""
 ASKING = "waiting for your approval below"
 """A tool line while its approval is asked, under the line."""
-ICONS = {None: "…", True: "✓", False: "✗"}
-"""A tool line's state: running, done, failed. Characters every font has (Debian's Chromium
-draws an emoji such as an hourglass as an empty box)."""
-
-
-@dataclass
-class _ToolLine:
-    name: str
-    target: str
-    outcome: str = ""
-    ok: bool | None = None
-    diffs: list[str] = field(default_factory=list)
-
-    def html(self) -> str:
-        icon = ICONS[self.ok]
-        line = f"{icon} <strong>{escape(self.name)}</strong>"
-        if self.target:
-            line += f" <code>{escape(first_line(self.target, LINE))}</code>"
-        if self.outcome:
-            line += f" — {escape(first_line(self.outcome, LINE))}"
-        diffs = "".join(details_html("diff", diff_html(d)) for d in self.diffs)
-        return f"<div>{line}</div>{diffs}"
-
-    def plain(self) -> str:
-        icon = ICONS[self.ok]
-        line = " ".join(p for p in (icon, self.name, first_line(self.target, LINE)) if p)
-        if self.outcome:
-            line += f" — {first_line(self.outcome, LINE)}"
-        return "\n\n".join([line, *(d.rstrip("\n") for d in self.diffs)])
-
-
-@dataclass
-class _Reasoning:
-    text: str
-
-    def html(self) -> str:
-        return details_html("Thinking", markdown_html(self.text))
-
-    def plain(self) -> str:
-        return f"Thinking: {self.text.strip()}"
-
-
-@dataclass(frozen=True)
-class _Prose:
-    """Text we wrote (a notice, an error): escaped, in its own paragraph."""
-
-    text: str
-    prefix: str = ""
-
-    def html(self) -> str:
-        lead = f"<strong>{escape(self.prefix)}</strong> " if self.prefix else ""
-        return f'<p style="white-space:pre-wrap">{lead}{escape(self.text)}</p>'
-
-    def plain(self) -> str:
-        return f"{self.prefix} {self.text}" if self.prefix else self.text
-
-
-@dataclass
-class Transcript:
-    """What a `%%copilot` cell shows: safe HTML, and the same as plain text where no HTML is."""
-
-    blocks: list[Any] = field(default_factory=list)
-    footer: list[str] = field(default_factory=list)
-    """Our own notes under the answer (offline model, tokens, interrupted), as one-line Markdown."""
-
-    def html(self) -> str:
-        parts = [markdown_html(b) if isinstance(b, str) else b.html() for b in self.blocks]
-        body = "\n".join(p for p in parts if p)
-        if self.footer:
-            notes = "<br>".join(inline_html(note) for note in self.footer)
-            body += f'\n<p style="font-size:0.85em;opacity:0.8">{notes}</p>'
-        return body or "<p>…</p>"
-
-    def text(self) -> str:
-        parts = [b if isinstance(b, str) else b.plain() for b in self.blocks]
-        body = "\n\n".join(p.strip("\n") for p in parts if p.strip())
-        if self.footer:
-            body += "\n\n" + "\n".join(self.footer)
-        return body or "…"
-
-    def rendered(self) -> Rendered:
-        return Rendered(self.html(), self.text())
 
 
 class CellRenderer:
@@ -155,13 +75,19 @@ class CellRenderer:
         interval: float = UPDATE_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
         cost: Callable[[Mapping[str, int]], float | None] | None = None,
+        page: PageGrowth | None = None,
     ) -> None:
-        """`cost`: dollars for the turn's tokens, None where no price is known."""
+        """`cost`: dollars for the turn's tokens, None where no price is known. `page`: where
+        the output grows in the page instead (`cell_growth.py`); with IPython's own display,
+        the page that sent the request, if it can."""
         self._cost = cost
         if display is None:
+            from IPython import get_ipython
             from IPython.display import display as ipython_display
 
             display = ipython_display
+            page = page if page is not None else page_for_request(get_ipython())
+        self._page = page
         self.transcript = Transcript()
         self._interval = interval
         self._clock = clock
@@ -172,9 +98,9 @@ class CellRenderer:
         """Characters of text added since the last update."""
         self._dirty = False
         self._finished = False
-        self._tools: dict[str, _ToolLine] = {}
-        self._current: _ToolLine | None = None
-        self._waiting: _Prose | None = None
+        self._tools: dict[str, ToolLine] = {}
+        self._current: ToolLine | None = None
+        self._waiting: Prose | None = None
         """The notice of a retry's wait, shown until the request goes on."""
         self.tokens_in = self.tokens_out = 0
         self.tokens: dict[str, int] = {}
@@ -183,7 +109,12 @@ class CellRenderer:
         """The error the turn ended in, if it failed (the cell itself still runs to the end)."""
         self.reported = False
         """Whether the server reported any usage: if not, the tokens are unknown, not 0."""
-        self._handle = display(self.transcript.rendered(), display_id=True)
+        first = self.transcript.rendered()
+        if page is None:
+            self._handle = display(first, display_id=True)
+        else:
+            self._handle = display(first, display_id=True, metadata=page.metadata)
+            page.shown(first.html)
 
     def notice(self, text: str) -> None:
         self.transcript.footer.append(text)
@@ -209,7 +140,11 @@ class CellRenderer:
         elapsed = self._clock() - self._last
         if elapsed < self._interval:
             return False
-        return not streamed or elapsed >= STALE or self._grown * GROWTH >= self._shown
+        if not streamed:
+            return True
+        if self._page is not None:  # a growth costs what is new, and its message's envelope
+            return elapsed >= PAGE_STALE or self._grown >= PAGE_GROWTH
+        return elapsed >= STALE or self._grown * GROWTH >= self._shown
 
     def _apply(self, event: TurnEvent) -> None:
         blocks = self.transcript.blocks
@@ -223,18 +158,18 @@ class CellRenderer:
                 else:
                     blocks.append(text)
             case ReasoningDelta(text=text):
-                if blocks and isinstance(blocks[-1], _Reasoning):
+                if blocks and isinstance(blocks[-1], Reasoning):
                     blocks[-1].text += text
                 else:
-                    blocks.append(_Reasoning(text))
+                    blocks.append(Reasoning(text))
             case ToolStarted(call_id=call_id, name=name, summary=summary, parent=parent):
                 shown = f"↳ {name}" if parent else name  # a subagent's call, under its parent
-                self._current = self._tools[call_id] = _ToolLine(name=shown, target=summary)
+                self._current = self._tools[call_id] = ToolLine(name=shown, target=summary)
                 blocks.append(self._current)
             case ApprovalNeeded(call_id=call_id, category=category):
                 waiting = self._tools.get(call_id)
                 if waiting is None and category == "plan":  # the plan is the answer above
-                    waiting = self._tools[call_id] = _ToolLine(name="plan", target="")
+                    waiting = self._tools[call_id] = ToolLine(name="plan", target="")
                     blocks.append(waiting)
                 if waiting is not None:
                     waiting.outcome = question(event) if category == "plan" else ASKING
@@ -244,21 +179,21 @@ class CellRenderer:
                 if self._current is not None:
                     self._current.diffs.append(diff)
             case ToolFinished(call_id=call_id, name=name, ok=ok, summary=summary):
-                line = self._tools.get(call_id) or _ToolLine(name=name, target="")
+                line = self._tools.get(call_id) or ToolLine(name=name, target="")
                 line.ok, line.outcome = ok, summary
             case UsageReported(usage=usage):
                 self.reported = True
                 self.tokens = add(self.tokens, tokens_of(usage))
                 self.tokens_in, self.tokens_out = self.tokens["input"], self.tokens["output"]
             case Notice(text=text, retry=True):
-                while blocks and isinstance(blocks[-1], (str, _Reasoning)):
+                while blocks and isinstance(blocks[-1], (str, Reasoning)):
                     blocks.pop()  # the failed attempt's text: the retry streams it again
-                self._waiting = _Prose(text, "⚠")
+                self._waiting = Prose(text, "⚠")
                 blocks.append(self._waiting)
             case Notice(text=text):
-                blocks.append(_Prose(text, "⚠"))
+                blocks.append(Prose(text, "⚠"))
             case ToolsUpdated() as update:
-                blocks.append(_Prose(update.text, "↻"))
+                blocks.append(Prose(update.text, "↻"))
             case TurnNote(text=text):
                 self.transcript.footer.append(text)
             case Done():
@@ -267,11 +202,11 @@ class CellRenderer:
                     self.notice(tokens_line(self.tokens, dollars))
             case Failed(error=error):
                 self.error = error
-                blocks.append(_Prose(error, "Error:"))
+                blocks.append(Prose(error, "Error:"))
             case _:
                 assert_never(event)
 
-    def _on_answer(self, request: ApprovalNeeded, line: _ToolLine) -> None:
+    def _on_answer(self, request: ApprovalNeeded, line: ToolLine) -> None:
         """Once answered, the line that asked says the outcome, where the question was (the
         buttons below go away): above the footer, whatever the turn adds later."""
 
@@ -326,7 +261,10 @@ class CellRenderer:
         would drop the output's provenance."""
         if self._dirty and not self._finished:
             rendered = self.transcript.rendered()
-            self._handle.update(rendered)
+            if self._page is not None:
+                self._page.grow(rendered.html)
+            else:
+                self._handle.update(rendered)
             self._dirty = False
             self._shown, self._grown = len(rendered.text), 0
         self._last = self._clock()

@@ -230,6 +230,12 @@ class LiveChannel:
                 return view.absolute
         return None
 
+    def request_view(self) -> LiveView | None:
+        """The open notebook of the kernel connection that sent the request running now."""
+        client = _request_client(self.shell)
+        mine = [view for view in self.views if client and view.client == client]
+        return mine[-1] if mine else None
+
     def take_back(self, path: Path, changes: list[dict[str, Any]]) -> tuple[Action, str]:
         """`%copilot undo` in an open notebook: send the changes that take the agent's back.
 

@@ -40,6 +40,9 @@ class LiveView:
         self.server_root = str(data.get("server_root") or "")
         self.client = str(data.get("client") or "")
         self.app = str(data.get("app") or "Jupyter")
+        protocol = data.get("protocol")
+        self.protocol = protocol if isinstance(protocol, int) else 1
+        """The page's live protocol: what it can do beyond the first (`cell_growth.py`)."""
         self.closed = False
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
 

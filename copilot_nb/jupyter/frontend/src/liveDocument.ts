@@ -32,7 +32,8 @@ import { IAttachedChange, ICopilotLive, NotebookContext } from './tokens';
 const TARGET = 'copilot_nb.live';
 const BEACON = 'copilot_nb.beacon';
 const HELLO = 'copilot_nb.hello';
-const PROTOCOL = 1;
+/** 2: the page grows a streamed output in place (`outputGrowth.ts`). */
+const PROTOCOL = 2;
 
 /** One open notebook document and its channel to the kernel that serves it. */
 class LiveDocument {

@@ -2,7 +2,8 @@
  * The operations the kernel asks of an open notebook over its live comm: `snapshot` (every
  * cell as nbformat JSON, plus which cell runs now), `apply` (a list of changes all checked
  * first, then made through the undo history the user's own keys take back) and `set_outputs`
- * (a cell's outputs and execution count). Apart from the comm's life (`liveDocument.ts`), so
+ * (a cell's outputs and execution count), and `grow` (a streamed answer's output, grown in
+ * place: `outputGrowth.ts`). Apart from the comm's life (`liveDocument.ts`), so
  * what the kernel may do to a notebook reads in one place.
  *
  * Everything received is data: sources and outputs go into the model, where JupyterLab's own
@@ -13,6 +14,7 @@ import type * as nbformat from '@jupyterlab/nbformat';
 import { INotebookModel } from '@jupyterlab/notebook';
 
 import { check, ICellChange, JSONObject, RequestError } from './changes';
+import { OutputGrowth } from './outputGrowth';
 import { ReviewDocument } from './review';
 import {
   CellJSON,
@@ -30,7 +32,9 @@ export class NotebookOps {
       readonly model: INotebookModel | null;
     },
     private readonly review: ReviewDocument
-  ) {}
+  ) {
+    this.growth = new OutputGrowth(() => this.model);
+  }
 
   /** The answer to one request `{op, ...}`; a `RequestError` refuses it. */
   handle(data: JSONObject): JSONObject {
@@ -43,6 +47,8 @@ export class NotebookOps {
         return this.setOutputs(data);
       case 'review_files':
         return this.review.addFiles(data.files);
+      case 'grow':
+        return this.growth.grow(data);
       default:
         throw new RequestError(
           `unknown op ${JSON.stringify(data.op)}`,
@@ -50,6 +56,8 @@ export class NotebookOps {
         );
     }
   }
+
+  private readonly growth: OutputGrowth;
 
   private get model(): INotebookModel {
     const model = this.context.model;
