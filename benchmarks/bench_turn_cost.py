@@ -84,8 +84,9 @@ def parts_of(body: dict[str, Any]) -> dict[str, int]:
     }
 
 
-def prefix_shares(bodies: list[dict[str, Any]]) -> list[float]:
-    """For each follow-up request, the share of its prompt that repeats the one before."""
+def prefix_shares(bodies: list[dict[str, Any]], *, of_previous: bool = False) -> list[float]:
+    """For each follow-up request, the share of its prompt that repeats the one before (or,
+    `of_previous`, the share of the one before that it repeats: what a cache can serve)."""
     shares = []
     for before, after in itertools.pairwise(bodies):
         one, two = _prompt(before), _prompt(after)
@@ -93,7 +94,7 @@ def prefix_shares(bodies: list[dict[str, Any]]) -> list[float]:
             (i for i, (x, y) in enumerate(zip(one, two, strict=False)) if x != y),
             min(len(one), len(two)),
         )
-        shares.append(same / max(len(two), 1))
+        shares.append(same / max(len(one if of_previous else two), 1))
     return shares
 
 
@@ -143,6 +144,64 @@ def eval_numbers(limit: int | None) -> dict[str, Any]:
         "prefix_share_mean": round(sum(shares) / len(shares), 3) if shares else None,
         "follow_ups": len(shares),
         "follow_ups_over_target": sum(s >= TARGET_PREFIX_SHARE for s in shares),
+    }
+
+
+def across_turns(turns: int = 4) -> dict[str, Any]:
+    """A conversation of `turns` turns (each a tool call and an answer) with a context block
+    that changes every turn: the repeated prefix of each turn's first request."""
+    import asyncio
+
+    from copilot_nb import Agent, tool
+    from copilot_nb.agent.prompt.system import NOTEBOOK_PROMPT
+    from copilot_nb.agent.run_settings import RunSettings
+    from copilot_nb.testing import ScriptedServer, call, reply
+    from copilot_nb.tools import ToolSet
+
+    @tool
+    def describe(name: str) -> str:
+        """Describe a variable.
+
+        Args:
+            name: the variable.
+        """
+        return f"{name}: DataFrame 1,000 rows x 3 columns\n" + "row\n" * 200
+
+    steps = [
+        s for n in range(turns) for s in (reply("", call("describe", name=f"df{n}")), reply("ok"))
+    ]
+    server = ScriptedServer(steps).start()
+    blocks = iter(
+        "<context>\nNotebook analysis.ipynb:\n"
+        + "#%d code | df.plot()\n" * 30 % tuple(range(30))
+        + f"Variables: {', '.join(f'df{i}' for i in range(n + 1))}\n</context>"
+        for n in range(turns)
+    )
+
+    async def block() -> str:
+        return next(blocks)
+
+    async def talk() -> None:
+        agent = Agent(
+            model=server.model(), tools=ToolSet([describe]), system_prompt=NOTEBOOK_PROMPT
+        )
+        for n in range(turns):
+            async for _ in agent.run(f"look at df{n}", settings=RunSettings(context_block=block)):
+                pass
+
+    try:
+        asyncio.run(talk())
+    finally:
+        server.stop()
+    bodies = [r.body for r in server.requests]
+    shares = prefix_shares(bodies)
+    firsts = shares[1::2]  # each later turn's first request, after the last turn's last one
+    kept = prefix_shares(bodies, of_previous=True)[1::2]
+    return {
+        "requests": len(bodies),
+        "turn_firsts": [round(x, 3) for x in firsts],
+        "previous_kept": [round(x, 3) for x in kept],
+        "within_turns": [round(x, 3) for x in shares[0::2]],
     }
 
 
@@ -232,6 +291,16 @@ def table(numbers: dict[str, Any]) -> str:
             f"{ev['prefix_share_min']:.1%}, {ev['follow_ups_over_target']} at or over "
             f"{TARGET_PREFIX_SHARE:.0%}"
         )
+    turns = numbers.get("turns")
+    if turns:
+        lines.append(
+            f"{len(turns['turn_firsts']) + 1} turns: each later turn's first request repeats "
+            + ", ".join(f"{x:.1%}" for x in turns["turn_firsts"])
+            + " of the last one; within turns "
+            + ", ".join(f"{x:.1%}" for x in turns["within_turns"])
+            + "; of the last turn's last request, each repeats "
+            + ", ".join(f"{x:.1%}" for x in turns["previous_kept"])
+        )
     images = numbers.get("images") or {}
     if images:
         wires = list(next(iter(images.values())))
@@ -248,7 +317,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", type=int, help="play only the first N tasks")
     parser.add_argument("--no-eval", action="store_true", help="only the plot's bytes")
     args = parser.parse_args(argv if argv is not None else [])
-    numbers: dict[str, Any] = {"images": image_numbers()}
+    numbers: dict[str, Any] = {"images": image_numbers(), "turns": across_turns()}
     if not args.no_eval:
         numbers["eval"] = eval_numbers(args.tasks)
     print("\n== what a turn costs ==")
