@@ -220,8 +220,8 @@ class Agent:
         block = await run.context_block() if run.context_block is not None else ""
         asked = UserMessage(content=prompt)
         self._keep(asked)
-        kept = {id(m): self._blocks[id(m)] for m in self.messages if id(m) in self._blocks}
-        self._blocks = {**kept, id(asked): (asked, block)}  # those of requests still held
+        held = {id(m): self._blocks[id(m)] for m in self.messages if id(m) in self._blocks}
+        self._blocks = {**held, id(asked): (asked, block)}  # those of requests still held
         rounds = run.max_rounds
         for _ in range(rounds):
             reply: list[AssistantMessage] = []
