@@ -160,8 +160,9 @@ def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> N
     if unpriced:
         note = (
             f"no price set for {', '.join(unpriced) or 'an unnamed model'}: cost unknown; set "
-            "CopilotMagics.prices = {'MODEL': {'input': USD, 'output': USD, 'cached': USD}} "
-            "(dollars per million tokens)"
+            "CopilotMagics.prices = {'MODEL': {'input': USD, 'output': USD, 'cached': USD, "
+            "'cache_write': USD}} (dollars per million tokens; cached and cache_write are "
+            "charged as input when left out)"
         )
         parts_html.append(f"<p>{_esc(note)}</p>")
         parts_text.append(note)
