@@ -17,7 +17,7 @@ from copilot_nb.events import (
     UsageReported,
 )
 from copilot_nb.jupyter.cell_transform import transform_copilot_cell
-from copilot_nb.jupyter.cell_view import GROWTH, STALE, CellRenderer
+from copilot_nb.jupyter.cell_view import GROWTH, STALE, STALE_PACE, CellRenderer
 from copilot_nb.jupyter.safe_html import DIFF_STYLES
 from copilot_nb.messages import Usage
 
@@ -102,8 +102,22 @@ def test_a_slow_answer_still_shows_its_new_words_every_few_seconds():
     for second in range(1, 11):  # then one word a second
         now[0] = float(second)
         renderer.handle(TextDelta(text=" word"))
-    assert len(handle.shown) - 1 == int(10 / STALE)
-    assert handle.shown[-1].endswith(" word" * 10)
+    wait = int(STALE + 10_000 / STALE_PACE)  # seconds, for an answer of 10,000 characters
+    assert wait < 10 and len(handle.shown) - 1 == 1, "the new words after a few seconds"
+    assert handle.shown[-1].endswith("x" + " word" * wait)
+
+
+def _bytes_at_a_slow_pace(tokens: int) -> int:
+    renderer, handle, now = make_renderer()
+    for index in range(tokens):  # 50 tokens of 4 characters a second
+        now[0] = index / 50
+        renderer.handle(TextDelta(text="abc "))
+    return sum(len(text) for text in handle.shown)
+
+
+def test_a_slow_answer_twice_as_long_costs_about_twice_the_bytes_not_four_times():
+    short, long = _bytes_at_a_slow_pace(5_000), _bytes_at_a_slow_pace(10_000)
+    assert long < 2.3 * short, (short, long)  # n log n: squares would make it 4x
 
 
 def test_a_retry_notice_shows_while_it_waits_and_takes_the_broken_attempt_with_it():

@@ -5,7 +5,7 @@ so the final output is complete. It never prints: it only updates its own displa
 resends the whole output (a front end re-renders all of it), so updates thin out as the answer
 grows: the first words show at once, then an update waits until the answer has grown by an
 eighth of what is shown (the bytes sent stay a small multiple of the answer's, whatever its
-pace) or `STALE` seconds have passed (a slow model's words still show), and never comes sooner
+pace) or some seconds have passed (a slow model's words still show), and never comes sooner
 than `UPDATE_INTERVAL` after the last. Where the page that ran the cell has copilot_nb's
 extension, updates send only what is new instead (`cell_growth.py`), as soon as there is enough
 of it to be worth a message (`PAGE_GROWTH`) or after `PAGE_STALE`.
@@ -54,8 +54,10 @@ UPDATE_INTERVAL = 0.25
 """Seconds at least between display updates while streaming: smooth to the eye."""
 GROWTH = 8
 """An update is due once the answer has grown by 1/GROWTH of what the output shows."""
-STALE = 2.0
-"""Seconds after which an update is due however little the answer grew."""
+STALE, STALE_PACE = 2.0, 2_000
+"""Seconds after which an update is due however little the answer grew: `STALE`, and one more
+for every `STALE_PACE` characters shown, so a long answer from a slow model is not resent whole
+every few seconds (its bytes grow as n log n at a steady pace, not as n squared)."""
 PAGE_GROWTH, PAGE_STALE = 200, 1.0
 """A growth in the page is due once the answer grew by this many characters (a message's
 envelope is about 550 bytes) or after this many seconds."""
@@ -144,7 +146,8 @@ class CellRenderer:
             return True
         if self._page is not None:  # a growth costs what is new, and its message's envelope
             return elapsed >= PAGE_STALE or self._grown >= PAGE_GROWTH
-        return elapsed >= STALE or self._grown * GROWTH >= self._shown
+        stale = STALE + self._shown / STALE_PACE
+        return elapsed >= stale or self._grown * GROWTH >= self._shown
 
     def _apply(self, event: TurnEvent) -> None:
         blocks = self.transcript.blocks
