@@ -19,6 +19,7 @@ from copilot_nb.agent.conversations.usage import price_of, tokens_of
 from copilot_nb.agent.run_settings import RunSettings
 from copilot_nb.events import Done, UsageReported
 from copilot_nb.jupyter.cell_view import CellRenderer
+from copilot_nb.jupyter.panel.saved import usage_note
 from copilot_nb.messages import AssistantMessage, SystemMessage, ToolCall, ToolResult, Usage
 from copilot_nb.messages import UserMessage as User
 from copilot_nb.models.anthropic.chat import MAX_BREAKPOINTS, AnthropicChat
@@ -251,6 +252,15 @@ def test_the_cells_footer_shows_cached_input_and_money_where_a_price_is_set() ->
     other.handle(Done(text="ok"))
     other.flush()
     assert "tokens: 10 in · 1 out" in unpriced.text and "$" not in unpriced.text
+
+
+def test_the_panels_meter_says_how_much_input_was_cached_and_what_it_cost() -> None:
+    turns = [
+        {"model": "gpt-4o", "tokens": {"input": 9000, "cached": 8192, "output": 100}},
+        {"model": "gpt-4o", "tokens": {"input": 1000, "cached": 0, "output": 50}},
+    ]
+    prices = {"gpt-4o": {"input": 2.5, "cached": 1.25, "output": 10.0}}
+    assert usage_note(turns, prices) == "8,192 input tokens cached · $0.0163"  # 1,808 fresh
 
 
 def test_the_evals_table_has_a_cached_column() -> None:

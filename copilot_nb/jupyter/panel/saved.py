@@ -163,7 +163,9 @@ def usage_note(turns: list[Mapping[str, Any]], prices: Mapping[str, Any]) -> str
     if not turns:
         return ""
     row = rows([{**t, "conversation": ""} for t in turns], by="conversation", prices=prices)[0]
-    parts = [f"{row.premium:g} premium request(s)"] if row.premium else []
+    cached = int(row.tokens.get("cached", 0))
+    parts = [f"{cached:,} input tokens cached"] if cached else []
+    parts += [f"{row.premium:g} premium request(s)"] if row.premium else []
     if row.cost is not None:
         parts.append(f"${row.cost:,.4f}")
     else:
