@@ -19,8 +19,6 @@ the same figure costs as base64 text and the line a model without vision reads i
 from __future__ import annotations
 
 import argparse
-import base64
-import io
 import itertools
 import json
 import re
@@ -206,19 +204,9 @@ def across_turns(turns: int = 4) -> dict[str, Any]:
 
 
 def figure(width: int, height: int) -> Image:
-    import matplotlib
+    from tests.notebook_samples import plot_png
 
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    drawn = Figure(figsize=(width / 100, height / 100), dpi=100)
-    axes = drawn.subplots()
-    axes.plot(range(50), [x * x for x in range(50)], label="units")
-    axes.set_title("units sold per week")
-    axes.legend()
-    out = io.BytesIO()
-    drawn.savefig(out, format="png")
-    return Image(media_type="image/png", data=base64.b64encode(out.getvalue()).decode())
+    return Image(media_type="image/png", data=plot_png(width, height))
 
 
 def image_numbers() -> dict[str, Any]:

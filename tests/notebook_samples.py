@@ -34,6 +34,26 @@ def png(width: int, height: int) -> bytes:
     )
 
 
+def plot_png(width: int, height: int) -> str:
+    """A matplotlib line plot of `width` x `height` px, as a figure's PNG, in base64."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width / 100, height / 100), dpi=100)
+    axes = figure.subplots()
+    axes.plot(range(50), [x * x for x in range(50)], label="units")
+    axes.set_title("units sold per week")
+    axes.legend()
+    out = io.BytesIO()
+    figure.savefig(out, format="png")
+    return base64.b64encode(out.getvalue()).decode()
+
+
 def jpeg_header(width: int, height: int) -> bytes:
     """The segments of a baseline JPEG up to its frame header, after an EXIF-sized APP1 block."""
     app0 = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"

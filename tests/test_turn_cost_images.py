@@ -23,25 +23,9 @@ from copilot_nb.models.image_fit import fit_image
 from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.testing import reply
+from tests.notebook_samples import plot_png
 
 _URL = re.compile(r"data:(image/\w+);base64,([A-Za-z0-9+/=]+)")
-
-
-def plot_png(width: int, height: int) -> str:
-    """A figure as matplotlib's inline backend would show it at a high dpi, in base64."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width / 100, height / 100), dpi=100)
-    axes = figure.subplots()
-    axes.plot(range(50), [x * x for x in range(50)], label="units")
-    axes.set_title("units sold per week")
-    axes.legend()
-    out = io.BytesIO()
-    figure.savefig(out, format="png")
-    return base64.b64encode(out.getvalue()).decode()
 
 
 def turn(image: Image) -> list[Any]:
