@@ -18,7 +18,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +123,11 @@ class Harness:
                 answers=list(task.user_answers) if task.user_answers else None,
                 approve=not replaying,
             )
-        except TimeoutError as exc:
-            return not_run(task, str(exc), seconds=time.monotonic() - started)
+        except TimeoutError as exc:  # the kernel is idle again: what the turn sent is recorded
+            seconds = time.monotonic() - started
+            self.kernel.execute("%copilot cassette off")
+            rounds, _ = rounds_and_premium(cassette, "")
+            return replace(not_run(task, str(exc), seconds=seconds), rounds=rounds)
         seconds = time.monotonic() - started
         self.kernel.execute("%copilot cassette off")
         text, provenance = turn.copilot_output()
