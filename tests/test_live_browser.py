@@ -6,17 +6,24 @@ the open notebook at once, the user's cell gets its outputs, the notebook's own 
 agent's cell back (and redo brings it again), and a save raises no "File Changed" dialog and
 writes both cells. Screenshots of each step go to test-artifacts/. Notebook 7, the chat panel,
 several views and when the page attaches are in test_live_frontends_browser.
+
+A long answer streamed into a `%%copilot` cell grows in place: the kernel sends the page only what
+is new of the output (`cell_growth.py`, `outputGrowth.ts`), read off the page's websocket; the
+words show as they come, and the cell ends with the whole output as a display update. All the
+page receives during the turn stays a small multiple of the answer's own bytes (about 4.7x here:
+the growths carry the answer's HTML once, the last update its HTML and its text).
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import nbformat
 import pytest
 
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
-from tests.browser_lab import LONG, open_notebook, shot
+from tests.browser_lab import LONG, open_notebook, run_next, shot
 from tests.live_page import (
     AGENT_SOURCE,
     USER_SOURCE,
@@ -29,6 +36,7 @@ from tests.live_page import (
     sources,
     type_unsaved_cell_below_first,
 )
+from tests.text_samples import PROSE
 
 pytestmark = pytest.mark.browser
 
@@ -251,3 +259,60 @@ def test_ctrl_z_in_a_cell_takes_back_the_agents_edit_of_it(page, lab, replies):
         timeout=5_000,
     )
     assert not replies.queue
+
+
+PART = f"## Part {{n}}\n\n{PROSE[:500]} 🐍 café\n\n- a **b** `c`\n\n```python\nx = {{n}}\n```\n\n"
+ANSWER = "".join(PART.format(n=n) for n in range(1, 31))  # about 18,000 characters
+
+
+def received(page: Any) -> list[bytes]:
+    """Every frame the page receives on its websockets from now on."""
+    frames: list[bytes] = []
+
+    def on_socket(socket: Any) -> None:
+        socket.on(
+            "framereceived",
+            lambda payload: frames.append(
+                payload if isinstance(payload, bytes) else str(payload).encode()
+            ),
+        )
+
+    page.on("websocket", on_socket)
+    return frames
+
+
+def test_a_long_answer_grows_in_place_and_ends_whole(lab, page, replies):
+    replies.queue.append(reply(ANSWER, chunk_size=60, delay=0.01))  # ~300 chunks, ~3 s
+    frames = received(page)
+    open_notebook(page, lab, "grow.ipynb", "%load_ext copilot_nb", "%%copilot\nWrite it.")
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").filter(
+        has_text="[1]:"
+    ).wait_for(timeout=LONG)
+    start = len(frames)
+    run_next(page)
+    output = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea-output")
+    output.get_by_text("Part 3", exact=True).wait_for(timeout=LONG)
+    assert output.get_by_text("Part 30", exact=True).count() == 0, "it shows as it comes"
+    output.get_by_text("Part 30", exact=True).wait_for(timeout=LONG)
+    page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-InputPrompt").filter(
+        has_text="[2]:"
+    ).wait_for(timeout=LONG)
+    page.wait_for_timeout(500)  # the sync API sees websocket events only while it is called
+    shot(page, "cell-growth.png")
+
+    turn = frames[start:]
+    grows = [f for f in turn if b'"op": "grow"' in f or b'"op":"grow"' in f]
+    updates = [f for f in turn if b"update_display_data" in f]
+    assert len(grows) >= 3, "the answer grew in place"
+    assert len(updates) == 1, "one whole update: the last"
+    answer_bytes = len(ANSWER.encode())
+    # the growths carry the answer's HTML once (~1.7x its Markdown), the last update its HTML
+    # and text (~2.5x); whole updates at the old pace sent over 20x
+    total = sum(len(f) for f in turn)
+    assert total < 6 * answer_bytes, (total, answer_bytes)
+
+    (shown,) = [o for o in live_model(page)["cells"][1]["outputs"] if "text/html" in o["data"]]
+    assert ANSWER.strip().splitlines()[-1] in shown["data"]["text/plain"], "the whole answer"
+    assert "stream" not in shown["metadata"]["copilot_nb"], "the last update is the record"
+    html = output.inner_html()
+    assert html.count("<h2>") == 30 and html.count("🐍") == 30
