@@ -5,12 +5,23 @@ drawn character or a base64 block."""
 from __future__ import annotations
 
 import base64
+import json
+import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from anthropic.types.message_create_params import MessageCreateParamsStreaming
+from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+from pydantic import TypeAdapter
 
+from copilot_nb import Agent
+from copilot_nb.models.anthropic.chat import AnthropicChat
+from copilot_nb.models.openai.responses import OpenAIResponses
+from copilot_nb.testing import call as model_calls
+from copilot_nb.testing import reply
 from copilot_nb.tools.kernel.tools import kernel_tools
 from copilot_nb.tools.masking import redact_and_cut
 from copilot_nb.tools.outputs import describe_output
@@ -141,3 +152,40 @@ async def test_run_code_describes_a_big_frame_from_the_object(frame_namespace) -
     assert "region: object" in out.content or "region: str" in out.content
     assert "head(5):" in out.content and "tail(5):" in out.content
     assert "4999" in out.content, "the last row's index"
+
+
+_B64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}")
+
+
+@pytest.mark.parametrize("wire", ["chat", "responses", "anthropic"])
+async def test_each_wire_sends_the_cut_result_and_no_base64(serve, wire: str) -> None:
+    """The story: the model runs code that prints an encoded figure and 5,000 log lines; its
+    next request, on every wire, carries the cut text, valid for the SDK's request type."""
+    code = (
+        "import base64\nprint(base64.b64encode(bytes(range(256)) * 400).decode())\n"
+        "for i in range(5000):\n    print('step', i, 'loss', 1 / (i + 1))"
+    )
+    server = serve([reply("", model_calls("run_code", id="c1", code=code)), reply("done")])
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    model = {
+        "chat": lambda: server.model(),
+        "responses": lambda: OpenAIResponses("gpt-5", api_key="k", base_url=server.url),
+        "anthropic": lambda: AnthropicChat(
+            "claude-sonnet-4-5", api_key="k", base_url=server.base_url
+        ),
+    }[wire]()
+    agent = Agent(model=model, tools=kernel_tools(lambda: namespace))
+    assert await agent.ask("train it") == "done"
+
+    body = server.requests[1].body
+    sent = json.dumps(body, ensure_ascii=False)
+    assert not _B64_RUN.search(sent), "no base64 text in the request"
+    assert "[base64, 100.0 KB left out]" in sent and "step 4999 loss" in sent
+    assert "lines," in sent and "characters cut] …" in sent
+    assert len(sent) < len(json.dumps(server.requests[0].body)) + 9000
+    adapter = {
+        "chat": CompletionCreateParamsStreaming,
+        "responses": ResponseCreateParamsStreaming,
+        "anthropic": MessageCreateParamsStreaming,
+    }[wire]
+    TypeAdapter(adapter).validate_python(body)
