@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -64,6 +64,33 @@ def _until_done(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -
         with contextlib.suppress(BaseException):
             loop.run_until_complete(task)
         raise
+
+
+SIGNAL_WAKE = 0.1
+"""Seconds between the loop's wake-ups while a turn waits (`signals_heard`)."""
+
+
+@contextlib.contextmanager
+def signals_heard(every: float = SIGNAL_WAKE) -> Iterator[None]:
+    """Wake the running loop every `every` seconds while inside. Python runs a signal's handler
+    only when the main thread runs Python code, and the kernel delivers an interrupt as SIGINT,
+    which ipykernel's handler turns into cancelling the cell. A turn waiting for a server that
+    has not begun to answer (a local model reading a long prompt) leaves the loop asleep in
+    epoll, so the interrupt would wait for the server's first byte; a wake-up a tenth of a
+    second costs nothing and hears it at once."""
+    loop = asyncio.get_running_loop()
+    handle: asyncio.TimerHandle | None = None
+
+    def wake() -> None:
+        nonlocal handle
+        handle = loop.call_later(every, wake)
+
+    wake()
+    try:
+        yield
+    finally:
+        if handle is not None:
+            handle.cancel()
 
 
 def user_namespace(shell: Any) -> dict[str, Any]:

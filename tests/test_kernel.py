@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from copilot_nb.testing import call, reply
@@ -94,6 +97,27 @@ def test_an_interrupt_stops_the_turn_as_stop_does_and_the_next_cell_works(serve,
     last = server.requests[-1].messages
     assert [m["role"] for m in last][-2:] == ["assistant", "user"]
     assert last[-2]["content"].endswith("[interrupted]")
+
+
+def test_an_interrupt_is_heard_while_the_server_has_not_begun_to_answer(serve, kernel_for):
+    """A local model reading a long prompt sends nothing for a while: the kernel's loop sleeps
+    until a byte comes, and Python runs the interrupt's handler only when it wakes."""
+    answering = threading.Event()
+    server = serve(responder=lambda request: answering.wait(60) and reply("late"))
+    kernel = kernel_for(server)
+    msg_id = kernel.send("%%copilot\nhello")
+    deadline = time.monotonic() + 30
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.02)  # the request has reached the server, which says nothing yet
+    interrupted_at = time.monotonic()
+    kernel.manager.interrupt_kernel()
+    stopped = kernel.collect(msg_id, timeout=30)
+    took = time.monotonic() - interrupted_at
+    answering.set()
+    assert stopped.reply["content"]["ename"] == "TurnStopped"
+    assert took < 5, f"the interrupt waited {took:.1f} s for the server"
+    (shown,) = stopped.final_displays().values()
+    assert shown.rstrip().endswith("■ Stopped")
 
 
 def test_run_cell_magic_from_code_uses_the_same_coroutine(serve, kernel_for):

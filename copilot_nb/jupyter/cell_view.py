@@ -46,6 +46,7 @@ from ..events import (
     UsageReported,
     revision,
 )
+from ..kernel_bridge import signals_heard
 from .approval_prompt import question
 from .cell_growth import PageGrowth, page_for_request
 from .cell_transcript import Prose, Reasoning, ToolLine, Transcript
@@ -282,9 +283,10 @@ async def render_turn(
     interrupted)."""
     renderer = renderer if renderer is not None else CellRenderer()
     try:
-        async with aclosing(events) as stream:
-            async for event in stream:
-                renderer.handle(event)
+        with signals_heard():
+            async with aclosing(events) as stream:
+                async for event in stream:
+                    renderer.handle(event)
     except (asyncio.CancelledError, KeyboardInterrupt):
         renderer.notice(STOPPED)
         uncancel()
