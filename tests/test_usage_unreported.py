@@ -54,7 +54,11 @@ def test_a_cells_provenance_says_unknown_when_no_usage_came():
     assert silent.provenance()["usage"] is None
     counted = CellRenderer(display=lambda obj, display_id: handle, interval=0)
     counted.handle(UsageReported(usage=Usage(input_tokens=7, output_tokens=3)))
-    assert counted.provenance()["usage"] == {"input_tokens": 7, "output_tokens": 3}
+    assert counted.provenance()["usage"] == {
+        "input_tokens": 7,
+        "output_tokens": 3,
+        "cached_tokens": 0,
+    }
 
 
 def test_the_eval_table_shows_unknown_tokens_as_unknown():
