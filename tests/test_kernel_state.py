@@ -44,8 +44,8 @@ async def test_run_code_that_drops_rows_is_taken_back_by_undo(tmp_path: Path) ->
     code = "df.drop(index=[0, 1, 2], inplace=True)\ndf['a'] = df.a * 10\nnew = len(df)"
     result = await call(kernel_toolset(ctx), "run_code", code=code)
     assert not result.is_error, result.content
-    assert "kernel: Undo puts back df as they were before the run" in result.content
-    assert "Undo removes new (the run made them)" in result.content
+    assert "kernel: Undo puts back df as it was before the run" in result.content
+    assert "Undo removes new (the run made it)" in result.content
     assert len(namespace["df"]) == 7
     restored = workspace.undo()
     assert [(r.action, r.path) for r in restored] == [

@@ -109,7 +109,7 @@ def test_undo_gives_back_the_dataframe_run_code_dropped_rows_of_and_keeps_no_sec
     assert kernel.execute(setup).status == "ok"
     assert kernel.execute("%%copilot --yes\ndrop the first two rows").status == "ok"
     result = server.requests[-1].tool_results["drop"]
-    assert "Undo puts back df as they were before the run" in result
+    assert "Undo puts back df as it was before the run" in result
     assert "api_key (a secret: never kept)" in result
     assert kernel.execute("print(len(df))").stdout.strip() == "3"
 
@@ -153,7 +153,7 @@ def test_a_cell_run_in_review_says_what_its_undo_restores_and_its_undo_puts_df_b
     review = front.cell(0)["metadata"]["copilot_nb"]["review"]
     assert review["kind"] == "run" and review["ran"] is True
     assert review["kernel"] == (
-        "Undo puts back df as they were before the run. Undo removes size (the run made them)"
+        "Undo puts back df as it was before the run. Undo removes size (the run made it)"
     )
     assert "kernel: Undo puts back df" in server.requests[-1].tool_results["r"]
     assert kernel.execute("print(len(df))").stdout.strip() == "2"

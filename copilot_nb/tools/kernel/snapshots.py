@@ -62,9 +62,11 @@ class Kept:
         back = [name for name in self.names if self.values[name] is not _ABSENT]
         made = [name for name in self.names if self.values[name] is _ABSENT]
         if back:
-            parts.append(f"Undo puts back {', '.join(back)} as they were before the run")
+            was = "it was" if len(back) == 1 else "they were"
+            parts.append(f"Undo puts back {', '.join(back)} as {was} before the run")
         if made:
-            parts.append(f"Undo removes {', '.join(made)} (the run made them)")
+            them = "it" if len(made) == 1 else "them"
+            parts.append(f"Undo removes {', '.join(made)} (the run made {them})")
         if self.left:
             shown = "; ".join(f"{name} ({why})" for name, why in sorted(self.left.items()))
             parts.append(f"Undo cannot put back {shown}")
