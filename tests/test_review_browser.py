@@ -76,6 +76,22 @@ def as_undo_restores(cell_json: dict[str, Any]) -> dict[str, Any]:
     return restored
 
 
+def test_a_cell_the_agent_ran_says_what_its_undo_puts_back_in_the_kernel(page, lab):
+    """The kernel kept the variables the run changed: its signed record says what Undo puts
+    back, and the bar shows those words instead of the warning that it puts nothing back."""
+    name = "kept.ipynb"
+    open_notebook(page, lab, name, *CELLS)
+    change = edit(cells_of(page)[1], "a = 10\na * 2", ran=True)
+    note = "Undo puts back a as it was before the run. Undo cannot put back big (over 256 MB)"
+    change["metadata"]["copilot_nb"]["review"]["kernel"] = note
+    send(page, lab["root"] / name, "apply", changes=[change])
+    bar = cell(page, 1).locator(".cnb-review")
+    bar.wait_for(timeout=LONG)
+    assert note in bar.inner_text()
+    assert "does not roll back" not in bar.inner_text()
+    shot(page, "review-kernel-note.png")
+
+
 def test_keep_one_undo_another_undo_a_deleted_cell_and_the_history_still_works(page, lab):
     name = "review.ipynb"
     events = watch_events(page)
