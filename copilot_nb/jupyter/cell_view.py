@@ -50,6 +50,7 @@ from ..kernel_bridge import signals_heard
 from .approval_prompt import question
 from .cell_growth import PageGrowth, page_for_request
 from .cell_transcript import Prose, Reasoning, ToolLine, Transcript
+from .turn_mirrors import Mirrors, TurnMirror
 
 UPDATE_INTERVAL = 0.25
 """Seconds at least between display updates while streaming: smooth to the eye."""
@@ -79,6 +80,8 @@ class CellRenderer:
         clock: Callable[[], float] = time.monotonic,
         cost: Callable[[Mapping[str, int]], float | None] | None = None,
         page: PageGrowth | None = None,
+        prompt: str = "",
+        mirrors: list[TurnMirror] | None = None,
     ) -> None:
         """`cost`: dollars for the turn's tokens, None where no price is known. `page`: where
         the output grows in the page instead (`cell_growth.py`); with IPython's own display,
@@ -112,6 +115,8 @@ class CellRenderer:
         """The error the turn ended in, if it failed (the cell itself still runs to the end)."""
         self.reported = False
         """Whether the server reported any usage: if not, the tokens are unknown, not 0."""
+        self._mirrors = Mirrors(mirrors or [], prompt)
+        """Other views of this conversation (an open chat panel): they show the turn too."""
         first = self.transcript.rendered()
         if page is None:
             self._handle = display(first, display_id=True)
@@ -122,6 +127,8 @@ class CellRenderer:
     def notice(self, text: str) -> None:
         self.transcript.footer.append(text)
         self._dirty = True
+        if text == STOPPED:
+            self._mirrors.end("stopped")
 
     def handle(self, event: TurnEvent) -> None:
         """Apply one event; refresh the display if enough time has passed (at once for a
@@ -129,6 +136,9 @@ class CellRenderer:
         the model's next reply may keep waiting for a long time)."""
         self._apply(event)
         self._dirty = True
+        self._mirrors.event(event)
+        if isinstance(event, (Done, Failed)):
+            self._mirrors.end("done" if isinstance(event, Done) else "failed")
         at_once = isinstance(event, (ApprovalNeeded, ToolStarted, ToolFinished, ToolsUpdated))
         at_once = at_once or (isinstance(event, Notice) and event.retry)
         streamed = isinstance(event, (TextDelta, ReasoningDelta))

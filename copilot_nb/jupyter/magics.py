@@ -255,6 +255,7 @@ class CopilotMagics(Magics):
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
         from .approval_prompt import CellApprover
         from .cell_view import STOPPED, CellRenderer, TurnStopped, render_turn, stop_ends_in_error
+        from .turn_mirrors import mirrors_of
 
         policy = self.session.approvals
         if args.yes or args.read_only:  # this cell only: the session keeps its own
@@ -276,7 +277,11 @@ class CopilotMagics(Magics):
                 mode=args.mode,
                 skills=args.skill,
             )
-            renderer = CellRenderer(cost=_turn_cost(self, args.model))
+            renderer = CellRenderer(
+                cost=_turn_cost(self, args.model),
+                prompt=prompt,
+                mirrors=mirrors_of(self.session),
+            )
             stopped = await render_turn(turn, renderer)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None

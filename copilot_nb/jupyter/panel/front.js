@@ -5,24 +5,10 @@
 // and wires the controls (`wireInput`, with `@` completion from complete.js) and the synced
 // traits (`watchModel`).
 
-const el = (tag, cls, text) => {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-};
-const fmt = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(1)}k` : `${(n / 1e6).toFixed(1)}M`);
-const ASK = { edit: "change files", execute: "run code", read: "read", "read-secret": "read a secret (a credential file or a masked variable)", external: "call an MCP server's tool (it runs outside copilot_nb's sandbox)", plan: "carry out this plan in agent mode" };
-const FOLD_LINES = 40;
-const FOLD_CHARS = 3000;
-const EMPTY = [
-  "Ask about your notebook, files or data.",
-  "Enter sends, Shift+Enter starts a new line; @ attaches a file, a cell or a variable. The conversation is shared with %%copilot cells.",
-];
-
 // --- the view ----------------------------------------------------------------------------
 
 const MODES = [["ask", "Ask"], ["plan", "Plan"], ["agent", "Agent"]];
+const TAB_EVENT = "copilot-nb:open-in-tab";
 
 function buildView(model, root) {
   root.classList.add("cnb-root");
@@ -34,7 +20,10 @@ function buildView(model, root) {
   v.fresh = el("button", "cnb-new", "New chat");
   v.fresh.type = "button";
   v.fresh.title = "Forget the conversation and start a new one";
-  header.append(v.title, v.fresh);
+  v.tab = el("button", "cnb-tab", "As tab");
+  v.tab.type = "button";
+  v.tab.title = "Move this chat to a tab of the main area (JupyterLab's Copilot commands move it back)";
+  header.append(v.title, v.tab, v.fresh);
 
   v.log = el("div", "cnb-log");
   v.log.setAttribute("role", "log");
@@ -72,91 +61,6 @@ function buildView(model, root) {
 }
 
 // --- the transcript ----------------------------------------------------------------------
-
-function toolCard(name, target, kind, preview) {
-  const box = el("div", "cnb-tool");
-  box.dataset.state = "running";
-  const details = el("details");
-  const head = el("summary", "cnb-tool-head");
-  head.append(el("span", "cnb-icon"), el("span", "cnb-tool-name", name));
-  if (target) head.append(el("span", "cnb-tool-target", target));
-  const outcome = el("span", "cnb-tool-outcome");
-  head.append(outcome);
-  const body = el("div", "cnb-tool-body");
-  const args = el("pre", "cnb-args");
-  if (kind === "diff") args.innerHTML = diffHtml(preview);
-  else args.textContent = preview;
-  const label = { diff: "Change", code: "Content" }[kind] || "Arguments";
-  if (preview) body.append(el("div", "cnb-label", label), args);
-  const lines = preview ? preview.split("\n").length : 0;
-  if (lines > FOLD_LINES || (preview && preview.length > FOLD_CHARS)) {
-    // all of it is here: folded to a few lines, a click shows everything (nothing is cut)
-    args.classList.add("cnb-folded");
-    const more = el("button", "cnb-more", `Show all ${lines.toLocaleString()} lines (${preview.length.toLocaleString()} characters)`);
-    more.type = "button";
-    more.onclick = () => {
-      const folded = args.classList.toggle("cnb-folded");
-      args.classList.toggle("cnb-unfolded", !folded);
-      more.textContent = folded ? `Show all ${lines.toLocaleString()} lines` : "Fold";
-    };
-    body.append(more);
-  }
-  details.append(head, body);
-  box.append(details);
-  return { name, box, details, body, args, outcome, approve: null, diffed: false };
-}
-
-function questionBar(model, id, question, options) {
-  const bar = el("div", "cnb-approve");
-  const text = el("input", "cnb-answer");
-  text.type = "text";
-  text.placeholder = "Type an answer";
-  const send = el("button", "cnb-approve-btn", "Send");
-  const no = el("button", "cnb-deny-btn", "Decline");
-  const choices = (options || []).map((option) => el("button", "cnb-option-btn", String(option)));
-  const buttons = [send, no, ...choices];
-  buttons.forEach((b) => { b.type = "button"; });
-  const reply = (message) => {
-    buttons.forEach((b) => { b.disabled = true; });
-    text.disabled = true;
-    model.send(message);
-  };
-  choices.forEach((b, i) => { b.onclick = () => reply({ kind: "answer", id, text: String(options[i]) }); });
-  send.onclick = () => { if (text.value.trim()) reply({ kind: "answer", id, text: text.value }); };
-  no.onclick = () => reply({ kind: "deny", id });
-  bar.append(el("div", "cnb-approve-q", String(question)), ...choices, text, send, no);
-  return bar;
-}
-
-function askBar(model, entry, id, category, warning) {
-  const bar = el("div", "cnb-approve");
-  const yes = el("button", "cnb-approve-btn", "Approve");
-  const no = el("button", "cnb-deny-btn", "Deny");
-  yes.type = no.type = "button";
-  const answer = (kind) => {
-    yes.disabled = no.disabled = true;
-    model.send({ kind, id });
-  };
-  yes.onclick = () => answer("approve");
-  no.onclick = () => answer("deny");
-  if (category === "plan") {
-    const changes = el("input", "cnb-answer");
-    changes.type = "text";
-    changes.placeholder = "What to change in the plan";
-    const revise = el("button", "cnb-option-btn", "Revise");
-    revise.type = "button";
-    revise.onclick = () => {
-      if (!changes.value.trim()) return;
-      yes.disabled = no.disabled = revise.disabled = changes.disabled = true;
-      model.send({ kind: "revise", id, text: changes.value });
-    };
-    bar.append(el("span", "cnb-approve-q", "Carry out this plan?"), yes, no, changes, revise);
-    return bar;
-  }
-  bar.append(el("span", "cnb-approve-q", `Allow ${entry.name} to ${ASK[category] || "run"}?`), yes, no);
-  if (warning) bar.append(el("div", "cnb-approve-warn", `⚠ ${warning}`));
-  return bar;
-}
 
 const OPS = { t: "answer", r: "thinking", u: "user", tool: "tool", ask: "ask", asked: "asked", diff: "diff", done: "done", note: "note", err: "error", end: "end", clear: "clear" };
 
@@ -337,7 +241,7 @@ function wireInput(model, root, v, completion) {
   };
   const submit = () => {
     const prompt = v.input.value.trim();
-    if (!prompt || model.get("busy")) return;
+    if (!prompt || model.get("busy") || root.classList.contains("cnb-lost")) return;
     model.send({ kind: "prompt", text: prompt });
     v.input.value = "";
     completion.reset();
@@ -364,6 +268,7 @@ function wireInput(model, root, v, completion) {
     model.send({ kind: "stop" });
   };
   v.fresh.onclick = () => model.send({ kind: "new" });
+  v.tab.onclick = () => root.dispatchEvent(new CustomEvent(TAB_EVENT, { bubbles: true }));
   v.picker.onchange = () => {
     model.set("model", v.picker.value);
     model.save_changes();
@@ -374,10 +279,11 @@ function wireInput(model, root, v, completion) {
   };
 }
 
-function watchModel(model, root, v, transcript, view, completion) {
+function watchModel(model, root, v, transcript, view, completion, link) {
   const models = () => {
     v.picker.replaceChildren(...model.get("models").map((m) => el("option", "", m)));
     v.picker.value = model.get("model");
+    v.picker.title = `Model for the next request: ${model.get("model")}`;
   };
   const busy = () => {
     const on = model.get("busy");
@@ -407,7 +313,9 @@ function watchModel(model, root, v, transcript, view, completion) {
   busy();
   usage();
   return {
-    "msg:custom": (msg) => (msg.complete !== undefined ? completion.receive(msg) : transcript.receive(msg, view)),
+    "msg:custom": (msg) =>
+      msg.pong !== undefined ? link.pong(msg.pong) : msg.complete !== undefined ? completion.receive(msg) : transcript.receive(msg, view),
+    comm_live_update: () => link.check(),
     "change:models": models,
     "change:model": models,
     "change:mode": mode,
@@ -428,13 +336,16 @@ function render({ model, el: root }) {
   const completion = new Completion(model, view, v.input);
   v.footer.prepend(completion.box);
   wireInput(model, root, v, completion);
-  const watched = watchModel(model, root, v, transcript, view, completion);
+  v.root = root;
+  const link = new KernelLink(model, v);
+  const watched = watchModel(model, root, v, transcript, view, completion, link);
   for (const [name, fn] of Object.entries(watched)) model.on(name, fn);
   model.send({ kind: "ready", view });
   return () => {
     for (const [name, fn] of Object.entries(watched)) model.off(name, fn);
     if (transcript.frame) cancelAnimationFrame(transcript.frame);
     completion.reset();
+    link.dispose();
   };
 }
 

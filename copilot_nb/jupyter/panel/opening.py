@@ -56,8 +56,11 @@ def _open_in_sidecar(panel: ChatPanel) -> bool:
         from sidecar import Sidecar
     except ImportError:
         return False
+    from ..turn_mirrors import stop_mirroring
+
     for sidecar, previous in _IN_SIDECAR:  # running the cell again replaces the panel
         previous.stop()
+        stop_mirroring(previous.session, previous.cell_turns)
         sidecar.close()
     sidecar = Sidecar(title=panel.widget.title, anchor="right")
     sidecar.append_display_data(panel.widget)

@@ -43,7 +43,7 @@ class ChatWidget(anywidget.AnyWidget):
 
     _esm = "\n".join(
         (_HERE / name).read_text(encoding="utf-8")
-        for name in ("markdown.js", "complete.js", "blocks.js", "front.js")
+        for name in ("markdown.js", "complete.js", "blocks.js", "cards.js", "link.js", "front.js")
     )
     _css = "\n".join(
         (_HERE / name).read_text(encoding="utf-8") for name in ("panel.css", "transcript.css")
@@ -103,6 +103,12 @@ class ChatPanel:
         self._completing: asyncio.Task[None] | None = None
         self._blocks: set[asyncio.Task[None]] = set()
         self.widget.on_msg(self._on_msg)
+        from ..turn_mirrors import mirror_turns
+        from .cell_turns import CellTurns
+
+        self.cell_turns = CellTurns(self)
+        """`%%copilot` turns of the same session, shown here as they happen."""
+        mirror_turns(session, self.cell_turns)
 
     def _show_saved(self, session: CopilotSession) -> None:
         """Open on the conversation so far (saved, e.g. before a kernel restart), as it was shown
@@ -133,8 +139,9 @@ class ChatPanel:
         prompt = prompt.strip()
         if not prompt:
             return None
-        if self.busy:
-            self.outbox.put(["note", "Still working on the last request: press Stop first."])
+        if self.busy or self.session.busy:
+            wait = "press Stop first" if self.busy else "a %%copilot cell runs; wait for its end"
+            self.outbox.put(["note", f"Still working on the last request: {wait}."])
             return None
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
@@ -186,7 +193,7 @@ class ChatPanel:
 
         try:
             async for event in run_block(self.session, code, self, call_id=block_call_id()):
-                self._show(event)
+                self.show(event)
         except Exception as exc:  # a bug of ours: shown here, not in a cell
             self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
         self.outbox.flush()
@@ -228,7 +235,7 @@ class ChatPanel:
         status = "done"
         async with aclosing(turn) as events:
             async for event in events:
-                self._show(event)
+                self.show(event)
                 if isinstance(event, Failed):
                     status = "failed"
         return status
@@ -237,7 +244,8 @@ class ChatPanel:
         """The turn's `Approver`: the ask op is out; a view's Approve or Deny answers it."""
         self._asking[request.call_id] = request
 
-    def _show(self, event: TurnEvent) -> None:
+    def show(self, event: TurnEvent) -> None:
+        """One event of a turn: usage to the meter, the rest as transcript ops."""
         if isinstance(event, UsageReported):
             with self.widget.hold_sync():
                 self.widget.tokens_in += event.usage.input_tokens
@@ -327,6 +335,8 @@ class ChatPanel:
                 self.outbox.replay(str(content.get("view", "")))
             elif kind == "complete":
                 self.complete(content)
+            elif kind == "ping":  # a view asks whether its kernel still answers (link.js)
+                self.widget.send({"pong": content.get("seq")})
             elif kind == "run":
                 self.run_block(str(content.get("code", "")))
         except Exception as exc:

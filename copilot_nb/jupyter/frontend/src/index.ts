@@ -5,14 +5,17 @@
  * (`tokens.ts`), and the completions while you type, which require it (`inlineCompletions.ts`).
  */
 import {
+  ILabShell,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { CodeBlockActions, listenForPanelInserts } from './codeBlocks';
 import { inlineCompletionsPlugin } from './inlineCompletions';
 import { LiveDocuments } from './liveDocument';
+import { CHAT_IN_SIDEBAR, CHAT_IN_TAB, placeChatPanels } from './panelTabs';
 import { ReviewView } from './reviewView';
 import { ICopilotLive } from './tokens';
 
@@ -41,4 +44,22 @@ const plugin: JupyterFrontEndPlugin<ICopilotLive> = {
   }
 };
 
-export default [plugin, inlineCompletionsPlugin];
+/** The chat panel's place: a main-area tab on request, and only ever one panel. */
+const chatPlacePlugin: JupyterFrontEndPlugin<void> = {
+  id: 'copilot-nb:chat-place',
+  description: 'Opens the Copilot chat panel as a tab and keeps only one.',
+  autoStart: true,
+  optional: [ILabShell, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    labShell: ILabShell | null,
+    palette: ICommandPalette | null
+  ) => {
+    placeChatPanels(app, labShell);
+    for (const command of [CHAT_IN_TAB, CHAT_IN_SIDEBAR]) {
+      palette?.addItem({ command, category: 'Copilot' });
+    }
+  }
+};
+
+export default [plugin, inlineCompletionsPlugin, chatPlacePlugin];

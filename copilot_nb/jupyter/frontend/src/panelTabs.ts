@@ -1,0 +1,103 @@
+/**
+ * Where the chat panel lives in JupyterLab. `copilot_nb.chat()` shows it in a sidecar (a widget
+ * in the right-hand area); the panel's "Open in a tab" button (a DOM event, `TAB_EVENT`: the
+ * panel is an anywidget outside this bundle) and the command `copilot-nb:chat-in-tab` move that
+ * same widget to a tab of the main area, as jupyter-ai's chat can be; `copilot-nb:chat-in-sidebar`
+ * moves it back. There is only ever one: when a new Copilot panel opens (`chat()` again, after a
+ * kernel restart), the older ones close.
+ */
+import { ILabShell, JupyterFrontEnd } from '@jupyterlab/application';
+import { Widget } from '@lumino/widgets';
+
+const TAB_EVENT = 'copilot-nb:open-in-tab';
+const SIDECAR = 'jupyterlab-sidecar';
+const IN_MAIN = 'cnb-in-main';
+export const CHAT_IN_TAB = 'copilot-nb:chat-in-tab';
+export const CHAT_IN_SIDEBAR = 'copilot-nb:chat-in-sidebar';
+
+/** Whether a widget is a sidecar holding copilot_nb's chat panel (its default title names it
+ * before the panel has rendered into it). */
+function isChat(widget: Widget): boolean {
+  return (
+    widget.hasClass(SIDECAR) &&
+    (widget.title.label === 'Copilot' ||
+      widget.node.querySelector('.cnb-root') !== null)
+  );
+}
+
+/** The chat panels' sidecars in the right-hand and main areas, oldest first. */
+function chats(app: JupyterFrontEnd, seen: WeakMap<Widget, number>): Widget[] {
+  const found = [
+    ...Array.from(app.shell.widgets('right')),
+    ...Array.from(app.shell.widgets('main'))
+  ].filter(isChat);
+  let next = 0;
+  for (const widget of found) {
+    next = Math.max(next, (seen.get(widget) ?? 0) + 1);
+  }
+  for (const widget of found) {
+    if (!seen.has(widget)) {
+      seen.set(widget, next++);
+    }
+  }
+  return found.sort((a, b) => (seen.get(a) ?? 0) - (seen.get(b) ?? 0));
+}
+
+/** Move a chat's sidecar to the main area (`tab`) or back to the right-hand area. */
+function move(app: JupyterFrontEnd, widget: Widget, tab: boolean): void {
+  widget.toggleClass(IN_MAIN, tab);
+  if (tab) {
+    app.shell.add(widget, 'main', { mode: 'split-right' });
+  } else {
+    app.shell.add(widget, 'right');
+  }
+  app.shell.activateById(widget.id);
+}
+
+/** The commands, the panel's button and the one-panel rule. */
+export function placeChatPanels(
+  app: JupyterFrontEnd,
+  labShell: ILabShell | null
+): void {
+  const seen = new WeakMap<Widget, number>();
+  const newest = (): Widget | undefined => chats(app, seen).pop();
+  app.commands.addCommand(CHAT_IN_TAB, {
+    label: 'Open Copilot Chat in a Tab',
+    isEnabled: () => newest() !== undefined,
+    execute: () => {
+      const chat = newest();
+      if (chat) {
+        move(app, chat, true);
+      }
+    }
+  });
+  app.commands.addCommand(CHAT_IN_SIDEBAR, {
+    label: 'Move Copilot Chat to the Right Sidebar',
+    isEnabled: () => newest() !== undefined,
+    execute: () => {
+      const chat = newest();
+      if (chat) {
+        move(app, chat, false);
+      }
+    }
+  });
+  document.addEventListener(TAB_EVENT, event => {
+    const target = event.target instanceof Element ? event.target : null;
+    const chat = chats(app, seen).find(w => target && w.node.contains(target));
+    if (chat) {
+      move(app, chat, true);
+    }
+  });
+  // a new chat panel's sidecar was added: the older ones close
+  let frame = 0;
+  labShell?.layoutModified.connect(() => {
+    if (!frame) {
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        chats(app, seen)
+          .slice(0, -1)
+          .forEach(old => old.dispose());
+      });
+    }
+  });
+}

@@ -1,0 +1,104 @@
+// The chat panel's tool cards and their approval bars (a question's, a call's, a plan's), as
+// DOM nodes with text set as text. Concatenated before front.js, after blocks.js; `el` and the
+// wording tables are shared with front.js from here.
+
+const el = (tag, cls, text) => {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+};
+const fmt = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(1)}k` : `${(n / 1e6).toFixed(1)}M`);
+const ASK = { edit: "change files", execute: "run code", read: "read", "read-secret": "read a secret (a credential file or a masked variable)", external: "call an MCP server's tool (it runs outside copilot_nb's sandbox)", plan: "carry out this plan in agent mode" };
+const FOLD_LINES = 40;
+const FOLD_CHARS = 3000;
+const EMPTY = [
+  "Ask about your notebook, files or data.",
+  "Enter sends, Shift+Enter starts a new line; @ attaches a file, a cell or a variable. The conversation is shared with %%copilot cells.",
+];
+
+
+function toolCard(name, target, kind, preview) {
+  const box = el("div", "cnb-tool");
+  box.dataset.state = "running";
+  const details = el("details");
+  const head = el("summary", "cnb-tool-head");
+  head.append(el("span", "cnb-icon"), el("span", "cnb-tool-name", name));
+  if (target) head.append(el("span", "cnb-tool-target", target));
+  const outcome = el("span", "cnb-tool-outcome");
+  head.append(outcome);
+  const body = el("div", "cnb-tool-body");
+  const args = el("pre", "cnb-args");
+  if (kind === "diff") args.innerHTML = diffHtml(preview);
+  else args.textContent = preview;
+  const label = { diff: "Change", code: "Content" }[kind] || "Arguments";
+  if (preview) body.append(el("div", "cnb-label", label), args);
+  const lines = preview ? preview.split("\n").length : 0;
+  if (lines > FOLD_LINES || (preview && preview.length > FOLD_CHARS)) {
+    // all of it is here: folded to a few lines, a click shows everything (nothing is cut)
+    args.classList.add("cnb-folded");
+    const more = el("button", "cnb-more", `Show all ${lines.toLocaleString()} lines (${preview.length.toLocaleString()} characters)`);
+    more.type = "button";
+    more.onclick = () => {
+      const folded = args.classList.toggle("cnb-folded");
+      args.classList.toggle("cnb-unfolded", !folded);
+      more.textContent = folded ? `Show all ${lines.toLocaleString()} lines` : "Fold";
+    };
+    body.append(more);
+  }
+  details.append(head, body);
+  box.append(details);
+  return { name, box, details, body, args, outcome, approve: null, diffed: false };
+}
+
+function questionBar(model, id, question, options) {
+  const bar = el("div", "cnb-approve");
+  const text = el("input", "cnb-answer");
+  text.type = "text";
+  text.placeholder = "Type an answer";
+  const send = el("button", "cnb-approve-btn", "Send");
+  const no = el("button", "cnb-deny-btn", "Decline");
+  const choices = (options || []).map((option) => el("button", "cnb-option-btn", String(option)));
+  const buttons = [send, no, ...choices];
+  buttons.forEach((b) => { b.type = "button"; });
+  const reply = (message) => {
+    buttons.forEach((b) => { b.disabled = true; });
+    text.disabled = true;
+    model.send(message);
+  };
+  choices.forEach((b, i) => { b.onclick = () => reply({ kind: "answer", id, text: String(options[i]) }); });
+  send.onclick = () => { if (text.value.trim()) reply({ kind: "answer", id, text: text.value }); };
+  no.onclick = () => reply({ kind: "deny", id });
+  bar.append(el("div", "cnb-approve-q", String(question)), ...choices, text, send, no);
+  return bar;
+}
+
+function askBar(model, entry, id, category, warning) {
+  const bar = el("div", "cnb-approve");
+  const yes = el("button", "cnb-approve-btn", "Approve");
+  const no = el("button", "cnb-deny-btn", "Deny");
+  yes.type = no.type = "button";
+  const answer = (kind) => {
+    yes.disabled = no.disabled = true;
+    model.send({ kind, id });
+  };
+  yes.onclick = () => answer("approve");
+  no.onclick = () => answer("deny");
+  if (category === "plan") {
+    const changes = el("input", "cnb-answer");
+    changes.type = "text";
+    changes.placeholder = "What to change in the plan";
+    const revise = el("button", "cnb-option-btn", "Revise");
+    revise.type = "button";
+    revise.onclick = () => {
+      if (!changes.value.trim()) return;
+      yes.disabled = no.disabled = revise.disabled = changes.disabled = true;
+      model.send({ kind: "revise", id, text: changes.value });
+    };
+    bar.append(el("span", "cnb-approve-q", "Carry out this plan?"), yes, no, changes, revise);
+    return bar;
+  }
+  bar.append(el("span", "cnb-approve-q", `Allow ${entry.name} to ${ASK[category] || "run"}?`), yes, no);
+  if (warning) bar.append(el("div", "cnb-approve-warn", `⚠ ${warning}`));
+  return bar;
+}
