@@ -517,3 +517,30 @@ def test_two_cells_deleted_in_a_row_come_back_in_their_order_whichever_is_undone
     assert [without_volatile(c) for c in now[1:3]] == [without_volatile(c) for c in before[1:3]]
     assert [without_volatile(c) for c in now[3:]] == [as_undo_restores(c) for c in before[3:]]
     assert placeholders.count() == 0
+
+
+def test_a_files_diff_toggle_is_marked_and_keep_drops_the_count(page, lab):
+    name = "files.ipynb"
+    open_notebook(page, lab, name, *CELLS)
+    diff = "--- a/{0}\n+++ b/{0}\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    files = [
+        {"turn": "t1", "path": path, "diff": diff.format(path), "kind": "edit"}
+        for path in ("a.py", "b.py")
+    ]
+    assert send(page, lab["root"] / name, "review_files", files=files) == {"files": 2}
+
+    from playwright.sync_api import expect
+
+    summary = page.locator(".cnb-review-notebook .cnb-review-summary")
+    expect(summary).to_have_text("copilot changed 2 files:", timeout=LONG)
+    first = page.locator(".cnb-review-file").first
+    toggle = first.locator(".cnb-review-toggle")
+    assert toggle.inner_text() == "▸ diff", "the click that shows the diff is marked"
+    toggle.click()
+    expect(toggle).to_have_text("▾ diff")
+    assert first.locator(".cnb-diff-added").inner_text() == "+x = 2"
+    shot(page, "screenshots/review-file-toggle.png")
+
+    first.locator(".cnb-review-keep").click()
+    expect(summary).to_have_text("copilot changed 1 file:", timeout=LONG)
+    assert page.locator(".cnb-review-file").count() == 1

@@ -10,6 +10,22 @@ import { Widget } from '@lumino/widgets';
 export type StatusKind = 'idle' | 'waiting' | 'error';
 
 export const WAITING_TEXT = 'copilot: completions wait for the kernel';
+/** Characters the item takes at most: JupyterLab's own status bar items keep their room. */
+export const MAX_STATUS = 40;
+
+/** A kernel's message as the status bar shows it: its first clause, cut at a word to fit
+ * `MAX_STATUS` with the `copilot: ` prefix (the whole message is the item's tooltip). */
+export function shortStatus(message: string): string {
+  const prefix = 'copilot: ';
+  const clause = message.split(/[:;(\n]|\.\s/)[0].trim() || message.trim();
+  const room = MAX_STATUS - prefix.length;
+  if (clause.length <= room) {
+    return prefix + clause;
+  }
+  const cut = clause.slice(0, room - 1);
+  const word = cut.lastIndexOf(' ');
+  return prefix + (word > room / 2 ? cut.slice(0, word) : cut) + '…';
+}
 
 /** The state the status bar item shows; the live channel owns it (`ICopilotLive`), channels
  * and the provider set it. */
@@ -59,11 +75,11 @@ export class CompletionStatusItem extends Widget {
       kind === 'waiting'
         ? WAITING_TEXT
         : kind === 'error'
-          ? `copilot: ${message}`
+          ? shortStatus(message)
           : '';
     this.node.title =
       kind === 'error'
-        ? 'copilot_nb could not complete here; the kernel said why. Settings: copilot_nb completions.'
+        ? `copilot_nb could not complete here: ${message}\n(Settings: copilot_nb completions.)`
         : kind === 'waiting'
           ? 'A cell is running, and this kernel handles completions only between cells.'
           : '';

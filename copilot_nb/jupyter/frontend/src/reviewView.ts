@@ -306,6 +306,9 @@ export class ReviewView {
   private fileNode(file: IFileReview): HTMLElement {
     const details = el('details', 'cnb-review-file') as HTMLDetailsElement;
     const summary = el('summary', 'cnb-review-bar');
+    // a flex summary has no disclosure marker: the toggle says what a click does
+    const toggle = el('span', 'cnb-review-toggle', '▸ diff');
+    summary.appendChild(toggle);
     const known = ['edit', 'create', 'delete', 'move'].includes(file.kind)
       ? file.kind
       : 'other';
@@ -329,7 +332,10 @@ export class ReviewView {
       )
     );
     details.appendChild(summary);
-    details.addEventListener('toggle', () => this.fitBar());
+    details.addEventListener('toggle', () => {
+      toggle.textContent = details.open ? '▾ diff' : '▸ diff';
+      this.fitBar();
+    });
     details.appendChild(unifiedNode(file.diff));
     return details;
   }
