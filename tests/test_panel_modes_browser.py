@@ -73,6 +73,7 @@ def test_a_question_an_approved_plan_and_the_mode_picker(page, lab, replies):
     assert "write_file" not in seen["plan tools"], "plan mode offers reading tools only"
     assert panel.inner_text().count("Write notes.txt") == 1, "the plan is shown once"
     shot(panel, "panel-modes-2-plan.png")
+    shot(panel, "screenshots/plan-card.png")
     panel.locator("input.cnb-answer").fill("make it notes.md")
     panel.locator(".cnb-option-btn", has_text="Revise").click()
     panel.locator(".cnb-tool-outcome", has_text="revising: make it notes.md").wait_for()
