@@ -61,26 +61,22 @@ export function placeChatPanels(
 ): void {
   const seen = new WeakMap<Widget, number>();
   const newest = (): Widget | undefined => chats(app, seen).pop();
-  app.commands.addCommand(CHAT_IN_TAB, {
-    label: 'Open Copilot Chat in a Tab',
-    isEnabled: () => newest() !== undefined,
-    execute: () => {
-      const chat = newest();
-      if (chat) {
-        move(app, chat, true);
+  const commands: [string, string, boolean][] = [
+    [CHAT_IN_TAB, 'Open Copilot Chat in a Tab', true],
+    [CHAT_IN_SIDEBAR, 'Move Copilot Chat to the Right Sidebar', false]
+  ];
+  for (const [id, label, tab] of commands) {
+    app.commands.addCommand(id, {
+      label,
+      isEnabled: () => newest() !== undefined,
+      execute: () => {
+        const chat = newest();
+        if (chat) {
+          move(app, chat, tab);
+        }
       }
-    }
-  });
-  app.commands.addCommand(CHAT_IN_SIDEBAR, {
-    label: 'Move Copilot Chat to the Right Sidebar',
-    isEnabled: () => newest() !== undefined,
-    execute: () => {
-      const chat = newest();
-      if (chat) {
-        move(app, chat, false);
-      }
-    }
-  });
+    });
+  }
   document.addEventListener(TAB_EVENT, event => {
     const target = event.target instanceof Element ? event.target : null;
     const chat = chats(app, seen).find(w => target && w.node.contains(target));
