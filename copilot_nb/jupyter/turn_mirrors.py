@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -51,19 +52,19 @@ class Mirrors:
     def __init__(self, views: list[TurnMirror], prompt: str) -> None:
         self.views = views
         self.ended = False
-        self._each("cell_turn", prompt)
+        self._each(lambda view: view.cell_turn(prompt))
 
     def event(self, event: TurnEvent) -> None:
-        self._each("cell_event", event)
+        self._each(lambda view: view.cell_event(event))
 
     def end(self, status: str) -> None:
         if not self.ended:
             self.ended = True
-            self._each("cell_turn_end", status)
+            self._each(lambda view: view.cell_turn_end(status))
 
-    def _each(self, method: str, argument: Any) -> None:
+    def _each(self, call: Callable[[TurnMirror], None]) -> None:
         for view in self.views:
             try:
-                getattr(view, method)(argument)
+                call(view)
             except Exception:
                 _log.exception("a view could not show a cell's turn")
