@@ -51,10 +51,15 @@ typecheck: $(STAMP)
 
 # One pytest run: the unit, kernel and HTTP tests, and every demo notebook through nbval in strict
 # mode (outputs compared; the sanitize file covers only the scratch folder's path). The 20 slowest
-# tests are listed at the end, to keep the whole run's time in sight.
-unit: $(STAMP) $(HUB_PROXY) $(LLAMA_SERVER)
+# tests are listed at the end, to keep the whole run's time in sight. llama-server builds in the
+# background meanwhile (a few minutes, once): its tests come later and wait for it (the script
+# takes a lock), and they report the build's failure if it failed.
+unit: $(STAMP) $(HUB_PROXY)
+	mkdir -p build/llama-server
+	PYTHON=$(PY) scripts/build_llama_server.sh >build/llama-server/background.log 2>&1 & \
 	$(PY) -m pytest -q -p no:cacheprovider --durations=20 --nbval \
-		--nbval-sanitize-with notebooks/nbval_sanitize.cfg tests notebooks
+		--nbval-sanitize-with notebooks/nbval_sanitize.cfg tests notebooks; \
+	status=$$?; wait; exit $$status
 
 # configurable-http-proxy for the JupyterHub test (tests/test_jupyterhub.py), from npm into build/
 # (the test installs it the same way when it is missing).

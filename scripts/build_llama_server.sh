@@ -34,6 +34,10 @@ check() { # file sha256
 }
 
 mkdir -p "$OUT/downloads"
+# One build at a time: `make unit` starts one in the background while the first tests run, and
+# the test module that needs the server runs this script too, which then waits for that build.
+exec 9>"$OUT/.lock"
+flock 9
 SERVER="$OUT/bin/llama-server"
 if [ ! -x "$SERVER" ] || [ ! -f "$OUT/$TEMPLATE.stamp" ]; then
     SDIST="$OUT/downloads/llama_cpp_python-$SDIST_VERSION.tar.gz"
