@@ -11,15 +11,16 @@ import json
 import sys
 from typing import Any
 
-from ..events import ModelEvent, ModelResponse, Notice, ReasoningDelta, TextDelta, ToolCallDelta
+from ..events import ToolCallDelta
 from ..messages import AssistantMessage, ToolCall, Usage
 from ..models.sse import sse_event
 from .chat_request import ApiError
+from .stream_encoder import StreamEncoder
 
 if sys.version_info >= (3, 11):
-    from typing import assert_never
+    pass
 else:  # pragma: no cover
-    from typing_extensions import assert_never
+    pass
 
 FINISH_REASONS = {
     "stop": "stop",
@@ -101,7 +102,7 @@ def completion_body(
     }
 
 
-class ChunkEncoder:
+class ChunkEncoder(StreamEncoder):
     """A model stream as `chat.completion.chunk` events: `start()`, `event(e)` for each event,
     then `done()`; `error(e)` in place of the rest when the stream fails.
 
@@ -125,21 +126,11 @@ class ChunkEncoder:
     def start(self) -> bytes:
         return self._chunk({"role": "assistant", "content": ""})
 
-    def event(self, event: ModelEvent) -> bytes:
-        """The bytes for one model event; b"" for one the client does not see (a Notice)."""
-        match event:
-            case TextDelta():
-                return self._piece("text", "content", event.text)
-            case ReasoningDelta():
-                return self._piece("reasoning", "reasoning_content", event.text)
-            case ToolCallDelta():
-                return self._tool_delta(event)
-            case Notice():
-                return b""
-            case ModelResponse():
-                return self._finish(event.message)
-            case _:
-                assert_never(event)
+    def _text(self, text: str) -> bytes:
+        return self._piece("text", "content", text)
+
+    def _reasoning(self, text: str) -> bytes:
+        return self._piece("reasoning", "reasoning_content", text)
 
     def done(self) -> bytes:
         return sse("[DONE]")

@@ -19,15 +19,16 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ..events import ModelEvent, ModelResponse, Notice, ReasoningDelta, TextDelta, ToolCallDelta
+from ..events import ToolCallDelta
 from ..messages import AssistantMessage, ToolCall, Usage
 from .api_errors import ApiError
 from .chat_response import finish_reason, tool_call_body
+from .stream_encoder import StreamEncoder
 
 if sys.version_info >= (3, 11):
-    from typing import assert_never
+    pass
 else:  # pragma: no cover
-    from typing_extensions import assert_never
+    pass
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 """Finish reasons (as `chat_response.finish_reason` words them) that make a reply incomplete."""
@@ -60,7 +61,7 @@ def _message_item() -> dict[str, Any]:
     }
 
 
-class ResponseEncoder:
+class ResponseEncoder(StreamEncoder):
     """A model stream as Responses events: `start()`, `event(e)` for each event (the last one a
     `ModelResponse`), or `error(e)` in place of the rest; `response` is the Response object as
     it stands (the whole reply once the stream ended)."""
@@ -108,21 +109,11 @@ class ResponseEncoder:
             "response.in_progress", response=self.response
         )
 
-    def event(self, event: ModelEvent) -> bytes:
-        """The bytes for one model event; b"" for one the client does not see (a Notice)."""
-        match event:
-            case TextDelta():
-                return self._piece("message", event.text)
-            case ReasoningDelta():
-                return self._piece("reasoning", event.text)
-            case ToolCallDelta():
-                return self._tool_delta(event)
-            case Notice():
-                return b""
-            case ModelResponse():
-                return self._finish(event.message)
-            case _:
-                assert_never(event)
+    def _text(self, text: str) -> bytes:
+        return self._piece("message", text)
+
+    def _reasoning(self, text: str) -> bytes:
+        return self._piece("reasoning", text)
 
     def done(self) -> bytes:
         """Nothing: a Responses stream ends at its terminal event, with no `[DONE]`."""
