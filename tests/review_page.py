@@ -18,6 +18,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from tests.live_page import live_model
+
 RUN_IN_KERNEL = """
 async ([code]) => {
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
@@ -154,3 +156,18 @@ def outcomes(events: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
         if e.get("event") == "review"
         for o in e["outcomes"]
     ]
+
+
+CELLS = ("%load_ext copilot_nb", "a = 1\na", "b = 2", "c = 3", "# the agent deletes me")
+
+
+def cells_of(page: Any) -> list[dict[str, Any]]:
+    return list(live_model(page)["cells"])
+
+
+def bars(page: Any) -> Any:
+    return page.locator(".jp-Notebook .jp-Cell > .cnb-review")
+
+
+def cell(page: Any, index: int) -> Any:
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)

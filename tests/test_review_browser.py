@@ -16,18 +16,22 @@ from typing import Any
 import pytest
 
 from tests.browser_lab import LONG, TOKEN, open_notebook, shot
-from tests.helpers import RESTART_CANCELS_SUBSHELL
 from tests.html_safety import payloads
-from tests.live_page import live_model, no_dialog, on_disk
-from tests.review_page import delete, edit, insert, outcomes, send, watch_events
+from tests.live_page import no_dialog, on_disk
+from tests.review_page import (
+    CELLS,
+    bars,
+    cell,
+    cells_of,
+    delete,
+    edit,
+    insert,
+    outcomes,
+    send,
+    watch_events,
+)
 
 pytestmark = pytest.mark.browser
-
-CELLS = ("%load_ext copilot_nb", "a = 1\na", "b = 2", "c = 3", "# the agent deletes me")
-
-
-def cells_of(page: Any) -> list[dict[str, Any]]:
-    return list(live_model(page)["cells"])
 
 
 def run_cell_1(page: Any) -> None:
@@ -50,14 +54,6 @@ def agent_changes(page: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         delete(before[4], before[3]["id"]),
     ]
     return before, changes
-
-
-def bars(page: Any) -> Any:
-    return page.locator(".jp-Notebook .jp-Cell > .cnb-review")
-
-
-def cell(page: Any, index: int) -> Any:
-    return page.locator(".jp-Notebook .jp-Cell").nth(index)
 
 
 def without_volatile(cell_json: dict[str, Any]) -> dict[str, Any]:
@@ -390,109 +386,6 @@ def test_notebook_7_shows_the_review_and_undoes(page, lab, known_page_errors):
     now = cells_of(page)
     assert without_volatile(now[2]) == as_undo_restores(before[2])
     assert without_volatile(now[5]) == as_undo_restores(before[4])
-
-
-def told(request: Any) -> str:
-    """The text of the request's latest user message: the context block and the prompt."""
-    users = [m for m in request.messages if m.get("role") == "user"]
-    content = users[-1]["content"]
-    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
-
-
-def test_the_real_agent_in_review_mode_and_the_next_turn_hears_what_was_undone(page, lab, replies):
-    from copilot_nb.testing import call, reply
-    from tests.live_page import run_cell_at
-
-    name = "agent_review.ipynb"
-    (lab["root"] / "hello.py").write_text('GREETING = "hi"\n')
-    open_notebook(
-        page,
-        lab,
-        name,
-        "%load_ext copilot_nb",
-        "a = 1",
-        "b = 1",
-        "%%copilot\nchange a and b, and greet louder",
-        "%%copilot\nwhat now?",
-    )
-    a, b = (c["id"] for c in cells_of(page)[1:3])
-    heard: dict[str, str] = {}
-
-    def hear(request: Any) -> Any:
-        heard["block"] = told(request)
-        return reply("Understood.")
-
-    replies.queue.extend(
-        [
-            reply(
-                "",
-                call("edit_cell", id="ea", cell_id=a, old_str="a = 1", new_str="a = 2"),
-                call("edit_cell", id="eb", cell_id=b, old_str="b = 1", new_str="b = 2"),
-                call("edit_file", id="f", path="hello.py", old_str='"hi"', new_str='"HELLO"'),
-            ),
-            reply("Changed a and b, and hello.py."),
-            hear,
-        ]
-    )
-    # the page attached (a turn that starts before it does asks instead of reviewing)
-    send(page, lab["root"] / name, "snapshot")
-    run_cell_at(page, 3)
-    page.get_by_text("Changed a and b, and hello.py.").wait_for(timeout=LONG)
-    bars(page).nth(1).wait_for()
-    summary = page.locator(".cnb-review-notebook .cnb-review-summary")
-    summary.wait_for()
-    assert summary.inner_text() == "copilot changed 2 cells and 1 file:"
-    assert (lab["root"] / "hello.py").read_text() == 'GREETING = "HELLO"\n', "applied at once"
-    page.locator(".cnb-review-file summary .cnb-review-path").click()
-    shot(page, "review-10-real-agent.png")
-
-    cell(page, 1).locator(".cnb-review-undo").click()
-    cell(page, 2).locator(".cnb-review-keep").click()
-    page.locator(".cnb-review-file .cnb-review-undo").click()
-    page.locator(".cnb-review-notebook").wait_for(state="hidden", timeout=LONG)
-    assert (lab["root"] / "hello.py").read_text() == 'GREETING = "hi"\n', "the kernel put it back"
-    assert [c["source"] for c in cells_of(page)][1:3] == ["a = 1", "b = 2"]
-
-    run_cell_at(page, 4)
-    page.get_by_text("Understood.").wait_for(timeout=LONG)
-    block = heard["block"]
-    assert f"undone: cell {a} (edit)" in block, block
-    assert f"kept: cell {b} (edit)" in block, block
-    assert "undone: file hello.py (edit)" in block, block
-    assert not replies.queue
-
-
-def test_keep_and_undo_work_while_the_kernel_restarts_and_the_kernel_hears_later(
-    page, lab, known_page_errors
-):
-    from tests.live_page import run_cell_at
-
-    known_page_errors.append(RESTART_CANCELS_SUBSHELL)
-    name = "restart_review.ipynb"
-    events = watch_events(page)
-    open_notebook(page, lab, name, *CELLS)
-    before = cells_of(page)
-    added = insert(before[2]["id"], "added = 1")
-    send(page, lab["root"] / name, "apply", changes=[edit(before[2], "b = 20"), added])
-    bars(page).nth(1).wait_for(timeout=LONG)
-    page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
-
-    cell(page, 2).locator(".cnb-review-undo").click()
-    cell(page, 3).locator(".cnb-review-keep").click()
-    assert bars(page).count() == 0
-    assert [c["source"] for c in cells_of(page)][2:4] == ["b = 2", "added = 1"]
-    page.wait_for_timeout(1_000)
-    assert outcomes(events) == [], "no kernel with copilot_nb to tell yet: queued"
-
-    run_cell_at(page, 0)  # %load_ext in the new kernel: the page attaches and sends what waited
-    deadline = time.monotonic() + 30
-    while len(outcomes(events)) < 2 and time.monotonic() < deadline:
-        page.wait_for_timeout(200)
-    assert outcomes(events) == [
-        (before[2]["id"], "undone", "button"),
-        (added["cell"]["id"], "kept", "button"),
-    ]
 
 
 def test_two_cells_deleted_in_a_row_come_back_in_their_order_whichever_is_undone_first(page, lab):
