@@ -113,7 +113,12 @@ class SystemMessage:
 
 @dataclass(frozen=True, kw_only=True)
 class UserMessage:
+    """What the user says. `images` are those a proxy client sent beside its words (an
+    `image_url` part); the text keeps an `[image/png 640x480]` line for each, as a tool result
+    does, so a model without vision still reads that there was one."""
+
     content: str
+    images: tuple[Image, ...] = ()
     role: str = field(default="user", init=False)
 
 

@@ -51,7 +51,12 @@ class RunningProxy:
 def backend_for(upstream: ScriptedServer, root: Path, **options: Any) -> Backend:
     workspace = Workspace(root)
     key = options.pop("api_key", "k")
-    model = OpenAIChat("scripted", base_url=upstream.url, api_key=key, max_retries=0)
+    build = options.pop("model", None)  # upstream -> Model: another wire or family
+    model = (
+        build(upstream)
+        if build is not None
+        else OpenAIChat("scripted", base_url=upstream.url, api_key=key, max_retries=0)
+    )
     policy = options.pop("approvals", ApprovalPolicy())
     tools = options.pop("tools", None) or workspace_tools(workspace)
     return Backend(
@@ -66,8 +71,10 @@ def backend_for(upstream: ScriptedServer, root: Path, **options: Any) -> Backend
 
 @pytest.fixture
 def proxy_for(root: Path) -> Iterator[Callable[..., RunningProxy]]:
-    """`proxy_for(turns, server={...}, **backend_options)`: a proxy over a scripted upstream
-    (`server`: `ProxyServer` options such as timeouts), stopped at the end."""
+    """`proxy_for(turns, server={...}, model=..., **backend_options)`: a proxy over a scripted
+    upstream (`server`: `ProxyServer` options such as timeouts; `model`: the upstream's `Model`,
+    built from the `ScriptedServer`, by default OpenAI's wire to a model named "scripted"),
+    stopped at the end."""
     running: list[tuple[RunningProxy, threading.Event, threading.Thread]] = []
 
     def start(

@@ -50,11 +50,11 @@ REFUSED: list[tuple[str, Any, str | None, str, str]] = [
         "null is only for an assistant message with tool_calls",
     ),
     (
-        "an image part",
+        "an image part without its URL",
         chat(user([{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {}}])),
-        "messages[1].content[1].type",
-        "unsupported_value",
-        "images are not supported by the proxy yet",
+        "messages[1].content[1].image_url.url",
+        MISSING,
+        "send the image as a data URL",
     ),
     (
         "an audio part",

@@ -179,7 +179,7 @@ def test_an_upstream_refusal_keeps_its_status_and_a_broken_stream_fails_the_resp
         ),
         (
             {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
-            "input[0].content[0].type",
+            "input[0].content[0].image_url",
         ),
     ],
 )

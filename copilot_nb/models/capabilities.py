@@ -6,10 +6,12 @@ Ollama's `POST /api/show`: `"vision"` in `capabilities`), and else a table of mo
 prefixes (`VISION_MODELS`). A model nobody knows is sent no images.
 
 A request carries the images of the tool results of the current turn only (after the latest
-user message), the newest `max_images` of them; an older turn's images are left to their text
-(`[image/png 640x480]`), which every tool result keeps. An image larger than `max_bytes`, or of
-a type the model does not take, is never sent. A larger image than the model's family uses
-(`IMAGE_SIDES`) is scaled down first (`image_fit.py`): the provider would do it on its side.
+user message), and those a user message holds (a proxy client's own, which it sends again with
+each turn as it means them to be seen), the newest `max_images` of them; an older turn's tool
+images are left to their text (`[image/png 640x480]`), which every tool result keeps. An image
+larger than `max_bytes`, or of a type the model does not take, is never sent. A larger image
+than the model's family uses (`IMAGE_SIDES`) is scaled down first (`image_fit.py`): the
+provider would do it on its side.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def model_image_limits(model: Any) -> ImageLimits | None:
 
 def carries_images(messages: Sequence[Message | Mapping[str, Any]]) -> bool:
     """Whether a conversation holds any image to send."""
-    return any(isinstance(m, ToolResult) and m.images for m in messages)
+    return any(isinstance(m, (ToolResult, UserMessage)) and m.images for m in messages)
 
 
 def images_to_send(
@@ -151,12 +153,12 @@ def images_to_send(
     room = limits.max_images if limits is not None else 0
     for index in range(len(out) - 1, -1, -1):
         message = out[index]
-        if not isinstance(message, ToolResult) or not message.images:
+        if not isinstance(message, (ToolResult, UserMessage)) or not message.images:
             continue
         kept: list[Image] = []
-        if limits is not None and index > turn:
+        if limits is not None and (index > turn or isinstance(message, UserMessage)):
             for image in reversed(message.images):
-                fitted = _fitted(image, limits) if room > 0 else None
+                fitted = fitted_image(image, limits) if room > 0 else None
                 if fitted is not None:
                     kept.append(fitted)
                     room -= 1
@@ -166,8 +168,8 @@ def images_to_send(
     return out
 
 
-def _fitted(image: Image, limits: ImageLimits) -> Image | None:
-    """The image as this model is sent it (scaled to its family's size), or None."""
+def fitted_image(image: Image, limits: ImageLimits) -> Image | None:
+    """The image as a reader with these limits is sent it (scaled to its size), or None."""
     if image.media_type not in limits.media_types:
         return None
     return fit_image(

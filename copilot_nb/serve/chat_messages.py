@@ -14,6 +14,7 @@ from typing import Any
 
 from ..messages import (
     AssistantMessage,
+    Image,
     Message,
     SystemMessage,
     ToolCall,
@@ -22,10 +23,11 @@ from ..messages import (
     UserMessage,
 )
 from .api_errors import ApiError, invalid_type, invalid_value, kind, missing, object_field, shown
+from .image_parts import joined, url_image
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ROLES = ("system", "developer", "user", "assistant", "tool")
-_MEDIA = {"image_url": "images are", "input_audio": "audio is", "file": "files are"}
+_MEDIA = {"input_audio": "audio is", "file": "files are"}
 
 
 def read_messages(value: Any) -> tuple[Message, ...]:
@@ -54,7 +56,8 @@ def _message(item: Any, at: str, calls: dict[str, str]) -> Message:
     if role in ("system", "developer"):
         return SystemMessage(content=_content(item, at))
     if role == "user":
-        return UserMessage(content=_content(item, at))
+        text, images = _content_parts(item, at, images=True)
+        return UserMessage(content=text, images=images)
     if role == "assistant":
         tool_calls = _tool_calls(item.get("tool_calls"), f"{at}.tool_calls")
         calls.update((call.id, call.name) for call in tool_calls)
@@ -73,24 +76,37 @@ def _message(item: Any, at: str, calls: dict[str, str]) -> Message:
 def _content(item: Mapping[str, Any], at: str, *, optional: bool = False) -> str:
     """A message's text: a string, or text parts joined (as `messages.as_message` joins them);
     null only where `optional` (an assistant message with tool calls)."""
+    return _content_parts(item, at, optional=optional)[0]
+
+
+def _content_parts(
+    item: Mapping[str, Any], at: str, *, optional: bool = False, images: bool = False
+) -> tuple[str, tuple[Image, ...]]:
+    """A message's text and, where `images` (a user message), the images of its `image_url`
+    parts, each also a line of the text (`image_parts.joined`)."""
     param = f"{at}.content"
     content = item.get("content")
     if content is None and optional:
-        return ""
+        return "", ()
     if content is None and "content" not in item:
         raise missing(param, "send the message's text as a string.")
     if isinstance(content, str):
-        return content
+        return content, ()
     if not isinstance(content, list):
         hint = "null is only for an assistant message with tool_calls." if content is None else ""
         raise invalid_type(param, "a string or an array of text parts", content, hint)
-    return "".join(_text_part(part, f"{param}[{j}]") for j, part in enumerate(content))
+    return joined(_part(part, f"{param}[{j}]", images) for j, part in enumerate(content))
 
 
-def _text_part(part: Any, at: str) -> str:
+def _part(part: Any, at: str, images: bool) -> str | Image:
     if not isinstance(part, Mapping):
         raise invalid_type(at, 'a content part {"type": "text", "text": ...}', part)
     part_type = part.get("type")
+    if part_type == "image_url":
+        if not images:
+            why = f"'{at}' is an image: only a user message carries images; send it in one."
+            raise ApiError(why, param=f"{at}.type", code="unsupported_value")
+        return url_image(object_field(part, "image_url", at).get("url"), f"{at}.image_url.url")
     if isinstance(part_type, str) and part_type in _MEDIA:
         why = (
             f"'{at}' is {part_type}: {_MEDIA[part_type]} not supported by the proxy yet; send text."

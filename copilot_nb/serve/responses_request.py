@@ -16,7 +16,15 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResult, UserMessage
+from ..messages import (
+    AssistantMessage,
+    Image,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from .api_errors import ApiError, invalid_type, invalid_value, kind, missing
 from .chat_messages import read_tools
 from .chat_request import (
@@ -27,6 +35,7 @@ from .chat_request import (
     positive_int,
     tool_choice_of,
 )
+from .image_parts import joined, url_image
 
 ECHOED = ("instructions", "temperature", "top_p", "user", "metadata")
 """Request fields a Response object repeats back as the client sent them."""
@@ -35,7 +44,7 @@ _STATEFUL = {
     "conversation": "this proxy keeps no conversations: send the whole conversation in input",
 }
 _TEXT_PARTS = ("input_text", "output_text", "text")
-_MEDIA_PARTS = {"input_image": "images are", "input_file": "files are", "input_audio": "audio is"}
+_MEDIA_PARTS = {"input_file": "files are", "input_audio": "audio is"}
 _ROLES = ("system", "developer", "user", "assistant")
 
 
@@ -142,8 +151,8 @@ def _other(item: Mapping[str, Any], kind: Any, at: str, calls: dict[str, str]) -
                 "send the function_call item with that call_id before its output."
             )
             raise ApiError(why, param=f"{at}.call_id", code="unknown_call_id")
-        output = _text(item.get("output"), f"{at}.output")
-        return ToolResult(tool_call_id=call_id, name=calls[call_id], content=output)
+        output, images = _parts(item.get("output"), f"{at}.output", images=True)
+        return ToolResult(tool_call_id=call_id, name=calls[call_id], content=output, images=images)
     if kind == "item_reference":
         why = f"'{at}' is an item_reference: this proxy stores no items; send the item itself."
         raise ApiError(why, param=f"{at}.type", code="stateless")
@@ -153,8 +162,10 @@ def _other(item: Mapping[str, Any], kind: Any, at: str, calls: dict[str, str]) -
     role = item.get("role")
     if role not in _ROLES:
         raise invalid_value(f"{at}.role", role, "'system', 'developer', 'user' or 'assistant'")
-    content = _content(item, at)
-    return UserMessage(content=content) if role == "user" else SystemMessage(content=content)
+    if role == "user":
+        content, images = _parts(_given(item, at), f"{at}.content", images=True)
+        return UserMessage(content=content, images=images)
+    return SystemMessage(content=_content(item, at))
 
 
 def _function_call(item: Mapping[str, Any], at: str) -> ToolCall:
@@ -167,34 +178,47 @@ def _function_call(item: Mapping[str, Any], at: str) -> ToolCall:
 
 
 def _content(item: Mapping[str, Any], at: str) -> str:
+    return _parts(_given(item, at), f"{at}.content")[0]
+
+
+def _given(item: Mapping[str, Any], at: str) -> Any:
     if "content" not in item:
         raise missing(f"{at}.content", "send the message's text.")
-    return _text(item.get("content"), f"{at}.content")
+    return item.get("content")
 
 
-def _text(content: Any, at: str) -> str:
-    """A string, or text parts joined; a refusal part is the refusal's words."""
+def _parts(content: Any, at: str, *, images: bool = False) -> tuple[str, tuple[Image, ...]]:
+    """A string, or text parts joined (a refusal part is the refusal's words); where `images`
+    (a user message, a function call's output), `input_image` parts too (`image_parts.joined`)."""
     if isinstance(content, str):
-        return content
+        return content, ()
     if not isinstance(content, list):
         raise invalid_type(at, "a string or an array of content parts", content)
-    texts = []
-    for j, part in enumerate(content):
-        where = f"{at}[{j}]"
-        if not isinstance(part, Mapping):
-            raise invalid_type(where, 'a content part {"type": "input_text", "text": ...}', part)
-        part_type = part.get("type")
-        if isinstance(part_type, str) and part_type in _MEDIA_PARTS:
-            why = f"'{where}' is {part_type}: {_MEDIA_PARTS[part_type]} not supported by the proxy yet."
+    return joined(_part(part, f"{at}[{j}]", images) for j, part in enumerate(content))
+
+
+def _part(part: Any, where: str, images: bool) -> str | Image:
+    if not isinstance(part, Mapping):
+        raise invalid_type(where, 'a content part {"type": "input_text", "text": ...}', part)
+    part_type = part.get("type")
+    if part_type == "input_image":
+        if not images:
+            why = f"'{where}' is an image: only a user message or a function_call_output has one."
             raise ApiError(why, param=f"{where}.type", code="unsupported_value")
-        key = "refusal" if part_type == "refusal" else "text"
-        if part_type not in (*_TEXT_PARTS, "refusal"):
-            raise invalid_value(f"{where}.type", part_type, "'input_text' or 'output_text'")
-        text = part.get(key)
-        if not isinstance(text, str):
-            raise invalid_type(f"{where}.{key}", "a string", text)
-        texts.append(text)
-    return "".join(texts)
+        if part.get("file_id") is not None and part.get("image_url") is None:
+            why = f"'{where}.file_id': this proxy stores no files; send image_url as a data URL."
+            raise ApiError(why, param=f"{where}.file_id", code="stateless")
+        return url_image(part.get("image_url"), f"{where}.image_url")
+    if isinstance(part_type, str) and part_type in _MEDIA_PARTS:
+        why = f"'{where}' is {part_type}: {_MEDIA_PARTS[part_type]} not supported by the proxy yet."
+        raise ApiError(why, param=f"{where}.type", code="unsupported_value")
+    key = "refusal" if part_type == "refusal" else "text"
+    if part_type not in (*_TEXT_PARTS, "refusal"):
+        raise invalid_value(f"{where}.type", part_type, "'input_text' or 'output_text'")
+    text = part.get(key)
+    if not isinstance(text, str):
+        raise invalid_type(f"{where}.{key}", "a string", text)
+    return text
 
 
 def _string(item: Mapping[str, Any], key: str, at: str) -> str:

@@ -16,6 +16,7 @@ import httpx
 from ...events import ModelEvent
 from ...messages import (
     AssistantMessage,
+    Image,
     SystemMessage,
     ToolResult,
     ToolSpec,
@@ -60,18 +61,20 @@ def tool_result_block(result: ToolResult) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.tool_call_id}
     if result.images:
         text = [{"type": "text", "text": result.content}] if result.content else []
-        block["content"] = text + [
-            {
-                "type": "image",
-                "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
-            }
-            for image in result.images
-        ]
+        block["content"] = text + [image_block(image) for image in result.images]
     elif result.content:
         block["content"] = result.content
     if result.is_error:
         block["is_error"] = True
     return block
+
+
+def image_block(image: Image) -> dict[str, Any]:
+    """An image as Anthropic's content block: its bytes inline, in base64."""
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+    }
 
 
 def anthropic_messages(messages: MessagesIn) -> tuple[str, list[dict[str, Any]]]:
@@ -96,7 +99,8 @@ def anthropic_messages(messages: MessagesIn) -> tuple[str, list[dict[str, Any]]]
             if message.content:
                 system.append(message.content)
         elif isinstance(message, UserMessage):
-            add("user", [{"type": "text", "text": message.content}] if message.content else [])
+            text = [{"type": "text", "text": message.content}] if message.content else []
+            add("user", text + [image_block(image) for image in message.images])
         elif isinstance(message, ToolResult):
             add("user", [tool_result_block(message)])
         elif isinstance(message, AssistantMessage):

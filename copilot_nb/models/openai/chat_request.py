@@ -9,6 +9,7 @@ from typing import Any
 
 from ...messages import (
     AssistantMessage,
+    Image,
     Message,
     SystemMessage,
     ToolResult,
@@ -22,6 +23,9 @@ from ..base import ModelRequest, ToolChoice
 
 def message_to_openai(message: Message) -> dict[str, Any]:
     """One message in the wire shape every OpenAI-compatible server accepts."""
+    if isinstance(message, UserMessage) and message.images:
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        return {"role": "user", "content": text + [image_part(i) for i in message.images]}
     if isinstance(message, (SystemMessage, UserMessage)):
         return {"role": message.role, "content": message.content}
     if isinstance(message, ToolResult):
@@ -69,10 +73,13 @@ def images_message(results: Sequence[ToolResult]) -> dict[str, Any]:
         what = "Image" if count == 1 else f"{count} images"
         source = f"the {result.name} call {result.tool_call_id}"
         parts.append({"type": "text", "text": f"{what} from {source}:"})
-        parts.extend(
-            {"type": "image_url", "image_url": {"url": image.data_url}} for image in result.images
-        )
+        parts.extend(image_part(image) for image in result.images)
     return {"role": "user", "content": parts}
+
+
+def image_part(image: Image) -> dict[str, Any]:
+    """An image as a Chat Completions content part: its bytes inline, as a data URL."""
+    return {"type": "image_url", "image_url": {"url": image.data_url}}
 
 
 def tool_to_openai(spec: ToolSpec) -> dict[str, Any]:

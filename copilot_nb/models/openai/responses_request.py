@@ -26,6 +26,13 @@ ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 def message_to_items(message: Message) -> list[dict[str, Any]]:
     """One message as Responses input items (an assistant turn may become several)."""
+    if isinstance(message, UserMessage) and message.images:
+        text = [{"type": "input_text", "text": message.content}] if message.content else []
+        images = [
+            {"type": "input_image", "image_url": image.data_url, "detail": "auto"}
+            for image in message.images
+        ]
+        return [{"role": "user", "content": text + images}]
     if isinstance(message, (SystemMessage, UserMessage)):
         return [{"role": message.role, "content": message.content}]
     if isinstance(message, ToolResult):
