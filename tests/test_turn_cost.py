@@ -22,7 +22,8 @@ from copilot_nb.jupyter.cell_view import CellRenderer
 from copilot_nb.jupyter.panel.saved import usage_note
 from copilot_nb.messages import AssistantMessage, SystemMessage, ToolCall, ToolResult, Usage
 from copilot_nb.messages import UserMessage as User
-from copilot_nb.models.anthropic.chat import MAX_BREAKPOINTS, AnthropicChat
+from copilot_nb.models.anthropic.cache import MAX_BREAKPOINTS
+from copilot_nb.models.anthropic.chat import AnthropicChat
 from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.testing import call, reply

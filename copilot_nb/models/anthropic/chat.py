@@ -27,6 +27,7 @@ from ...messages import (
 from ..base import ChatModel, MessagesIn, ModelRequest, ToolChoice, ToolsIn
 from ..env_settings import FromEnv, reach_hint
 from ..transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, policy_guard, stream_reply
+from .cache import cache_breakpoints
 from .stream import MessagesStreamDecoder
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -170,57 +171,6 @@ def messages_request(
     if cache:
         cache_breakpoints(body)
     return body
-
-
-EPHEMERAL = {"type": "ephemeral"}
-MAX_BREAKPOINTS = 4
-"""Anthropic refuses a request with more `cache_control` blocks than this."""
-_CACHEABLE = ("text", "image", "tool_use", "tool_result", "document")
-"""Block types that may carry a breakpoint (thinking blocks may not)."""
-
-
-def cache_breakpoints(body: dict[str, Any]) -> None:
-    """Mark, in place, where Anthropic may cache the prompt: the end of the tools and system
-    prompt (the same for every request of a conversation), the end of the previous request's
-    messages (so its cache is read) and the end of this one's (so the next request reads it).
-    Never more than `MAX_BREAKPOINTS` in all, counting any the caller set."""
-    marks: list[dict[str, Any]] = []
-    if body.get("tools"):
-        marks.append(body["tools"][-1])
-    if isinstance(body.get("system"), str):
-        body["system"] = [{"type": "text", "text": body["system"]}]
-    if body.get("system"):
-        marks.append(body["system"][-1])
-    turns = body.get("messages") or []
-    users = [i for i, turn in enumerate(turns) if turn.get("role") == "user"]
-    for i in sorted({users[-1], users[-2]} if len(users) > 1 else set(users), reverse=True):
-        block = _last_cacheable(turns[i])
-        if block is not None:
-            marks.append(block)
-    taken = _count_marks(body)
-    for block in marks[: max(0, MAX_BREAKPOINTS - taken)]:
-        block.setdefault("cache_control", dict(EPHEMERAL))
-
-
-def _last_cacheable(turn: dict[str, Any]) -> dict[str, Any] | None:
-    """A turn's last block that may carry a breakpoint (a string content becomes a block)."""
-    if isinstance(turn.get("content"), str):
-        if not turn["content"]:
-            return None
-        turn["content"] = [{"type": "text", "text": turn["content"]}]
-    for block in reversed(turn.get("content") or []):
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind in _CACHEABLE and (kind != "text" or block.get("text")):
-            return block
-    return None
-
-
-def _count_marks(value: Any) -> int:
-    if isinstance(value, dict):
-        return ("cache_control" in value) + sum(_count_marks(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(_count_marks(v) for v in value)
-    return 0
 
 
 def openai_options_to_anthropic(body: dict[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ import httpx
 
 from ...errors import AuthError, CopilotError, ModelConnectionError, ModelError, ModelHTTPError
 from ...events import ModelEvent, Notice
+from ..anthropic.cache import takes_breakpoints
 from ..anthropic.chat import ANTHROPIC_VERSION, AnthropicChat
 from ..base import MessagesIn, ModelRequest
 from ..capabilities import ImageLimits, carries_images, image_limits_for
@@ -32,6 +33,7 @@ from ..openai.chat import OpenAIChat
 from ..openai.responses import OpenAIResponses
 from ..transport import error_text, http_error, provider_message
 from .auth import COPILOT_API_URL, REFRESH_MARGIN, CopilotAuth, CopilotToken
+from .cache_hints import copilot_cache_hints
 from .catalog import (
     MESSAGES,
     PREFERENCE,
@@ -153,6 +155,21 @@ class CopilotChat(OpenAIChat):
             max_bytes=info.max_image_bytes,
             media_types=info.image_types,
         )
+
+    cache_prompt: bool | None = None
+    """Whether Chat Completions requests mark the prompt cache with Copilot's own
+    `copilot_cache_control` (`cache_hints.py`). None: for a model whose cache needs
+    breakpoints (Claude), by the family Copilot's model list gives, else by its name; GPT
+    models on Copilot cache by themselves."""
+
+    def cache_hints(self, body: dict[str, Any], request: ModelRequest) -> None:
+        """Copilot's cache marks on a Chat Completions body, for Claude."""
+        super().cache_hints(body, request)
+        marks = self.cache_prompt
+        if marks is None:
+            marks = takes_breakpoints(self.name, self.info.family if self.info else "")
+        if marks:
+            copilot_cache_hints(body)
 
     def endpoint(self, *, refused: tuple[str, ...] = ()) -> str | None:
         """The endpoint the next request goes to (None: none that serves this model)."""

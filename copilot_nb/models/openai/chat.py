@@ -151,8 +151,10 @@ class OpenAIChat(ChatModel):
     """Whether requests carry `prompt_cache_key` (None: only to OpenAI's own API, which
     documents it; another server may refuse a field it does not know)."""
 
-    def name_cache(self, body: dict[str, Any], request: ModelRequest) -> None:
-        """Add `prompt_cache_key` to a request body where it is sent and none was given."""
+    def cache_hints(self, body: dict[str, Any], request: ModelRequest) -> None:
+        """Add to a request body what this API offers for prompt caching: `prompt_cache_key`
+        where it is sent and none was given (a gateway in front of other models, Copilot,
+        adds its own)."""
         sends = self.sends_cache_key
         if sends is None:
             sends = (self.base_url or "").rstrip("/") == OPENAI_BASE_URL
@@ -164,7 +166,7 @@ class OpenAIChat(ChatModel):
         local models) is asked once more without them."""
         request = self.with_images(request)
         body = chat_request(self.name, request, max_tokens=self.output_limit())
-        self.name_cache(body, request)
+        self.cache_hints(body, request)
         try:
             async for event in self._post(
                 request, "/chat/completions", body, ChatCompletionsDecoder()

@@ -47,6 +47,6 @@ class OpenAIResponses(OpenAIChat):
         """Deltas as they arrive, then the complete message (with reasoning items to carry)."""
         request = self.with_images(request)
         body = responses_request(self.name, request, reasoning=self.reasoning)
-        self.name_cache(body, request)
+        self.cache_hints(body, request)
         async for event in self._post(request, "/responses", body, ResponsesDecoder()):
             yield event
