@@ -5,16 +5,28 @@ the SDK's. Tools are listed as the agent sees them (the kernel's whole set in a 
 for an open notebook means its live cells); every call goes through `Backend.run_tool`, the same
 approval as the agent's own calls: buttons in the notebook that started the server, or denied
 when nobody can be asked. Calls run only when the server was started allowing execution.
+
+A result's images (a cell's plot that `read_cell` or `run_cell` returns) go out as MCP
+`ImageContent` blocks beside the text, which keeps their `[image/png 640x480]` lines and never
+their base64. The endpoint does not know which model reads them, so they are scaled as for a
+model nobody knows (`DEFAULT_IMAGE_LIMITS`: 1568 px on the long side, Anthropic's, the smallest
+long side of the providers', and 5 MB, Anthropic's bytes per image): no provider refuses it or
+scales its long side down further, and a plot is rarely drawn larger, so a model that could use
+more (OpenAI's 2048, Gemini's 3072) loses little.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..models.capabilities import DEFAULT_IMAGE_LIMITS, fitted_image
+from ..tools.registry import ToolOutput
 from .backend import Backend
 
 SERVER_NAME = "copilot_nb"
 NOT_ALLOWED = "this proxy was started without --allow-execution: its tools can be listed, not run"
+CLIENT_IMAGES = DEFAULT_IMAGE_LIMITS
+"""The size an image is sent to an MCP client at, whose model is not known (see above)."""
 
 
 def mcp_server(backend: Backend) -> Any:
@@ -37,13 +49,10 @@ def mcp_server(backend: Backend) -> Any:
     async def call_tool(ctx: Any, params: Any) -> Any:
         if not backend.allow_execution:
             again = backend.surface.restart_with("--allow-execution")
-            output_text, failed = f"{params.name}: {NOT_ALLOWED}; {again}", True
+            output = ToolOutput(content=f"{params.name}: {NOT_ALLOWED}; {again}", is_error=True)
         else:
             output = await backend.run_tool(params.name, dict(params.arguments or {}))
-            output_text, failed = output.content, output.is_error
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=output_text)], is_error=failed
-        )
+        return types.CallToolResult(content=result_content(output), is_error=output.is_error)
 
     return Server(
         SERVER_NAME,
@@ -53,6 +62,21 @@ def mcp_server(backend: Backend) -> Any:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def result_content(output: ToolOutput) -> list[Any]:
+    """A tool's output as MCP content: its text, then each of its images that can be sent,
+    scaled to `CLIENT_IMAGES` (one that cannot stays only its line in the text)."""
+    import mcp_types as types
+
+    blocks: list[Any] = [types.TextContent(type="text", text=output.content)]
+    for image in output.images:
+        fitted = fitted_image(image, CLIENT_IMAGES)
+        if fitted is not None:
+            blocks.append(
+                types.ImageContent(type="image", data=fitted.data, mime_type=fitted.media_type)
+            )
+    return blocks
 
 
 def _version() -> str:
