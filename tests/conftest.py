@@ -137,6 +137,18 @@ def github() -> Iterator[type[FakeGitHub]]:
         fake.stop()
 
 
+@pytest.fixture
+def copilot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No real sign-in or editor setting of the developer's can reach a Copilot test: the
+    config folders are in tmp_path and the editor headers' variables are unset."""
+    from copilot_nb.models.copilot.headers import EDITOR_SETTINGS
+
+    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    for name in EDITOR_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(autouse=True)
 def saved_conversations_hold_no_secret(request: pytest.FixtureRequest) -> Iterator[None]:
     """After every test, each saved conversation it left (`*.copilot-chat.jsonl` in its tmp_path

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +30,6 @@ from copilot_nb.messages import UserMessage as User
 from copilot_nb.models.anthropic.cache import MAX_BREAKPOINTS
 from copilot_nb.models.anthropic.chat import messages_request
 from copilot_nb.models.copilot.catalog import CHAT
-from copilot_nb.models.copilot.headers import EDITOR_SETTINGS
 from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.testing import call, reply
 from copilot_nb.testing.github_fake import COPILOT_MODELS
@@ -47,12 +45,7 @@ SDK_MESSAGES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    for name in EDITOR_SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("copilot_home")
 
 
 @tool

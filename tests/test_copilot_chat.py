@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -13,20 +12,13 @@ from copilot_nb import Agent, AuthError, ConfigError, ModelHTTPError
 from copilot_nb.agent.model_strings import resolve_model
 from copilot_nb.jupyter.commands.login import show_models
 from copilot_nb.models.copilot.chat import CopilotChat, initiator, parse_models
-from copilot_nb.models.copilot.headers import EDITOR_SETTINGS
 from copilot_nb.testing import call, reply
 from copilot_nb.testing.github_fake import COPILOT_MODELS, FakeGitHub
 
 HI = [{"role": "user", "content": "hi"}]
 
 
-@pytest.fixture(autouse=True)
-def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No real sign-in of the developer's can leak into a test."""
-    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    for name in EDITOR_SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("copilot_home")
 
 
 class Clock:

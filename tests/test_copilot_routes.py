@@ -26,7 +26,7 @@ from copilot_nb.models.copilot.catalog import (
     endpoint_label,
     parse_models,
 )
-from copilot_nb.models.copilot.headers import EDITOR_SETTINGS, EditorHeaders
+from copilot_nb.models.copilot.headers import EditorHeaders
 from copilot_nb.testing import call, reply
 from copilot_nb.testing.github_fake import COPILOT_MODELS
 
@@ -35,10 +35,9 @@ HI = [{"role": "user", "content": "hi"}]
 
 
 @pytest.fixture(autouse=True)
-def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    for name in (*EDITOR_SETTINGS, "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+def private_home(copilot_home: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An Anthropic key of the developer's is never at hand either."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -22,7 +22,6 @@ from copilot_nb import Agent
 from copilot_nb.messages import AssistantMessage, Image, ToolCall, ToolResult, UserMessage
 from copilot_nb.models.anthropic.chat import AnthropicChat
 from copilot_nb.models.capabilities import MAX_IMAGE_BYTES
-from copilot_nb.models.copilot.headers import EDITOR_SETTINGS
 from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.testing import call, reply
 from copilot_nb.tools.mcp.results import tool_output
@@ -301,11 +300,8 @@ async def test_anthropic_puts_image_blocks_in_the_tool_result(serve) -> None:
 
 
 @pytest.fixture
-def copilot(github, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def copilot(github, copilot_home: None):
     """A fake Copilot that lists the real model list (`supports.vision`, `limits.vision`)."""
-    monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))
-    for name in EDITOR_SETTINGS:
-        monkeypatch.delenv(name, raising=False)
     models = json.loads(REAL_COPILOT_MODELS.read_text())["data"]
     return lambda steps: github(steps, models=models)
 
