@@ -21,8 +21,8 @@ COPILOT_CACHE_CONTROL = "copilot_cache_control"
 def copilot_cache_hints(body: dict[str, Any]) -> None:
     """Mark, in place, a Chat Completions body's breakpoints with `copilot_cache_control`: on
     the last tool, the system prompt's last message, and the last message of the previous
-    request and of this one (a message
-    with no content is skipped: Claude marks no empty block)."""
+    request and of this one (a message with no content is skipped: Claude marks no empty
+    block)."""
     messages: list[dict[str, Any]] = body.get("messages") or []
     roles = [str(message.get("role", "")) for message in messages]
     system = next((i for i, role in enumerate(roles) if role != "system"), len(roles)) - 1
