@@ -24,10 +24,12 @@ from openai.types.responses.response_create_params import ResponseCreateParamsSt
 from PIL import Image as Pillow
 from pydantic import TypeAdapter
 
+from copilot_nb.messages import Image, UserMessage
 from copilot_nb.models.anthropic.chat import AnthropicChat
 from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.models.openai.responses import OpenAIResponses
-from copilot_nb.testing import reply
+from copilot_nb.testing import call, reply
+from copilot_nb.tools.context_block import with_request_block
 from tests.notebook_samples import plot_png
 from tests.proxy_fixtures import MODEL, proxy_for
 
@@ -227,3 +229,31 @@ def test_a_users_image_is_kept_in_later_turns(proxy_for, plot):
     proxy.openai().chat.completions.create(model=MODEL, messages=messages)
     (sent,) = proxy.upstream.requests
     assert image_sizes(sent.body) == [(1280, 768)]
+
+
+def test_a_server_side_run_sees_the_image_of_the_request_it_answers(proxy_for, plot):
+    """With tool_execution "auto" the proxy's own agent loop asks the model; the image of the
+    user's request goes with it, in the first request and in the one after a tool ran."""
+    proxy = proxy_for(
+        [reply("", call("list_directory", path=".")), reply("A rising line.")],
+        model=openai_chat("gpt-4o"),
+        allow_execution=True,
+    )
+    answer = proxy.openai().chat.completions.create(
+        model=MODEL,
+        messages=asking(plot),
+        extra_body={"tool_execution": "auto", "use_notebook_tools": True},
+    )
+    assert answer.choices[0].message.content == "A rising line."
+    first, second = proxy.upstream.requests
+    assert image_sizes(first.body) == image_sizes(second.body) == [(1280, 768)]
+    no_base64_text(second.body)
+
+
+def test_the_context_block_put_before_a_request_keeps_its_images(plot) -> None:
+    """In a kernel each request carries a context block; the request's images stay with it."""
+    image = Image(media_type="image/png", data=plot.split(",", 1)[1])
+    asked = UserMessage(content="What does this plot show?", images=(image,))
+    (sent,) = with_request_block([asked], "<context>a notebook</context>")
+    assert isinstance(sent, UserMessage) and sent.images == (image,)
+    assert sent.content.startswith("<context>") and asked.content == "What does this plot show?"

@@ -180,7 +180,7 @@ class Agent:
 
     async def run(
         self,
-        prompt: str,
+        prompt: str | UserMessage,
         *,
         max_rounds: int | None = None,
         approvals: ApprovalPolicy | None = None,
@@ -191,7 +191,8 @@ class Agent:
         `settings` hold for this run only (the agent's own fill what they leave out), and so do
         `max_rounds` and `approvals` (a `--yes` cell), which win over the same in `settings`.
         One turn at a time: a second run while one is under way (the chat panel and a cell on
-        the same conversation) ends at once with a `Failed` that says so.
+        the same conversation) ends at once with a `Failed` that says so. A `UserMessage` prompt
+        brings its images (a proxy client's request).
         """
         if self.running:
             yield Failed(error=BUSY)
@@ -212,13 +213,13 @@ class Agent:
         finally:
             self.running = False
 
-    async def _turn(self, prompt: str) -> AsyncGenerator[AgentEvent, None]:
+    async def _turn(self, prompt: str | UserMessage) -> AsyncGenerator[AgentEvent, None]:
         run = self.active
-        self.workspace.begin_turn(prompt)
+        asked = prompt if isinstance(prompt, UserMessage) else UserMessage(content=prompt)
+        self.workspace.begin_turn(asked.content)
         self._set_history_prompt(run.system_prompt)  # the run's instructions, current
         self._close_open_tool_calls()
         block = await run.context_block() if run.context_block is not None else ""
-        asked = UserMessage(content=prompt)
         self._keep(asked)
         held = {id(m): self._blocks[id(m)] for m in self.messages if id(m) in self._blocks}
         self._blocks = {**held, id(asked): (asked, block)}  # those of requests still held

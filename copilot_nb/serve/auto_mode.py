@@ -42,8 +42,9 @@ from .responses import error_response, event_stream, json_response
 DEFAULT_ROUNDS = 10
 
 
-def agent_for(backend: Backend, chat: ChatRequest, model: Model) -> tuple[Agent, str]:
-    """An agent holding the client's conversation, and the request it should answer."""
+def agent_for(backend: Backend, chat: ChatRequest, model: Model) -> tuple[Agent, UserMessage]:
+    """An agent holding the client's conversation, and the request it should answer (with its
+    images)."""
     if chat.tools:
         raise ApiError(
             'tool_execution "auto" runs the server\'s own tools (use_notebook_tools); send your '
@@ -52,7 +53,8 @@ def agent_for(backend: Backend, chat: ChatRequest, model: Model) -> tuple[Agent,
             code="client_tools_with_auto",
         )
     messages = list(chat.messages)
-    if not isinstance(messages[-1], UserMessage):
+    asked = messages[-1]
+    if not isinstance(asked, UserMessage):
         raise ApiError(
             'with tool_execution "auto" the last message must be the user\'s request',
             param=f"messages[{len(messages) - 1}]",
@@ -69,7 +71,7 @@ def agent_for(backend: Backend, chat: ChatRequest, model: Model) -> tuple[Agent,
         tool_timeout=backend.tool_timeout,
         history=[m for m in messages[:-1] if not isinstance(m, SystemMessage)],
     )
-    return agent, messages[-1].content
+    return agent, asked
 
 
 async def auto_response(
@@ -115,7 +117,7 @@ def settings_of(chat: ChatRequest) -> RunSettings:
 async def _stream(
     backend: Backend,
     agent: Agent,
-    prompt: str,
+    prompt: UserMessage,
     chat: ChatRequest,
     encoder: ChunkEncoder,
     relay: Relay,

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..errors import CopilotError
@@ -75,7 +76,7 @@ def with_request_block(messages: list[Message], block: str) -> list[Message]:
         return messages
     asked = messages[last]
     assert isinstance(asked, UserMessage)
-    sent = UserMessage(content=f"{block}\n\n{asked.content}")
+    sent = replace(asked, content=f"{block}\n\n{asked.content}")  # its images kept
     return [*messages[:last], sent, *messages[last + 1 :]]
 
 
