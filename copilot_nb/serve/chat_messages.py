@@ -23,7 +23,7 @@ from ..messages import (
     UserMessage,
 )
 from .api_errors import ApiError, invalid_type, invalid_value, kind, missing, object_field, shown
-from .image_parts import joined, url_image
+from .image_parts import misplaced, read_parts, url_image
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -95,7 +95,7 @@ def _content_parts(
     if not isinstance(content, list):
         hint = "null is only for an assistant message with tool_calls." if content is None else ""
         raise invalid_type(param, "a string or an array of text parts", content, hint)
-    return joined(_part(part, f"{param}[{j}]", images) for j, part in enumerate(content))
+    return read_parts(content, param, lambda part, at: _part(part, at, images))
 
 
 def _part(part: Any, at: str, images: bool) -> str | Image:
@@ -104,8 +104,7 @@ def _part(part: Any, at: str, images: bool) -> str | Image:
     part_type = part.get("type")
     if part_type == "image_url":
         if not images:
-            why = f"'{at}' is an image: only a user message carries images; send it in one."
-            raise ApiError(why, param=f"{at}.type", code="unsupported_value")
+            raise misplaced(at, "a user message")
         return url_image(object_field(part, "image_url", at).get("url"), f"{at}.image_url.url")
     if isinstance(part_type, str) and part_type in _MEDIA:
         why = (

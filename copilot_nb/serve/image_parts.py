@@ -14,7 +14,8 @@ ignored: each image is scaled to what the upstream model uses.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..messages import Image
 from ..models.capabilities import IMAGE_TYPES, MAX_IMAGE_BYTES
@@ -59,6 +60,19 @@ def url_image(url: object, at: str) -> Image:
         )
         raise ApiError(why, param=at, code="invalid_image")
     return image
+
+
+def misplaced(at: str, where: str) -> ApiError:
+    """An image part in a message that takes none; `where` says which messages do."""
+    why = f"'{at}' is an image: only {where} carries images; send it in one."
+    return ApiError(why, param=f"{at}.type", code="unsupported_value")
+
+
+def read_parts(
+    parts: Sequence[Any], at: str, read: Callable[[Any, str], str | Image]
+) -> tuple[str, tuple[Image, ...]]:
+    """A content array, each part read by `read` (text or an image) at its own path, joined."""
+    return joined(read(part, f"{at}[{j}]") for j, part in enumerate(parts))
 
 
 def description(image: Image) -> str:

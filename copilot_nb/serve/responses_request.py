@@ -35,7 +35,7 @@ from .chat_request import (
     positive_int,
     tool_choice_of,
 )
-from .image_parts import joined, url_image
+from .image_parts import misplaced, read_parts, url_image
 
 ECHOED = ("instructions", "temperature", "top_p", "user", "metadata")
 """Request fields a Response object repeats back as the client sent them."""
@@ -194,7 +194,7 @@ def _parts(content: Any, at: str, *, images: bool = False) -> tuple[str, tuple[I
         return content, ()
     if not isinstance(content, list):
         raise invalid_type(at, "a string or an array of content parts", content)
-    return joined(_part(part, f"{at}[{j}]", images) for j, part in enumerate(content))
+    return read_parts(content, at, lambda part, where: _part(part, where, images))
 
 
 def _part(part: Any, where: str, images: bool) -> str | Image:
@@ -203,8 +203,7 @@ def _part(part: Any, where: str, images: bool) -> str | Image:
     part_type = part.get("type")
     if part_type == "input_image":
         if not images:
-            why = f"'{where}' is an image: only a user message or a function_call_output has one."
-            raise ApiError(why, param=f"{where}.type", code="unsupported_value")
+            raise misplaced(where, "a user message or a function_call_output")
         if part.get("file_id") is not None and part.get("image_url") is None:
             why = f"'{where}.file_id': this proxy stores no files; send image_url as a data URL."
             raise ApiError(why, param=f"{where}.file_id", code="stateless")
