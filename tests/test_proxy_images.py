@@ -24,6 +24,7 @@ from openai.types.responses.response_create_params import ResponseCreateParamsSt
 from PIL import Image as Pillow
 from pydantic import TypeAdapter
 
+from copilot_nb.agent.context.tokens import IMAGE_TOKENS, message_tokens
 from copilot_nb.messages import Image, UserMessage
 from copilot_nb.models.anthropic.chat import AnthropicChat
 from copilot_nb.models.openai.chat import OpenAIChat
@@ -257,3 +258,11 @@ def test_the_context_block_put_before_a_request_keeps_its_images(plot) -> None:
     (sent,) = with_request_block([asked], "<context>a notebook</context>")
     assert isinstance(sent, UserMessage) and sent.images == (image,)
     assert sent.content.startswith("<context>") and asked.content == "What does this plot show?"
+
+
+def test_a_users_image_is_counted_in_the_context_window(plot) -> None:
+    """A server-side run budgets its window: the request's image costs what a tool's does."""
+    image = Image(media_type="image/png", data=plot.split(",", 1)[1])
+    seen = UserMessage(content="What does this plot show?", images=(image,))
+    plain = UserMessage(content="What does this plot show?")
+    assert message_tokens(seen) == message_tokens(plain) + IMAGE_TOKENS

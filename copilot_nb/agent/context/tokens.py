@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ...messages import AssistantMessage, Message, ToolResult, ToolSpec, Usage
+from ...messages import AssistantMessage, Message, ToolResult, ToolSpec, Usage, UserMessage
 
 MESSAGE_OVERHEAD = 4
 """Role and separator tokens every message costs (OpenAI documents 3-4)."""
@@ -79,7 +79,8 @@ def message_tokens(message: Message) -> int:
     if isinstance(message, ToolResult):
         text = estimate_tokens(f"{message.tool_call_id} {message.content}")
         return MESSAGE_OVERHEAD + text + IMAGE_TOKENS * len(message.images)
-    return MESSAGE_OVERHEAD + estimate_tokens(message.content)
+    images = len(message.images) if isinstance(message, UserMessage) else 0  # a proxy client's
+    return MESSAGE_OVERHEAD + estimate_tokens(message.content) + IMAGE_TOKENS * images
 
 
 def reasoning_item_tokens(item: Mapping[str, Any]) -> int:
