@@ -14,6 +14,7 @@ import io
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -36,6 +37,8 @@ from tests.proxy_fixtures import MODEL, proxy_for
 
 __all__ = ["proxy_for"]
 
+COPILOT_MODELS = Path(__file__).parent / "data/conformance/responses/copilot/models.json"
+"""Copilot's real model list (`supports.vision`, `limits.vision`)."""
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}")
 _IMAGE_FIELDS = ("url", "image_url", "data")
 """Where a wire puts an image's bytes: Chat Completions' `image_url.url`, Responses'
@@ -266,3 +269,16 @@ def test_a_users_image_is_counted_in_the_context_window(plot) -> None:
     seen = UserMessage(content="What does this plot show?", images=(image,))
     plain = UserMessage(content="What does this plot show?")
     assert message_tokens(seen) == message_tokens(plain) + IMAGE_TOKENS
+
+
+async def test_copilot_is_told_a_users_request_carries_an_image(github, copilot_home, plot):
+    """Copilot refuses images without `Copilot-Vision-Request`; a user's image asks for it."""
+    models = json.loads(COPILOT_MODELS.read_text())["data"]
+    fake = github([reply("ok")], models=models)
+    model = fake.model("gpt-4o")
+    image = Image(media_type="image/png", data=plot.split(",", 1)[1])
+    await model.complete([UserMessage(content="What does this show?", images=(image,))])
+    (request,) = fake.chat_requests
+    assert request.headers["Copilot-Vision-Request"] == "true"
+    assert image_sizes(request.body) == [(1280, 768)]
+    await model.aclose()
