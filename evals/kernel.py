@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import zmq
 from jupyter_client.manager import start_new_kernel
 
 from copilot_nb.jupyter.approval_prompt import ALLOW, VERBS
@@ -74,18 +75,25 @@ class Kernel:
         answers = [] if answers is None else answers
         msg_id = self.client.execute(code, allow_stdin=stdin)
         messages: list[dict[str, Any]] = []
+        # The cell's output and its questions are waited for together: a question is answered
+        # when it comes, not at the next turn of a poll (0.2 s each, 10 s of a scripted run).
+        iopub = self.client.iopub_channel.socket
+        waiting = zmq.Poller()
+        waiting.register(iopub, zmq.POLLIN)
+        if stdin:
+            waiting.register(self.client.stdin_channel.socket, zmq.POLLIN)
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._interrupt(msg_id)
                 raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s")
+            ready = dict(waiting.poll(max(1, round(remaining * 1000))))
             if stdin:
                 self._answer(answers, approve)
-            try:
-                message = self.client.get_iopub_msg(timeout=min(remaining, 0.2))
-            except queue.Empty:
+            if iopub not in ready:
                 continue
+            message = self.client.get_iopub_msg(timeout=0)
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
             if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":

@@ -15,7 +15,7 @@ import pytest
 from copilot_nb.testing import call, fail, reply
 from copilot_nb.testing.openai_wire import openai_sse_events
 from evals.harness import summary, table
-from evals.run import main, run, stopped_by_sigterm
+from evals.run import harness_for, main, run, stopped_by_sigterm
 from evals.tasks import all_tasks
 
 KINDS = {"fix-cell", "dataframe-question", "refactor", "plot", "module-and-test", "ask-user"}
@@ -150,3 +150,24 @@ def test_a_task_timeout_is_set_on_the_command_line(tmp_path: Path, capsys) -> No
         release.set()
     assert not held.ok and not held.stopped
     assert held.reason == "the kernel did not finish within 1 s"
+
+
+@pytest.mark.kernel
+def test_each_task_starts_from_a_collected_heap_and_a_frozen_rest() -> None:
+    """What a task leaves is gone before the next one starts, cycles included (the reset
+    collects them), while the long-lived rest of the kernel is frozen, so a reset does not walk
+    all of IPython and pandas again for every task."""
+    first, second = (t for t in all_tasks() if t.name in (NAME, "df_top_region_units"))
+    with harness_for("scripted") as harness:
+        assert harness.run_task(first).ok
+        left = harness.kernel.execute(
+            "import sys, weakref\nclass Left: pass\nleft = Left()\nleft.itself = left\n"
+            "sys.copilot_nb_left = weakref.ref(left)"
+        )
+        assert left.status == "ok", left.error
+        assert harness.run_task(second).ok
+        heap = harness.kernel.execute(
+            "import gc, sys\nprint(sys.copilot_nb_left() is None, 'left' in dir(),"
+            " gc.get_freeze_count() > 2 * len(gc.get_objects()))"
+        )
+    assert heap.stdout.split() == ["True", "False", "True"], heap.stdout
