@@ -1,8 +1,8 @@
 """Checking a tool's JSON schema, and the slow library that does it.
 
-jsonschema's import takes most of a second where its optional format checkers are installed (as
-JupyterLab installs them: rfc3987_syntax builds a grammar), so it is imported on first use, and
-off the kernel's loop. copilot_nb's own schemas are marked valid without it (`own_schema`); any
+jsonschema's import takes most of a second even without the IRI grammar its optional format
+checkers would build (`jsonschema_import`), so it is imported on first use, and off the kernel's
+loop. copilot_nb's own schemas are marked valid without it (`own_schema`); any
 other schema is checked when its Tool is built, once per distinct schema.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ConfigError
+from ..jsonschema_import import import_jsonschema
 
 _VALID_SCHEMAS: set[str] = set()
 """Parameter schemas already checked, as canonical JSON: every turn builds the same tools again,
@@ -57,7 +58,5 @@ async def schema_library_loaded() -> None:
 
 
 def schema_library() -> Any:
-    """`jsonschema`, imported on first use."""
-    import jsonschema
-
-    return jsonschema
+    """`jsonschema`, imported on first use (without its IRI grammar: `jsonschema_import`)."""
+    return import_jsonschema()

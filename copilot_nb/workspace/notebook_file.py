@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..errors import SandboxError, ToolError
+from ..jsonschema_import import import_jsonschema
 from .workspace import Workspace
 
 NOTEBOOK_HINT = "pass notebook='path.ipynb'"
@@ -233,7 +234,9 @@ def _normalise_ids(node: Any, *, renumber_all: bool) -> None:
 
 
 def _nbformat() -> Any:
-    """nbformat, imported on first use: it imports jsonschema, too slow for `%load_ext`."""
+    """nbformat, imported on first use: it imports jsonschema, too slow for `%load_ext` (and
+    first, without the IRI grammar jsonschema would build: `jsonschema_import`)."""
+    import_jsonschema()
     import nbformat
     import nbformat.reader
 
