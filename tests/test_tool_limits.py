@@ -33,6 +33,10 @@ from copilot_nb.tools.kernel.tools import kernel_tools
 DEEP = "[" * 200_000 + "]" * 200_000
 DEEP_OBJECT = '{"path": ' + "[" * 200_000 + "]" * 200_000 + "}"
 HUGE = json.dumps({"path": "x" * 2_000_000})
+PIECE = 4096
+"""The hostile arguments stream in pieces of 8 KiB: their size and depth are what is hostile, and
+in the script's usual 16 characters HUGE alone was 125,000 events, 15 s to encode and decode."""
+
 released = threading.Event()
 """Lets slow_sync and stubborn end before their `seconds`."""
 completed: list[str] = []
@@ -238,7 +242,7 @@ async def test_hostile_arguments_become_an_error_result_and_the_turn_ends_done(
 ) -> None:
     server = serve(
         [
-            reply("", call("read_file", id="bad", raw=raw)),
+            reply("", call("read_file", id="bad", raw=raw), chunk_size=PIECE),
             reply("", call("read_file", id="good", path="notes.txt")),
             reply("Read it properly the second time."),
         ]
