@@ -7,7 +7,9 @@ every model request in it is measured: the system prompt, the tool list, the con
 the tool results, in estimated tokens (`agent/context/tokens.py`, which errs high), summed over
 the requests. The repeated prefix of a follow-up request is the characters it begins with alike
 with the request before it, as a provider's cache compares them (tools, then system, then the
-messages), over its own length.
+messages), over its own length. What a turn is billed follows from both: the tokens a prompt
+cache cannot serve (each request's part unlike the request sent before it) at full price, the
+rest at a tenth.
 
 The plot is a matplotlib figure at the inline backend's size (640x480) and at a high dpi
 (3000x1800), as each wire carries it: the bytes of the image in the request, beside the bytes
@@ -37,6 +39,9 @@ from copilot_nb.models.base import ModelRequest  # noqa: E402
 _BLOCK = re.compile(r"<context>.*?</context>", re.DOTALL)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{200,}")
 TARGET_PREFIX_SHARE = 0.9
+CACHED_PRICE = 0.1
+"""A cached input token's price as a share of an uncached one's (OpenAI's and Anthropic's
+cache reads, for their current models)."""
 
 
 def requests_of(cassettes: Path) -> dict[str, list[dict[str, Any]]]:
@@ -96,6 +101,24 @@ def prefix_shares(bodies: list[dict[str, Any]], *, of_previous: bool = False) ->
     return shares
 
 
+def cache_view(bodies: list[dict[str, Any]]) -> tuple[int, int]:
+    """(estimated tokens of all `bodies`, of them the ones a prompt cache could serve): each
+    request's prefix alike with the request just before it, in the order they were sent (the
+    tools and system prompt repeat across tasks too, as they do across a user's turns)."""
+    whole = cached = 0
+    before = ""
+    for body in bodies:
+        prompt = _prompt(body)
+        same = next(
+            (i for i, (x, y) in enumerate(zip(before, prompt, strict=False)) if x != y),
+            min(len(before), len(prompt)),
+        )
+        whole += estimate_tokens(prompt)
+        cached += estimate_tokens(prompt[:same])
+        before = prompt
+    return whole, cached
+
+
 def _prompt(body: dict[str, Any]) -> str:
     """The request as a prompt cache reads it: tools, then the system prompt, then messages."""
     return json.dumps(body.get("tools") or []) + json.dumps(body.get("messages") or [])
@@ -131,6 +154,7 @@ def eval_numbers(limit: int | None) -> dict[str, Any]:
                 totals[key] += value
             count += 1
         shares += prefix_shares(requests)
+    whole, cached = cache_view([body for requests in bodies.values() for body in requests])
     return {
         "tasks": len(results),
         "passed": sum(r.ok for r in results),
@@ -142,6 +166,10 @@ def eval_numbers(limit: int | None) -> dict[str, Any]:
         "prefix_share_mean": round(sum(shares) / len(shares), 3) if shares else None,
         "follow_ups": len(shares),
         "follow_ups_over_target": sum(s >= TARGET_PREFIX_SHARE for s in shares),
+        "prompt_tokens": whole,
+        "cacheable_tokens": cached,
+        "uncached_per_request": round((whole - cached) / max(count, 1)),
+        "billed_per_request": round((whole - cached + CACHED_PRICE * cached) / max(count, 1)),
     }
 
 
@@ -278,6 +306,11 @@ def table(numbers: dict[str, Any]) -> str:
             f"{ev['follow_ups']}, repeated prefix mean {ev['prefix_share_mean']:.1%}, min "
             f"{ev['prefix_share_min']:.1%}, {ev['follow_ups_over_target']} at or over "
             f"{TARGET_PREFIX_SHARE:.0%}"
+        )
+        lines.append(
+            f"per request, tokens a prompt cache cannot serve: {ev['uncached_per_request']:,}; "
+            f"billed as tokens, cached ones at {CACHED_PRICE:g} of the price: "
+            f"{ev['billed_per_request']:,}"
         )
     turns = numbers.get("turns")
     if turns:

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from copilot_nb.testing import call, reply
-from tests.helpers import Planted
+from tests.helpers import Planted, offered
 from tests.live_frontend import wait_until
 from tests.live_story import outcomes_recorded, saved_notebook
 
@@ -67,6 +67,7 @@ def test_after_a_restart_the_request_names_what_was_lost_and_a_rebuild_brings_df
     assert kernel.execute("%%copilot --yes\nhow big is df?").status == "ok"
     assert kernel.execute("%%copilot --yes\nsum column b").status == "ok"
     assert "The kernel is fresh" not in asked(server.requests[2])
+    assert "rebuild_names" not in offered(server.requests[2]), "nothing lost: it waits"
 
     said = kernel.restart()
     assert "resumed conversation" in said
@@ -78,6 +79,7 @@ def test_after_a_restart_the_request_names_what_was_lost_and_a_rebuild_brings_df
     block = asked(server.requests[4])
     assert "The kernel is fresh: it restarted" in block
     assert "\ndf (#2, #4)\ntotal (no cell makes it)\n" in block, block
+    assert "rebuild_names" in offered(server.requests[4]), "what the block names is listed"
     result = server.requests[5].tool_results["rebuild"]
     assert "runs #1 (makes pd), #2 (makes df; reads files or the network: read_csv), #4" in result
     assert "back: df" in result

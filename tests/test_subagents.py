@@ -29,7 +29,9 @@ async def test_a_subagent_works_apart_and_only_its_answer_comes_back(serve, root
     assert child.messages[0] == {"role": "system", "content": EXPLORE}
     assert child.messages[1] == {"role": "user", "content": "Find the TODO in this project."}
     assert "write_file" not in offered(child) and "read_file" in offered(child)
-    assert "delegate" in offered(parent) and "delegate" in offered(child), "one level deeper"
+    # delegate waits behind tool_search, which names it; called by name, it is listed from then
+    assert "delegate" not in offered(parent) and "delegate" in search_description(parent)
+    assert "delegate" in offered(parent_again) and "delegate" in offered(child), "one level deeper"
     assert list(parent_again.tool_results.values()) == [
         "The TODO is in todo.py line 2: handle empty input."
     ], "the child's answer, not its transcript"
@@ -87,3 +89,8 @@ async def test_stopping_the_parent_stops_the_child(serve, root, monkeypatch):
     assert not (root / "b.txt").exists()
     results = [m for m in session.agent.messages if m.role == "tool"]
     assert results and "cancelled" in results[-1].content, "the parent's history stays valid"
+
+
+def search_description(request) -> str:
+    (found,) = [t for t in request.body["tools"] if t["function"]["name"] == "tool_search"]
+    return found["function"]["description"]

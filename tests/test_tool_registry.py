@@ -85,8 +85,22 @@ def test_tool_builds_a_schema_from_type_hints_and_the_docstring() -> None:
         "required": ["query"],
         "additionalProperties": False,
     }
+    # offered to the model: a null default is just an optional argument, and the extra-arguments
+    # rule stays in the check (an unknown argument is an error the model reads)
     assert search.spec == ToolSpec(
-        name="search", description="Search the project for text.", parameters=search.parameters
+        name="search",
+        description="Search the project for text.",
+        parameters={
+            "type": "object",
+            "properties": {
+                **search.parameters["properties"],
+                "score": {"type": "number"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "weights": {"type": "object", "additionalProperties": {"type": "number"}},
+                "extra": {},
+            },
+            "required": ["query"],
+        },
     )
     assert search("x") == "x"  # the decorated function stays callable
 

@@ -107,3 +107,50 @@ async def test_the_model_searches_then_calls_what_it_found(serve, tmp_path):
 async def test_a_filtered_deferred_catalogue_stays_deferred():
     filtered = FilteredToolSet(DeferredToolSet(CORE, many(60)), excluded=["write_file"])
     assert [s.name for s in filtered.list_tools()] == ["read_file", "list_directory", "tool_search"]
+
+
+def rare(name: str, description: str) -> Tool:
+    return Tool(
+        name=name,
+        description=description,
+        parameters={"type": "object", "properties": {}},
+        function=lambda: f"{name} ran",
+        on_request=True,
+    )
+
+
+async def test_a_rarely_needed_core_tool_waits_named_in_tool_search_and_is_listed_once_found():
+    core = ToolSet(
+        [*CORE, rare("move_path", "Move a file."), rare("get_history", "Kernel In/Out.")]
+    )
+    deferred = DeferredToolSet(core, many(2))
+    first = deferred.list_tools()
+    assert [s.name for s in first] == [
+        "read_file",
+        "write_file",
+        "list_directory",
+        "crm_tool_0",
+        "crm_tool_1",
+        "weather_now",
+        "tool_search",
+    ]
+    assert "move_path, get_history." in first[-1].description  # named, so no guessing
+    found = await deferred.call_tool("tool_search", {"pattern": "^get_history$"})
+    assert "get_history" in found.content and "move_path" not in found.content
+    assert (await deferred.call_tool("move_path", {})).content == "move_path ran"  # by name
+    # what was found comes after tool_search: the list before it, the cached prefix, is unchanged
+    assert [s.name for s in deferred.list_tools()] == [
+        *(s.name for s in first),
+        "move_path",
+        "get_history",
+    ]
+
+
+async def test_past_the_threshold_the_extra_tools_wait_beside_the_rare_core_ones():
+    deferred = DeferredToolSet(ToolSet([*CORE, rare("move_path", "Move a file.")]), many(60))
+    (search,) = [s for s in deferred.list_tools() if s.name == "tool_search"]
+    assert search.description.startswith(
+        "Find more tools, listed once found: move_path, crm_tool_0, crm_tool_1,"
+    )
+    assert "and 50 more." in search.description
+    assert "weather_now" in (await deferred.call_tool("tool_search", {"pattern": "city"})).content

@@ -173,6 +173,7 @@ def delegate_tool(
         ),
         function=delegate,
         category="read",
+        on_request=True,
         timeout_argument="time_limit",
     )
 

@@ -98,7 +98,7 @@ def assemble(
 
 def listing(catalogue: DeferredToolSet, found: set[str]) -> ToolListing:
     """What `%copilot tools` shows: every tool, and which wait for `tool_search`."""
-    later = {t.name for t in catalogue.extra} if catalogue.deferring else set()
+    later = {t.name for t in catalogue.waiting}
     seen = frozenset(later & found)
     return ToolListing(tools=list(catalogue), found=seen, waiting=frozenset(later - seen))
 

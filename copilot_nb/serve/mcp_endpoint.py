@@ -35,6 +35,7 @@ def mcp_server(backend: Backend) -> Any:
     from mcp.server.lowlevel import Server
 
     async def list_tools(ctx: Any, params: Any) -> Any:
+        # every tool, the rarely needed ones too: which of them a model sees is its host's choice
         return types.ListToolsResult(
             tools=[
                 types.Tool(
@@ -42,7 +43,7 @@ def mcp_server(backend: Backend) -> Any:
                     description=spec.description,
                     input_schema=dict(spec.parameters),
                 )
-                for spec in backend.tools().list_tools()
+                for spec in (item.spec for item in backend.tools())
             ]
         )
 

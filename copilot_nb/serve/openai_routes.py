@@ -117,7 +117,7 @@ async def chat_completions(backend: Backend, request: Any, token: str = "") -> A
         chat = parse_chat_request(
             body,
             models=backend.model_names(),
-            kernel_tools=[spec.name for spec in backend.tools().list_tools()]
+            kernel_tools=[item.name for item in backend.tools()]
             if wants_tools
             else (),
         )

@@ -33,7 +33,7 @@ from ..messages import Image, ToolSpec
 from ..text import first_line
 from .arguments import expected, read_arguments, schema_problems
 from .running import invoke, is_async, within
-from .schema import function_schema
+from .schema import function_schema, offered_schema
 from .schema_check import check_schema, own_schema, schema_library, schema_library_loaded
 
 _log = logging.getLogger(__name__)
@@ -104,6 +104,9 @@ class Tool:
     """Where the tool's source is approved as a whole (MCP servers); None: each call asks."""
     waits_for_user: bool = False
     """The call waits for the user (`ask_user`): no time limit, the user takes the time they need."""
+    on_request: bool = False
+    """Rarely needed: not listed in requests until `tool_search` finds it (or the model calls it
+    by name), so the tokens of its schema are not paid on every request of every turn."""
     describe: Callable[[Mapping[str, Any]], Awaitable[CallPreview | None]] | None = field(
         default=None, compare=False
     )
@@ -156,8 +159,10 @@ class Tool:
 
     @property
     def spec(self) -> ToolSpec:
-        """The tool as the model sees it."""
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        """The tool as the model sees it (its schema as `offered_schema` shows it)."""
+        return ToolSpec(
+            name=self.name, description=self.description, parameters=offered_schema(self.parameters)
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly, so a decorated function stays usable."""
@@ -175,6 +180,7 @@ def tool(
     override: bool = False,
     classify: Callable[[Mapping[str, Any]], str] | None = None,
     timeout_argument: str | None = None,
+    on_request: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -186,6 +192,7 @@ def tool(
     override: bool = False,
     classify: Callable[[Mapping[str, Any]], str] | None = None,
     timeout_argument: str | None = None,
+    on_request: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a Tool; use bare (`@tool`) or with options (`@tool(name=...)`)."""
 
@@ -208,6 +215,7 @@ def tool(
             override=override,
             classify=classify,
             timeout_argument=timeout_argument,
+            on_request=on_request,
         )
 
     return build if fn is None else build(fn)
@@ -221,6 +229,7 @@ def bound_tool(
     classify: Callable[[Mapping[str, Any]], str] | None = None,
     timeout_argument: str | None = None,
     describe: Callable[[Any, Mapping[str, Any]], Awaitable[CallPreview | None]] | None = None,
+    on_request: bool = False,
 ) -> Tool:
     """A Tool from `function(context, **arguments)`, with the context bound: the model sees the
     function's name, docstring and other parameters, never the context (nor `describe`'s)."""
@@ -229,6 +238,7 @@ def bound_tool(
         category=category,
         classify=classify,
         timeout_argument=timeout_argument,
+        on_request=on_request,
     )(functools.partial(function, context))
     if describe is None:
         return built

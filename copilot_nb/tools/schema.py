@@ -13,7 +13,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Union
 
 from ..errors import ConfigError
@@ -73,6 +73,49 @@ def function_schema(func: Callable[..., Any], name: str) -> tuple[str, dict[str,
         parameters["required"] = required
     parameters["additionalProperties"] = False
     return summary, parameters
+
+
+def offered_schema(parameters: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`parameters` as the model is shown them: an argument that is optional with a null default
+    typed without "null" and with no default, and no top-level `additionalProperties: false`.
+
+    Every listed tool's schema is sent with every request, and these parts were about a sixth of
+    the built-in tools' tokens while telling the model nothing it acts on: leaving an argument
+    out already means its default. Calls are still checked against the whole schema, so an
+    explicit null is accepted and an unknown argument is an error the model reads."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, Mapping):
+        return parameters
+    required = set(parameters.get("required") or ())
+    shown = {
+        name: _optional_shown(schema) if name not in required else schema
+        for name, schema in properties.items()
+    }
+    offered = {**parameters, "properties": shown}
+    if offered.get("additionalProperties") is False:
+        del offered["additionalProperties"]
+    return offered
+
+
+def _optional_shown(schema: Any) -> Any:
+    """An optional argument's schema without its null default: `{"type": ["string", "null"],
+    "default": null}` shown as `{"type": "string"}`."""
+    if not isinstance(schema, Mapping) or "default" not in schema or schema["default"] is not None:
+        return schema
+    kinds, options = schema.get("type"), schema.get("anyOf")
+    shown = {key: value for key, value in schema.items() if key != "default"}
+    if isinstance(kinds, list) and "null" in kinds:
+        rest = [kind for kind in kinds if kind != "null"]
+        if rest:
+            shown["type"] = rest[0] if len(rest) == 1 else rest
+    elif isinstance(options, list) and {"type": "null"} in options:
+        rest = [option for option in options if option != {"type": "null"}]
+        if len(rest) == 1 and isinstance(rest[0], Mapping):
+            del shown["anyOf"]
+            shown = {**rest[0], **shown}
+        elif rest:
+            shown["anyOf"] = rest
+    return shown
 
 
 def _type_schema(hint: Any, where: str) -> dict[str, Any]:

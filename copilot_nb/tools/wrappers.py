@@ -23,6 +23,10 @@ from .toolset import ToolSource
 
 DEFER_THRESHOLD = 40
 """With more tools than this, the extra ones are found through `tool_search`, not all listed."""
+SEARCH_HITS = 10
+"""Tools one tool_search call makes available; it says how many more matched."""
+NAMES_SHOWN = 12
+"""Waiting tools named in tool_search's description; the rest are counted."""
 SEARCH_SECONDS = 1.0
 """Longest a tool_search pattern may run over the whole catalogue: a backtracking pattern from
 the model must not hold the kernel's loop."""
@@ -72,7 +76,9 @@ class FilteredToolSet:
 
 
 class DeferredToolSet:
-    """Core tools always listed; past `threshold` tools in all, the extra ones wait to be found."""
+    """Core tools always listed. Waiting until `tool_search` finds them (or the model calls one
+    by name): the core tools marked `on_request`, and, past `threshold` tools in all, the extra
+    ones (the user's and the MCP servers')."""
 
     def __init__(
         self,
@@ -86,13 +92,20 @@ class DeferredToolSet:
         self.extra = extra
         self.threshold = threshold
         self.enabled: set[str] = set() if enabled is None else enabled
-        """Extra tools found so far; pass a set to keep them beyond this tool set (it is
+        """Waiting tools found so far; pass a set to keep them beyond this tool set (it is
         updated in place)."""
+        over = len(core) + len(extra) > threshold
+        self.waiting: tuple[Tool, ...] = (
+            *(t for t in core if t.on_request),
+            *(extra if over else ()),
+        )
+        """The tools not listed until found, in the order they are listed once found."""
+        self._waiting_names = frozenset(t.name for t in self.waiting)
         self._search = _search_tool(self)
 
     @property
     def deferring(self) -> bool:
-        return len(self.core) + len(self.extra) > self.threshold
+        return bool(self.waiting)
 
     def __iter__(self) -> Iterator[Tool]:
         yield from self.core
@@ -110,26 +123,30 @@ class DeferredToolSet:
         return self.core.get(name) or self.extra.get(name)
 
     def list_tools(self) -> list[ToolSpec]:
-        """What the next request offers: everything, or the core, the found ones and the search."""
+        """What the next request offers: the listed tools, then `tool_search` and the tools it
+        found, in the order they wait (so a find changes only the end of the list, and the
+        prompt before it stays the prefix a provider's cache holds)."""
         if not self.deferring:
             return [t.spec for t in self]
-        found = [t.spec for t in self.extra if t.name in self.enabled]
-        return [*self.core.list_tools(), *found, self._search.spec]
+        listed = [t.spec for t in self if t.name not in self._waiting_names]
+        found = [t.spec for t in self.waiting if t.name in self.enabled]
+        return [*listed, self._search.spec, *found]
 
     async def call_tool(
         self, name: str, arguments: Any, *, timeout: float | None = DEFAULT_TOOL_TIMEOUT
     ) -> ToolOutput:
         if name == self._search.name and self.deferring:
             return await ToolSet([self._search]).call_tool(name, arguments, timeout=timeout)
+        if name in self._waiting_names:
+            self.enabled.add(name)  # called by name: keep it listed from now on
         if name in self.core:
             return await self.core.call_tool(name, arguments, timeout=timeout)
         if name in self.extra:
-            self.enabled.add(name)  # called by name: keep it listed from now on
             return await self.extra.call_tool(name, arguments, timeout=timeout)
         return await ToolSet(self).call_tool(name, arguments)
 
     def search(self, pattern: str, limit: int = 10) -> list[Tool]:
-        """Extra tools whose name or description matches `pattern` (a case-insensitive regex).
+        """Waiting tools whose name or description matches `pattern` (a case-insensitive regex).
 
         Raises `regex.error` for a bad pattern and TimeoutError past SEARCH_SECONDS in all."""
         import regex as regex_module  # the `regex` engine, for its timeout
@@ -137,7 +154,7 @@ class DeferredToolSet:
         compiled = regex_module.compile(pattern, regex_module.IGNORECASE)
         deadline = time.monotonic() + SEARCH_SECONDS
         hits = []
-        for item in self.extra:
+        for item in self.waiting:
             left = max(deadline - time.monotonic(), 0.001)
             if compiled.search(item.name, timeout=left) or compiled.search(
                 item.description, timeout=left
@@ -146,12 +163,13 @@ class DeferredToolSet:
         return hits[:limit]
 
 
-def tool_search(owner: DeferredToolSet, pattern: str, limit: int = 10) -> ToolOutput:
-    """Find more tools: the matching ones become listed, and callable, from the next request."""
+def tool_search(owner: DeferredToolSet, pattern: str) -> ToolOutput:
+    """Find more tools: the first SEARCH_HITS matching ones become listed, and callable, from
+    the next request."""
     import regex as regex_module
 
     try:
-        hits = owner.search(pattern, limit)
+        hits = owner.search(pattern, limit=len(owner.waiting))
     except regex_module.error as exc:
         return ToolOutput(
             content=f"tool_search: {pattern!r} is not a valid regex ({exc}); try a plain word",
@@ -168,28 +186,30 @@ def tool_search(owner: DeferredToolSet, pattern: str, limit: int = 10) -> ToolOu
             content=f"tool_search: no tool matches {pattern!r}; try a broader pattern",
             summary="no match",
         )
-    owner.enabled.update(t.name for t in hits)
-    lines = [f"- {t.name}: {first_line(t.description, 200)}" for t in hits]
+    shown, more = hits[:SEARCH_HITS], len(hits) - SEARCH_HITS
+    owner.enabled.update(t.name for t in shown)
+    lines = [f"- {t.name}: {first_line(t.description, 200)}" for t in shown]
+    if more > 0:
+        lines.append(f"({more} more match; a narrower pattern finds them)")
     return ToolOutput(
         content="These tools are now available; call them by name:\n" + "\n".join(lines),
-        summary=f"{len(hits)} tool(s) found",
+        summary=f"{len(shown)} tool(s) found",
     )
 
 
 def _search_tool(owner: DeferredToolSet) -> Tool:
-    """tool_search for one deferred tool set, with limits the model's schema states."""
+    """tool_search for one deferred tool set."""
     return Tool(
         name="tool_search",
         description=(
-            "Find more tools: many are not listed until searched for. Give a regex matched "
-            "against tool names and descriptions; the matching tools become callable."
+            f"Find more tools, listed once found: {_waiting_names(owner.waiting)}. Give a regex "
+            "matched against their names and descriptions; the matches become callable."
         ),
         parameters=own_schema(
             {
                 "type": "object",
                 "properties": {
                     "pattern": {"type": "string", "description": "case-insensitive regex"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
                 },
                 "required": ["pattern"],
                 "additionalProperties": False,
@@ -198,3 +218,11 @@ def _search_tool(owner: DeferredToolSet) -> Tool:
         function=functools.partial(tool_search, owner),
         category="read",
     )
+
+
+def _waiting_names(waiting: Iterable[Tool]) -> str:
+    """The waiting tools' names, the first NAMES_SHOWN of them, so the model knows what it can
+    find without guessing a pattern."""
+    names = [t.name for t in waiting]
+    shown = ", ".join(names[:NAMES_SHOWN])
+    return shown if len(names) <= NAMES_SHOWN else f"{shown} and {len(names) - NAMES_SHOWN} more"

@@ -19,11 +19,10 @@ from ...tools.schema_check import own_schema
 MAX_OPTIONS = 6
 MAX_QUESTION = 2000
 DESCRIPTION = (
-    "Ask the user a question and wait for the answer. Only when a choice is theirs or the "
-    "request is ambiguous in a way that changes the result; not for what the read tools can "
-    "find, nor for permission (changing calls ask by themselves). Give short `options` when "
-    "the answer is one of a few. Error: the user declined or nobody can answer (a headless "
-    "run): decide yourself, say which assumption you made, and go on."
+    "Ask the user a question and wait for the answer: not for what the read tools can find, "
+    "nor for permission (changing calls ask by themselves). Give short `options` when the "
+    "answer is one of a few. If the user declines or nobody can answer, decide yourself, say "
+    "what you assumed, and go on."
 )
 
 

@@ -21,8 +21,8 @@ How this notebook works:
 is refused, so read it again and redo the edit.
 - For .ipynb files use the cell tools, never read_file/write_file: the open notebook's unsaved \
 state is only visible through them. Cells are #1, #2, … as JupyterLab counts them.
-- The kernel holds the user's live variables. Look with list_variables and inspect_variable \
-before you recompute anything; never re-run the user's expensive cells to find out what they hold.
+- The kernel holds the user's live variables (the context block lists them). Look with \
+inspect_variable before you recompute anything; never re-run the user's expensive cells to find out what they hold.
 - Each request starts with a context block (notebook outline, recent errors, variables, git \
 state): a summary to orient you, not the whole truth; read the cells and files you rely on.
 

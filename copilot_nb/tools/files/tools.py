@@ -49,7 +49,7 @@ def file_tools(workspace: Workspace) -> ToolSet:
             bound_tool(read_file, ctx, classify=reads_secret(workspace, ["path"])),
             bound_tool(write_file, ctx, category="edit"),
             bound_tool(edit_file, ctx, category="edit"),
-            bound_tool(list_directory, ctx),
+            bound_tool(list_directory, ctx, on_request=True),
         ]
     )
 
@@ -95,8 +95,8 @@ def read_file(
 
 def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     """Create a file, or replace a file's whole content, in the workspace. For a small change
-    use edit_file; for a notebook, the cell tools. Refused: paths outside the workspace and
-    files that run code or hold settings (.git/hooks, .env, .vscode/).
+    use edit_file; for a notebook, the cell tools. Refused for files that run code or hold
+    settings (.git/hooks, .env, .vscode/).
 
     Args:
         path: File path relative to the workspace root; missing directories are created.
@@ -132,9 +132,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
 
 
 def edit_file(ctx: ToolContext, path: str, old_str: str, new_str: str) -> ToolOutput:
-    """Replace one exact, unique piece of text in a file with new text. Errors: old_str not
-    found (read the file again and copy the text exactly) or found more than once (include
-    more surrounding lines).
+    """Replace one exact, unique piece of text in a file with new text (an error says when
+    old_str is not found, or found more than once, and what to do).
 
     Args:
         path: File path relative to the workspace root.

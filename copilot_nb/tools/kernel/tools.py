@@ -72,9 +72,9 @@ def kernel_toolset(ctx: ToolContext) -> ToolSet:
     """The kernel tools bound to a context (its namespace and shell)."""
     return ToolSet(
         [
-            bound_tool(list_variables, ctx),
+            bound_tool(list_variables, ctx, on_request=True),
             bound_tool(inspect_variable, ctx, classify=_reveal_is_secret),
-            bound_tool(get_history, ctx),
+            bound_tool(get_history, ctx, on_request=True),
             bound_tool(run_code, ctx, category="execute", timeout_argument="timeout"),
         ]
     )
@@ -113,8 +113,8 @@ async def inspect_variable(ctx: ToolContext, name: str, reveal: bool = False) ->
     to show them, so use it only when the user's request needs the secret itself.
 
     Args:
-        name: The variable's name, optionally with attributes and items: "model.coef_",
-            'cfg["db"]', "rows[0]". Modules, dunders and IPython's own names are refused.
+        name: A name, with attributes and items if needed: "model.coef_", 'cfg["db"]',
+            "rows[0]".
         reveal: Show masked secrets too; the user is asked first.
     """
     path = name.strip()

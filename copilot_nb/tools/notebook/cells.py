@@ -64,15 +64,14 @@ def notebook_toolset(ctx: ToolContext) -> ToolSet:
             bound_tool(edit_cell, ctx, category="edit"),
             bound_tool(replace_cell, ctx, category="edit"),
             bound_tool(insert_cell, ctx, category="edit"),
-            bound_tool(delete_cell, ctx, category="edit"),
+            bound_tool(delete_cell, ctx, category="edit", on_request=True),
         ]
     )
 
 
 async def list_cells(ctx: ToolContext, notebook: str | None = None) -> ToolOutput:
-    """List a notebook's cells: number (#1 is the first, as JupyterLab counts), id, type,
-    execution count, first line and outputs. Without `notebook`, the notebook this kernel
-    serves (its unsaved state when it is open).
+    """List a notebook's cells: number (#1 first, as JupyterLab counts), id, type, execution
+    count, first line and outputs; an open notebook as it is now, unsaved edits included.
 
     Args:
         notebook: Path of a .ipynb file in the workspace; defaults to the notebook this
@@ -95,8 +94,8 @@ async def read_cell(ctx: ToolContext, cell_id: str, notebook: str | None = None)
     """Read one cell: its source with line numbers, and its outputs summarised.
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
-        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+        cell_id: Its id from list_cells, or "#N" (numbered from 1).
+        notebook: A .ipynb path; defaults to this kernel's notebook.
     """
     opened = await open_notebook(ctx, notebook, for_edit=False)
     index, cell = find_cell(opened.loaded, cell_id)
@@ -142,11 +141,11 @@ async def edit_cell(
     A code cell's outputs are cleared, since they no longer match its source.
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
+        cell_id: Its id from list_cells, or "#N" (numbered from 1).
         old_str: The exact text to replace, including whitespace; it must occur exactly
             once in the cell, so include enough surrounding lines.
         new_str: The text to put in its place (empty to delete old_str).
-        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+        notebook: A .ipynb path; defaults to this kernel's notebook.
     """
     if old_str == "":
         raise ToolError(
@@ -181,9 +180,9 @@ async def replace_cell(
     """Replace a cell's whole source (its type stays; a code cell's outputs are cleared).
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
+        cell_id: Its id from list_cells, or "#N" (numbered from 1).
         source: The complete new source of the cell.
-        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+        notebook: A .ipynb path; defaults to this kernel's notebook.
     """
     return await _change_source(
         ctx, "replace_cell", notebook, cell_id, "replaced", lambda _where, _old: source
@@ -200,11 +199,11 @@ async def insert_cell(
     """Insert a new code or markdown cell (not run: it has no outputs until the user runs it).
 
     Args:
-        after_cell_id: Id (or "#N", numbered from 1) of the cell to insert after; null to insert at the top.
-        cell_type: "code" or "markdown".
+        after_cell_id: The cell to insert after (id or "#N"); null: at the top.
+        cell_type: The new cell's type.
         source: The new cell's source.
-        notebook: Path of a .ipynb file (created when it does not exist yet and
-            after_cell_id is null); defaults to the notebook this kernel runs.
+        notebook: A .ipynb path (made if missing and after_cell_id is null); defaults to
+            this kernel's notebook.
     """
     async with ctx.notebooks.lock:
         opened = await open_notebook(ctx, notebook, for_edit=True, missing_ok=after_cell_id is None)
@@ -227,8 +226,8 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
     """Delete a cell from a notebook; the user can take it back with the notebook's undo.
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
-        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+        cell_id: Its id from list_cells, or "#N" (numbered from 1).
+        notebook: A .ipynb path; defaults to this kernel's notebook.
     """
     async with ctx.notebooks.lock:
         opened = await open_notebook(ctx, notebook, for_edit=True)

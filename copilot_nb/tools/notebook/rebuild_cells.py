@@ -4,7 +4,8 @@ The plan is `kernel/rebuild.py`'s, over the notebook's current code cells (the o
 unsaved edits included, else the file's). Each chosen cell runs through run_cell, so its outputs
 go into the cell, its variables are kept for Undo and its names become the conversation's, as if
 the model had called run_cell for each; the approval is the one run_cell has ("execute"), and it
-shows the plan, with each cell that reads files or the network said so.
+shows the plan, with each cell that reads files or the network said so. The tool is listed
+only while it is needed (`rebuild_toolset`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,21 @@ MAX_NAMES = 50
 
 
 def rebuild_toolset(ctx: ToolContext) -> ToolSet:
-    """rebuild_names bound to a kernel's context."""
-    return ToolSet([bound_tool(rebuild_names, ctx, category="execute", describe=rebuild_preview)])
+    """rebuild_names bound to a kernel's context: listed in every request while the kernel lacks
+    names the conversation used (after a restart, when the context block names them), else
+    waiting behind tool_search like the other rarely needed tools."""
+    lost = kernel_state(ctx.shell).lost(ctx.namespace())
+    return ToolSet(
+        [
+            bound_tool(
+                rebuild_names,
+                ctx,
+                category="execute",
+                describe=rebuild_preview,
+                on_request=not lost,
+            )
+        ]
+    )
 
 
 async def code_cells(ctx: ToolContext, notebook: str | None) -> tuple[str, list[Cell]]:
@@ -87,7 +101,7 @@ async def rebuild_names(
 
     Args:
         names: The variables to bring back, e.g. ["df", "model"].
-        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+        notebook: A .ipynb path; defaults to this kernel's notebook.
         timeout: Seconds each cell may run (at most 600).
     """
     if not 0 < timeout <= MAX_CELL_TIMEOUT:

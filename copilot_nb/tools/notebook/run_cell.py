@@ -68,9 +68,9 @@ async def run_cell(
     stopped; what it did until then stays done.
 
     Args:
-        cell_id: The cell's id from list_cells, or "#N" for cell number N (from 1).
+        cell_id: Its id from list_cells, or "#N" (numbered from 1).
         timeout: Seconds before the run is stopped (at most 600).
-        notebook: Path of a .ipynb file; defaults to the notebook this kernel runs.
+        notebook: A .ipynb path; defaults to this kernel's notebook.
     """
     if not 0 < timeout <= MAX_CELL_TIMEOUT:
         raise ToolError(

@@ -42,8 +42,8 @@ def search_tools(workspace: Workspace) -> ToolSet:
         [
             bound_tool(find_files, ctx),
             bound_tool(search_text, ctx),
-            bound_tool(move_path, ctx, category="edit"),
-            bound_tool(delete_path, ctx, category="edit"),
+            bound_tool(move_path, ctx, category="edit", on_request=True),
+            bound_tool(delete_path, ctx, category="edit", on_request=True),
         ]
     )
 
@@ -52,7 +52,7 @@ async def find_files(ctx: ToolContext, glob: str) -> ToolOutput:
     """Find files by a glob relative to the workspace root; returns the sorted paths.
     `**` crosses folders (`src/**/*.py`), `*` and `?` do not, `{a,b}` gives choices, and a
     glob without a slash matches file names at any depth (`*.py`). Gitignored files and
-    .git are skipped. Globs stay inside the workspace: no leading '/', '~' or '..'.
+    .git are skipped.
 
     Args:
         glob: E.g. "**/*.py", "src/**/test_*.py", "*.{md,txt}".
@@ -82,10 +82,9 @@ async def find_files(ctx: ToolContext, glob: str) -> ToolOutput:
 
 
 async def search_text(ctx: ToolContext, regex: str, glob: str | None = None) -> ToolOutput:
-    """Search file contents with a Python regular expression, line by line like `grep -n`.
-    Prints `path:line: text` for each matching line; binary and gitignored files are
-    skipped, and so are files that may hold secrets (.env, keys; read_file asks the user
-    for those). Start the regex with `(?i)` to ignore case.
+    """Search file contents with a Python regex, line by line like `grep -n`: `path:line:
+    text` per match. Skips binary and gitignored files, and files that may hold secrets
+    (.env, keys: read_file asks for those). `(?i)` ignores case.
 
     Args:
         regex: A Python `re` pattern, e.g. "def \\w+_total" or "TODO|FIXME".
