@@ -137,8 +137,8 @@ class DeferredToolSet:
     ) -> ToolOutput:
         if name == self._search.name and self.deferring:
             return await ToolSet([self._search]).call_tool(name, arguments, timeout=timeout)
-        if name in self._waiting_names:
-            self.enabled.add(name)  # called by name: keep it listed from now on
+        if name in self._waiting_names or name in self.extra:
+            self.enabled.add(name)  # called (by name): listed from now on, should it come to wait
         if name in self.core:
             return await self.core.call_tool(name, arguments, timeout=timeout)
         if name in self.extra:
