@@ -39,6 +39,8 @@ from copilot_nb.models.base import ModelRequest  # noqa: E402
 _BLOCK = re.compile(r"<context>.*?</context>", re.DOTALL)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{200,}")
 TARGET_PREFIX_SHARE = 0.9
+WHOLE = 0.999
+"""A follow-up repeats the whole request before it (all but its closing bracket)."""
 CACHED_PRICE = 0.1
 """A cached input token's price as a share of an uncached one's (OpenAI's and Anthropic's
 cache reads, for their current models)."""
@@ -145,6 +147,7 @@ def eval_numbers(limit: int | None) -> dict[str, Any]:
     totals = {"system": 0, "tools": 0, "context": 0, "tool_results": 0, "request": 0}
     base64_runs = 0
     shares: list[float] = []
+    kept: list[float] = []
     count = 0
     for requests in bodies.values():
         for body in requests:
@@ -154,6 +157,7 @@ def eval_numbers(limit: int | None) -> dict[str, Any]:
                 totals[key] += value
             count += 1
         shares += prefix_shares(requests)
+        kept += prefix_shares(requests, of_previous=True)
     whole, cached = cache_view([body for requests in bodies.values() for body in requests])
     return {
         "tasks": len(results),
@@ -166,6 +170,7 @@ def eval_numbers(limit: int | None) -> dict[str, Any]:
         "prefix_share_mean": round(sum(shares) / len(shares), 3) if shares else None,
         "follow_ups": len(shares),
         "follow_ups_over_target": sum(s >= TARGET_PREFIX_SHARE for s in shares),
+        "follow_ups_repeating_all_before": sum(k >= WHOLE for k in kept),
         "prompt_tokens": whole,
         "cacheable_tokens": cached,
         "uncached_per_request": round((whole - cached) / max(count, 1)),
@@ -305,7 +310,8 @@ def table(numbers: dict[str, Any]) -> str:
             f"base64 runs in any request: {ev['base64_runs']}; follow-up requests: "
             f"{ev['follow_ups']}, repeated prefix mean {ev['prefix_share_mean']:.1%}, min "
             f"{ev['prefix_share_min']:.1%}, {ev['follow_ups_over_target']} at or over "
-            f"{TARGET_PREFIX_SHARE:.0%}"
+            f"{TARGET_PREFIX_SHARE:.0%}; {ev['follow_ups_repeating_all_before']} repeat the "
+            "whole request before them"
         )
         lines.append(
             f"per request, tokens a prompt cache cannot serve: {ev['uncached_per_request']:,}; "
