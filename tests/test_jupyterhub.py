@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -110,17 +111,26 @@ def notebook_for(user: Any, *sources: str) -> None:
 
 
 def sign_in(browser: Any, hub: dict[str, Any], name: str, outside: list[str]) -> Any:
-    """A context of its own (its own cookies), signed in, with the user's notebook open."""
+    """A context of its own (its own cookies), signed in; the hub is spawning the user's server
+    when this returns, so both users' servers start while the first one's page is used. The
+    spawn's page goes on to the user's notebook itself (JupyterLab loads once, not twice)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.route(OFF_LOOPBACK, lambda route: (outside.append(route.request.url), route.abort()))
     page = context.new_page()
     page.set_default_timeout(LONG)
-    page.goto(f"{hub['base']}/hub/login")
+    spawn = "/hub/spawn?" + urlencode({"next": f"/user/{name}/lab/tree/story.ipynb?reset"})
+    page.goto(f"{hub['base']}/hub/login?" + urlencode({"next": spawn}))
     page.fill("input[name=username]", name)
     page.fill("input[name=password]", "any")
     page.click("#login_submit")
-    page.wait_for_url(f"**/user/{name}/lab**", timeout=120_000)  # the spawn
-    page.goto(f"{hub['base']}/user/{name}/lab/tree/story.ipynb?reset")
+    spawning = re.compile(f"/(hub/spawn-pending|user)/{re.escape(name)}([/?]|$)")
+    page.wait_for_url(spawning, timeout=120_000)
+    return page
+
+
+def open_story(page: Any, name: str) -> Any:
+    """The signed-in user's notebook, once their server is up and JupyterLab has loaded it."""
+    page.wait_for_url(f"**/user/{name}/lab/tree/story.ipynb**", timeout=120_000)  # the spawn
     page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content")
     settle(page)
     return page
@@ -191,10 +201,12 @@ def test_two_users_on_a_hub_with_a_policy(hub):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
         try:
             alices = sign_in(browser, hub, ALICE, outside)
+            bobs = sign_in(browser, hub, BOB, outside)
+            open_story(alices, ALICE)
             run_cell(alices, 0, "")
             assert "Hello alice, from the team's model." in run_cell(alices, 1, "Hello alice")
 
-            bobs = sign_in(browser, hub, BOB, outside)
+            open_story(bobs, BOB)
             run_cell(bobs, 0, "")
             assert "Hello bob, from the team's model." in run_cell(bobs, 1, "Hello bob")
             refused = run_cell(bobs, 2, "not allowed")
