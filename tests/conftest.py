@@ -47,10 +47,19 @@ PROVIDER_VARIABLES = (
 @pytest.fixture(autouse=True)
 def no_provider_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory) -> None:
     """Tests must never reach a real provider, whatever the developer's shell exports, nor read
-    the developer's own settings (a user-level mcp.json would start their MCP servers)."""
+    the developer's own settings (a user-level mcp.json would start their MCP servers, skills in
+    ~/.claude/skills would be offered). One home folder serves the whole run, so the kernels'
+    first-run caches are made once."""
     for name in PROVIDER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+    monkeypatch.setenv("HOME", str(_home_for_the_run(tmp_path_factory)))
+
+
+def _home_for_the_run(factory: pytest.TempPathFactory) -> Path:
+    home = factory.getbasetemp() / "home"
+    home.mkdir(exist_ok=True)
+    return home
 
 
 @pytest.fixture
