@@ -117,9 +117,7 @@ async def chat_completions(backend: Backend, request: Any, token: str = "") -> A
         chat = parse_chat_request(
             body,
             models=backend.model_names(),
-            kernel_tools=[item.name for item in backend.tools()]
-            if wants_tools
-            else (),
+            kernel_tools=[item.name for item in backend.tools()] if wants_tools else (),
         )
         if chat.tool_execution == "auto" and not backend.allow_execution:
             again = backend.surface.restart_with("--allow-execution")
