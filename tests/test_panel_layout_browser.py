@@ -1,10 +1,13 @@
 """The chat panel at the width of JupyterLab's right sidebar (~250 px), as a main-area tab, and
 as one view: one panel however often `copilot_nb.chat()` runs, `%%copilot` turns shown in it as
-they happen, and after a kernel restart a plain word instead of a panel that silently does
-nothing. JupyterLab in headless Chromium (tests/browser_lab.py).
+they happen, and after a kernel restart the panel back by itself in its place with its
+conversation (a plain word where it cannot come back). JupyterLab in headless Chromium
+(tests/browser_lab.py).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -107,33 +110,122 @@ def test_a_cell_turn_appears_in_the_open_panel_as_it_happens(page, lab, replies)
     assert not replies.queue
 
 
-def test_one_panel_however_often_chat_runs_and_a_plain_word_after_a_restart(page, lab, replies):
-    replies.queue.append(reply("Hello again."))
-    open_notebook(page, lab, "one-view.ipynb", CHAT, CHAT)
+def restart_kernel(page) -> None:
+    """Restart the notebook's kernel as a user does: the command, then its dialog's Restart."""
+    # the command waits for its dialog: started, not awaited
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:restart-kernel'); }")
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+
+
+def back_after_restart(page, restarted) -> Any:
+    """The panel that came back by itself once the old one (`restarted`) closed: the only one."""
+    fresh = page.locator(".jupyterlab-sidecar .cnb-root:not(.cnb-lost)")
+    fresh.wait_for(timeout=LONG)
+    restarted.wait_for(state="detached", timeout=LONG)
+    assert page.locator(".jupyterlab-sidecar .cnb-root").count() == 1
+    return fresh
+
+
+def run_and_see(page, index: int, text: str) -> None:
+    """Run cell `index` (once the kernel is idle) and wait for `text` in its output: every
+    request sent to the kernel before it has been handled."""
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=LONG)
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+    cell.locator(".jp-InputPrompt").click()
+    run_next(page)
+    cell.locator(".jp-OutputArea").get_by_text(text).wait_for(timeout=LONG)
+
+
+def test_after_a_restart_the_panel_comes_back_by_itself_in_its_place(page, lab, replies):
+    seen: list[Any] = []
+
+    def answer(text: str) -> Any:
+        return lambda request: seen.append(request.messages) or reply(text)
+
+    replies.queue.extend([reply("First answer."), answer("Second answer."), answer("Third.")])
+    open_notebook(page, lab, "restarts.ipynb", CHAT, CHAT)
     panel = page.locator(".jupyterlab-sidecar .cnb-root")
     panel.wait_for(timeout=LONG)
     run_next(page)  # chat() again: the same one panel
     page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-InputPrompt").get_by_text(
         "[2]"
     ).wait_for(timeout=LONG)
-    assert page.locator(".jupyterlab-sidecar .cnb-root").count() == 1
+    assert panel.count() == 1
+    ask(panel, "first question")
+    panel.get_by_text("First answer.").wait_for(timeout=LONG)
+    panel.locator(".cnb-send").wait_for()
 
-    # the command waits for its dialog: started, not awaited
-    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:restart-kernel'); }")
-    page.locator(".jp-Dialog .jp-mod-accept").click()
+    restart_kernel(page)
+    fresh = back_after_restart(page, page.locator(".cnb-lost"))
+    assert page.locator("#jp-right-stack .cnb-root").count() == 1, "in the sidebar, as before"
+    fresh.locator(".cnb-user").get_by_text("first question").wait_for()
+    fresh.get_by_text("First answer.").wait_for()
+    ask(fresh, "second question")
+    fresh.get_by_text("Second answer.").wait_for(timeout=LONG)
+    assert seen[-1][-1]["content"].endswith("second question")
+    assert any("First answer." in str(m.get("content")) for m in seen[-1]), "the turn before"
+    shot(fresh, "screenshots/panel-after-restart.png")
+
+    fresh.locator(".cnb-send").wait_for()
+    fresh.locator(".cnb-tab").click()  # as a tab, it comes back as a tab
+    page.locator("#jp-main-dock-panel .cnb-root").wait_for()
+    restart_kernel(page)
+    again = back_after_restart(page, page.locator(".cnb-lost"))
+    page.locator("#jp-main-dock-panel .cnb-root:not(.cnb-lost)").wait_for(timeout=LONG)
+    assert not page.locator("#jp-right-stack .cnb-root").count()
+    again.get_by_text("Second answer.").wait_for()
+    ask(again, "third")
+    again.get_by_text("Third.").wait_for(timeout=LONG)
+    assert not replies.queue
+
+
+def test_a_panel_closed_before_the_restart_stays_closed(page, lab, replies):
+    open_notebook(page, lab, "closed.ipynb", CHAT, "print('kernel ' + 'answers')")
+    panel = page.locator(".jupyterlab-sidecar .cnb-root")
+    panel.wait_for(timeout=LONG)
+    panel.locator(".cnb-tab").click()
+    tab = page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="Copilot")
+    tab.locator(".lm-TabBar-tabCloseIcon").click()
+    panel.wait_for(state="detached")
+
+    restart_kernel(page)
+    run_and_see(page, 1, "kernel answers")  # after any reopening the extension would send
+    assert not page.locator(".cnb-root").count()
+
+
+def test_without_copilot_nb_in_the_new_kernel_a_plain_word_and_one_try(page, lab, replies):
+    folder = lab["root"] / "elsewhere"
+    folder.mkdir()
+    open_notebook(page, lab, "elsewhere/plain.ipynb", CHAT, CHAT, "print('still ' + 'here')")
+    panel = page.locator(".jupyterlab-sidecar .cnb-root")
+    panel.wait_for(timeout=LONG)
+
+    # a copilot_nb.py beside the notebook hides the package from the next kernel
+    shadow = folder / "copilot_nb.py"
+    shadow.write_text("raise ImportError('no copilot_nb in this environment')\n")
+    restart_kernel(page)
     note = panel.locator(".cnb-lost-note")
-    note.wait_for(timeout=LONG)
+    note.get_by_text("cannot be imported").wait_for(timeout=LONG)
+    assert "no copilot_nb in this environment" in note.inner_text()
     assert "copilot_nb.chat()" in note.inner_text()
     assert panel.locator(".cnb-input").is_disabled()
     shot(panel, "screenshots/panel-kernel-restarted.png")
 
+    shadow.unlink()  # the user's chat() again, as the note says
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=LONG)
-    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").click()
-    run_next(page)  # chat() on the new kernel: a new panel, and the old one closes
-    fresh = page.locator(".jupyterlab-sidecar .cnb-root:not(.cnb-lost)")
-    fresh.wait_for(timeout=LONG)
-    page.locator(".cnb-lost").wait_for(state="detached", timeout=LONG)
+    page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-InputPrompt").click()
+    run_next(page)
+    back_after_restart(page, page.locator(".cnb-lost"))
+
+    # reopening kills the kernel: the server restarts it, and the extension does not try again
+    tries = folder / "tries.txt"
+    shadow.write_text(
+        f"import os\nwith open({str(tries)!r}, 'a') as f: f.write('x')\nos._exit(1)\n"
+    )
+    restart_kernel(page)
+    note = panel.locator(".cnb-lost-note")
+    note.get_by_text("restarted again while the panel was reopening").wait_for(timeout=LONG)
+    page.get_by_role("dialog", name="Kernel Restarting").locator(".jp-mod-accept").click()
+    run_and_see(page, 2, "still here")
+    assert tries.read_text() == "x", "one attempt for that restart"
     assert page.locator(".jupyterlab-sidecar .cnb-root").count() == 1
-    ask(fresh, "still there?")
-    fresh.get_by_text("Hello again.").wait_for(timeout=LONG)
-    assert not replies.queue

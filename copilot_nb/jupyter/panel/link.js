@@ -1,10 +1,16 @@
 // Whether the panel still reaches its kernel. After a kernel restart the panel's widget belongs
 // to a kernel that is gone: what it sends goes nowhere. When the widget manager says the comm's
 // life changed, the panel pings the kernel; without a pong within PING_WAIT ms it says so plainly
-// and refuses input (a new `copilot_nb.chat()` opens a panel on the new kernel and closes this
-// one). Concatenated before front.js.
+// and refuses input. In JupyterLab with our extension the panel then comes back by itself: the
+// extension (chatReopen.ts) finds this panel by its kernel's id (`data-kernel`), runs our fixed
+// reopen code in the new kernel and tells this panel how that went (REOPEN_EVENT: "reopening",
+// or "failed" and why); the new panel replaces this one. Elsewhere (classic Notebook, VS Code)
+// nothing reopens it and the note says to run copilot_nb.chat() again. Concatenated before
+// front.js.
 
 const PING_WAIT = 3000;
+const REOPEN_EVENT = "copilot-nb:reopen";
+const AGAIN = "Run copilot_nb.chat() again to open the panel on the new kernel; the conversation so far reopens there.";
 
 class KernelLink {
   constructor(model, view) {
@@ -13,6 +19,15 @@ class KernelLink {
     this.seq = 0;
     this.timer = 0;
     this.lost = false;
+    this.note = null;
+    this.reopen = null; // what the extension said: {state: "reopening" | "failed", why}
+    view.root.dataset.kernel = model.get("kernel") || "";
+    this.onReopen = (event) => {
+      this.reopen = event.detail || null;
+      this.cut();
+      this.say();
+    };
+    view.root.addEventListener(REOPEN_EVENT, this.onReopen);
   }
 
   check() {
@@ -33,17 +48,32 @@ class KernelLink {
   cut() {
     if (this.lost) return;
     this.lost = true;
+    clearTimeout(this.timer);
     const v = this.view;
     v.root.classList.add("cnb-lost");
     v.input.disabled = v.send.disabled = v.stop.disabled = v.fresh.disabled = true;
     v.picker.disabled = v.mode.disabled = true;
     v.input.placeholder = "Disconnected";
-    const note = el("div", "cnb-lost-note", "The kernel restarted, so this panel can no longer reach it. Run copilot_nb.chat() again to open the panel on the new kernel; the conversation so far reopens there.");
-    note.setAttribute("role", "alert");
-    v.footer.prepend(note);
+    this.note = el("div", "cnb-lost-note");
+    this.note.setAttribute("role", "alert");
+    v.footer.prepend(this.note);
+    this.say();
+  }
+
+  /** The note's words: what happened, and what the user can do (text only, never markup). */
+  say() {
+    if (!this.note) return;
+    const r = this.reopen;
+    this.note.textContent =
+      r && r.state === "reopening"
+        ? "The kernel restarted. The panel is reopening on the new kernel with the conversation so far…"
+        : r && r.state === "failed"
+          ? `The kernel restarted, and the panel could not reopen on the new kernel: ${r.why}. ${AGAIN}`
+          : `The kernel restarted, so this panel can no longer reach it. ${AGAIN}`;
   }
 
   dispose() {
     clearTimeout(this.timer);
+    this.view.root.removeEventListener(REOPEN_EVENT, this.onReopen);
   }
 }

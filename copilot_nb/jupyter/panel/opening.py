@@ -1,10 +1,12 @@
 """Where the chat panel opens: `copilot_nb.chat()` shows it in JupyterLab's right-hand sidebar
 when `sidecar` is installed (one panel there: opening it again replaces it), else inline, on the
-kernel's `%%copilot` session."""
+kernel's `%%copilot` session. After a kernel restart the front-end extension runs `reopen()`, fixed
+code of ours, to bring back a panel that was open on that kernel."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from ...agent.session import CopilotSession
@@ -19,9 +21,8 @@ def chat(session: CopilotSession | None = None, **options: Any) -> ChatPanel:
     `sidebar=False` shows it inline even where `sidecar` is installed.
     """
     sidebar = options.pop("sidebar", True)
-    panel = ChatPanel(session if session is not None else _kernel_session(), **options)
+    panel = _new_panel(session if session is not None else _kernel_session(), **options)
     panel._shown_at = execution_count()
-    panel.discover_models()
     from IPython.display import Markdown, display
 
     if sidebar and _open_in_sidecar(panel):
@@ -34,6 +35,46 @@ def chat(session: CopilotSession | None = None, **options: Any) -> ChatPanel:
     else:
         display(panel.widget)
     return panel
+
+
+REOPEN_CODE = '__import__("copilot_nb.jupyter.panel.opening", fromlist=["_"]).reopen()'
+"""What the extension runs, silently, in a restarted kernel whose panel was open (`chatReopen.ts`
+holds the same text): `__import__` so the user's namespace gains no name."""
+
+
+def reopen() -> ChatPanel:
+    """The panel again after a kernel restart, in the sidebar, resuming the notebook's conversation.
+
+    Raises where there is no sidebar to show it in: an inline panel from a silent run would show
+    nowhere, and the extension tells the old panel why instead.
+    """
+    try:
+        import sidecar  # noqa: F401
+    except ImportError as exc:
+        raise RuntimeError("the sidebar needs the `sidecar` package (pip install sidecar)") from exc
+    panel = _new_panel(_kernel_session())
+    _open_in_sidecar(panel)
+    return panel
+
+
+def _new_panel(session: CopilotSession, **options: Any) -> ChatPanel:
+    """A panel on this session that knows its kernel (so the extension can reopen it)."""
+    panel = ChatPanel(session, **options)
+    panel.widget.kernel = kernel_id()
+    panel.discover_models()
+    return panel
+
+
+def kernel_id() -> str:
+    """This kernel's id as Jupyter's server knows it (its connection file is `kernel-ID.json`);
+    empty outside such a kernel."""
+    try:
+        from ipykernel.connect import get_connection_file
+
+        name = Path(get_connection_file()).stem
+    except Exception:  # no kernel app here (a script, a test): no id to give
+        return ""
+    return name.removeprefix("kernel-") if name.startswith("kernel-") else ""
 
 
 def _kernel_session() -> CopilotSession:

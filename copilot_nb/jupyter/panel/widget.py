@@ -61,6 +61,8 @@ class ChatWidget(anywidget.AnyWidget):
     budget = traitlets.Int(0).tag(sync=True)
     usage_note = traitlets.Unicode("").tag(sync=True)
     """Premium requests and cost of the conversation (or why no cost): the meter's tooltip."""
+    kernel = traitlets.Unicode("").tag(sync=True)
+    """The id of the kernel the panel runs on: after its restart the extension reopens the panel."""
 
 
 class ChatPanel:

@@ -12,6 +12,7 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
+import { reopenChatsAfterRestart } from './chatReopen';
 import { CodeBlockActions, listenForPanelInserts } from './codeBlocks';
 import { inlineCompletionsPlugin } from './inlineCompletions';
 import { LiveDocuments } from './liveDocument';
@@ -44,18 +45,24 @@ const plugin: JupyterFrontEndPlugin<ICopilotLive> = {
   }
 };
 
-/** The chat panel's place: a main-area tab on request, and only ever one panel. */
+/** The chat panel's place: a main-area tab on request, only ever one panel, and back by itself
+ * after a kernel restart. */
 const chatPlacePlugin: JupyterFrontEndPlugin<void> = {
   id: 'copilot-nb:chat-place',
-  description: 'Opens the Copilot chat panel as a tab and keeps only one.',
+  description:
+    'Opens the Copilot chat panel as a tab, keeps only one and reopens it after a kernel restart.',
   autoStart: true,
-  optional: [ILabShell, ICommandPalette],
+  optional: [ILabShell, ICommandPalette, INotebookTracker],
   activate: (
     app: JupyterFrontEnd,
     labShell: ILabShell | null,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    tracker: INotebookTracker | null
   ) => {
     placeChatPanels(app, labShell);
+    if (tracker) {
+      reopenChatsAfterRestart(app, tracker);
+    }
     for (const command of [CHAT_IN_TAB, CHAT_IN_SIDEBAR]) {
       palette?.addItem({ command, category: 'Copilot' });
     }

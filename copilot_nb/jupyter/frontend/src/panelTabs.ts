@@ -25,12 +25,17 @@ function isChat(widget: Widget): boolean {
   );
 }
 
-/** The chat panels' sidecars in the right-hand and main areas, oldest first. */
-function chats(app: JupyterFrontEnd, seen: WeakMap<Widget, number>): Widget[] {
-  const found = [
+/** The chat panels' sidecars in the right-hand and main areas. */
+export function chatSidecars(app: JupyterFrontEnd): Widget[] {
+  return [
     ...Array.from(app.shell.widgets('right')),
     ...Array.from(app.shell.widgets('main'))
   ].filter(isChat);
+}
+
+/** The chat panels' sidecars, oldest first. */
+function chats(app: JupyterFrontEnd, seen: WeakMap<Widget, number>): Widget[] {
+  const found = chatSidecars(app);
   let next = 0;
   for (const widget of found) {
     next = Math.max(next, (seen.get(widget) ?? 0) + 1);
@@ -43,11 +48,18 @@ function chats(app: JupyterFrontEnd, seen: WeakMap<Widget, number>): Widget[] {
   return found.sort((a, b) => (seen.get(a) ?? 0) - (seen.get(b) ?? 0));
 }
 
-/** Move a chat's sidecar to the main area (`tab`) or back to the right-hand area. */
-function move(app: JupyterFrontEnd, widget: Widget, tab: boolean): void {
+/** Move a chat's sidecar to the main area (`tab`; beside `ref` if given) or back to the
+ * right-hand area. */
+function move(
+  app: JupyterFrontEnd,
+  widget: Widget,
+  tab: boolean,
+  ref?: Widget
+): void {
   widget.toggleClass(IN_MAIN, tab);
   if (tab) {
-    app.shell.add(widget, 'main', { mode: 'split-right' });
+    const where = ref ? { ref: ref.id, mode: 'tab-after' as const } : {};
+    app.shell.add(widget, 'main', { mode: 'split-right', ...where });
   } else {
     app.shell.add(widget, 'right');
   }
@@ -84,15 +96,19 @@ export function placeChatPanels(
       move(app, chat, true);
     }
   });
-  // a new chat panel's sidecar was added: the older ones close
+  // a new chat panel's sidecar was added: it takes the place of the older ones, which close
   let frame = 0;
   labShell?.layoutModified.connect(() => {
     if (!frame) {
       frame = requestAnimationFrame(() => {
         frame = 0;
-        chats(app, seen)
-          .slice(0, -1)
-          .forEach(old => old.dispose());
+        const older = chats(app, seen);
+        const fresh = older.pop();
+        const last = older[older.length - 1];
+        if (fresh && last?.hasClass(IN_MAIN) && !fresh.hasClass(IN_MAIN)) {
+          move(app, fresh, true, last);
+        }
+        older.forEach(old => old.dispose());
       });
     }
   });
