@@ -157,9 +157,10 @@ class Tool:
             return "read-secret" if self.category == "read" else self.category
         return category if category in CATEGORIES else self.category
 
-    @property
+    @functools.cached_property
     def spec(self) -> ToolSpec:
-        """The tool as the model sees it (its schema as `offered_schema` shows it)."""
+        """The tool as the model sees it (its schema as `offered_schema` shows it), made once:
+        every request of every turn lists it again."""
         return ToolSpec(
             name=self.name, description=self.description, parameters=offered_schema(self.parameters)
         )

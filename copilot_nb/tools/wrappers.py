@@ -145,7 +145,7 @@ class DeferredToolSet:
             return await self.extra.call_tool(name, arguments, timeout=timeout)
         return await ToolSet(self).call_tool(name, arguments)
 
-    def search(self, pattern: str, limit: int = 10) -> list[Tool]:
+    def search(self, pattern: str) -> list[Tool]:
         """Waiting tools whose name or description matches `pattern` (a case-insensitive regex).
 
         Raises `regex.error` for a bad pattern and TimeoutError past SEARCH_SECONDS in all."""
@@ -160,7 +160,7 @@ class DeferredToolSet:
                 item.description, timeout=left
             ):
                 hits.append(item)
-        return hits[:limit]
+        return hits
 
 
 def tool_search(owner: DeferredToolSet, pattern: str) -> ToolOutput:
@@ -169,7 +169,7 @@ def tool_search(owner: DeferredToolSet, pattern: str) -> ToolOutput:
     import regex as regex_module
 
     try:
-        hits = owner.search(pattern, limit=len(owner.waiting))
+        hits = owner.search(pattern)
     except regex_module.error as exc:
         return ToolOutput(
             content=f"tool_search: {pattern!r} is not a valid regex ({exc}); try a plain word",
