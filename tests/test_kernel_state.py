@@ -221,3 +221,38 @@ def test_a_snapshot_file_from_elsewhere_is_refused_and_nothing_in_it_runs(
     if how in ("unsigned", "edited"):
         assert "was not saved by you" in str(refused.value)
         assert "nothing in it was loaded" in str(refused.value)
+
+
+def test_a_snapshot_over_the_size_cap_is_refused_before_any_of_it_is_read(tmp_path: Path) -> None:
+    path = path_for(tmp_path / "work.ipynb")
+    save(path, {"rows": list(range(300_000))}, ["rows"])  # a file the user saved: 1.3 MB
+    with pytest.raises(SandboxError) as refused:
+        load(path, max_bytes=1024 * 1024)
+    assert f"{path.name} is 1.3 MB, over the 1.0 MB a snapshot may be" in str(refused.value)
+    assert "nothing in it was loaded" in str(refused.value)
+    with pytest.raises(SandboxError) as too_big:
+        save(path, {"rows": list(range(300_000))}, ["rows"], max_bytes=1024 * 1024)
+    assert "over the 1.0 MB a snapshot may be; save fewer or smaller variables" in str(
+        too_big.value
+    )
+
+
+def test_an_unsigned_64_mb_snapshot_is_refused_in_small_reads(tmp_path: Path) -> None:
+    """The signature is checked over the file in chunks: nothing is read whole before it."""
+    import tracemalloc
+
+    path, mark = path_for(tmp_path / "work.ipynb"), tmp_path / "ran"
+    header = {"format": 1, "names": ["df"], "at": "2026-01-01T00:00:00Z", "sig": "0" * 64}
+    with path.open("wb") as out:
+        out.write(json.dumps(header).encode() + b"\n" + pickle.dumps({"df": Planted(mark)}))
+        out.truncate(64 * 1024 * 1024)  # sparse: 64 MB to read, nothing on disk
+    path.chmod(0o600)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SandboxError, match="was not saved by you"):
+            load(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1024 * 1024, f"{peak:,} bytes held while checking a 64 MB file"
+    assert not mark.exists()
