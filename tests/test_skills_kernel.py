@@ -1,6 +1,7 @@
 """Agent Skills in a real kernel: `%copilot skills` lists a project's skill, `%%copilot --skill`
 loads it into the request and the cell shows it as one line, a skill the model loads shows the
-same way, and `%copilot context` shows the skills block."""
+same way, and `%copilot context` shows the skills block; a skill's script read and pasted into
+run_code or into a cell asks, even under `--yes`."""
 
 from __future__ import annotations
 
@@ -67,3 +68,70 @@ def test_skills_listed_forced_loaded_and_in_the_context(serve, kernel_for, tmp_p
     (plain,) = context.final_displays().values()
     assert "--- Skills block, at the end of the system prompt" in plain
     assert f"- tidy-data: {TIDY}" in plain
+
+
+RAN = "skill-script-ran"
+SCRIPT = (
+    "from pathlib import Path\n"
+    "\n"
+    "def mark_the_folder(folder):\n"
+    f"    Path(folder, {RAN!r}).write_text('a skill script ran without asking')\n"
+    "\n"
+    "mark_the_folder('.')\n"
+)
+
+
+def test_a_skill_script_read_or_pasted_into_a_cell_asks_even_under_yes(serve, kernel_for, tmp_path):
+    """A hijacked model reads a skill's script and runs its text, then pastes it into a cell
+    and runs the cell: under `--yes`, headless, both are denied as asking, saying why."""
+    import nbformat
+
+    write_skill(
+        tmp_path / ".agents" / "skills", "tidy-data", TIDY, BODY, {"scripts/mark.py": SCRIPT}
+    )
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("x = 1")]
+    (tmp_path / "work.ipynb").write_text(nbformat.writes(notebook))
+    server = serve(
+        [
+            reply(
+                "", call("read_file", id="read", path=".agents/skills/tidy-data/scripts/mark.py")
+            ),
+            reply("", call("run_code", id="code", code=SCRIPT)),
+            reply(
+                "",
+                call(
+                    "insert_cell",
+                    id="insert",
+                    after_cell_id="#1",
+                    cell_type="code",
+                    source=SCRIPT,
+                ),
+            ),
+            reply("", call("run_cell", id="cell", cell_id="#2")),
+            reply("Done."),
+        ]
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    kernel = kernel_for(
+        server,
+        HOME=str(home),
+        JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+        JPY_SESSION_NAME=str(tmp_path / "work.ipynb"),
+    )
+
+    run = kernel.execute("%%copilot --yes\ntidy the data")
+
+    assert run.status == "ok", run.reply["content"]
+    server.assert_complete()
+    results = server.requests[-1].tool_results
+    assert "mark_the_folder" in results["read"]
+    assert "inserted" in results["insert"].lower(), results["insert"]
+    for call_id in ("code", "cell"):
+        assert "denied" in results[call_id] and "skill" in results[call_id], results[call_id]
+        assert ".agents/skills/tidy-data/scripts/mark.py" in results[call_id], results[call_id]
+    why = "denied (it runs text from .agents/skills/tidy-data/scripts/mark.py, a skill's file)"
+    assert f"run_code from pathlib import Path — {why}" in shown(run)
+    assert f"run_cell #2 — {why}" in shown(run)
+    assert not (tmp_path / RAN).exists(), "the skill's script ran unasked"

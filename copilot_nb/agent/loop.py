@@ -45,11 +45,12 @@ from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
 from ..tools.context_block import with_request_block
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
-from .approvals.policy import ApprovalPolicy, answer_of, call_preview, decide_call, policy_refusal
+from .approvals.policy import ApprovalPolicy, answer_of, call_preview, policy_refusal, rule_on
 from .context.window import ContextWindow
 from .cut_off import without_cut_off_call
 from .run_settings import ActiveRun, RunSettings, resolve
 from .side_channel import SideChannel
+from .skills.scripts import note_result
 from .tool_calls import kept_reply, summarize_call
 
 STREAM_RETRIES = 1
@@ -321,7 +322,8 @@ class Agent:
         tool = run.tools.get(call.name)
         if isinstance(arguments, str):  # not parsed yet, or refused (not JSON, too deep, too big)
             arguments = parse_arguments(arguments)
-        category, decision = decide_call(run.approvals, call.name, tool, arguments)
+        ruling = await rule_on(run.approvals, call.name, tool, arguments)
+        category, decision = ruling.category, ruling.decision
         trust = tool.trust if tool is not None else None
         refusal = ""
         if decision == "deny":
@@ -334,8 +336,8 @@ class Agent:
                 summary=summary,
                 category=category,
                 decision=asyncio.get_running_loop().create_future(),
-                note=trust.note if trust is not None else "",
-                preview=await call_preview(tool, arguments),
+                note=ruling.note or (trust.note if trust is not None else ""),
+                preview=ruling.preview or await call_preview(tool, arguments),
             )
             yield request
             refusal = await answer_of(request, trust)
@@ -343,7 +345,7 @@ class Agent:
             output = ToolOutput(
                 content=refusal + ". Do not retry it; ask the user or try another way.",
                 is_error=True,
-                summary="denied",
+                summary=f"denied ({ruling.why})" if ruling.why else "denied",
             )
         else:
             self.current_call_id = call.id
@@ -352,6 +354,7 @@ class Agent:
             async for side_event in self._side.run(work, done):
                 yield side_event
             output = done[0]
+            note_result(arguments, output.content)
         self._keep(
             ToolResult(
                 tool_call_id=call.id,

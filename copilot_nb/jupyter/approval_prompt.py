@@ -44,6 +44,10 @@ NOBODY = (
     "nobody could be asked to approve it (this notebook runs without a user at the keyboard); "
     "rerun the cell with --yes to allow changes"
 )
+NOBODY_ALWAYS = (
+    "nobody could be asked to approve it (this notebook runs without a user at the keyboard), "
+    "and --yes does not approve it: {note}"
+)
 NOBODY_QUESTION = (
     "nobody can answer questions here (this notebook runs without a user at the keyboard)"
 )
@@ -85,9 +89,10 @@ def question(event: ApprovalNeeded) -> str:
 
 
 def warning(event: ApprovalNeeded) -> str:
-    """What approving this edit leads to later, or '': code that runs (a Makefile, `.bashrc`),
-    a CI workflow, instructions future agents obey (`AGENTS.md`)."""
-    if event.category in ("external", "mcp-server"):
+    """What approving this call leads to, or '': an edit's later effect (code that runs, a
+    Makefile, `.bashrc`; a CI workflow; instructions future agents obey, `AGENTS.md`), the MCP
+    server an approval trusts, the skill whose code a run would run."""
+    if event.category in ("external", "mcp-server", "execute"):
         return event.note
     if event.category != "edit":
         return ""
@@ -276,8 +281,12 @@ class CellApprover:
         if choice == "deny":
             if isinstance(request, Question):
                 request.deny(NOBODY_QUESTION)
+            elif request.category == "mcp-server":
+                request.deny(NOBODY_START)
+            elif request.category == "execute" and request.note:  # asks whatever --yes says
+                request.deny(NOBODY_ALWAYS.format(note=request.note))
             else:
-                request.deny(NOBODY_START if request.category == "mcp-server" else NOBODY)
+                request.deny(NOBODY)
         elif choice == "widget":
             self._show_buttons(request)
         elif choice == "input":

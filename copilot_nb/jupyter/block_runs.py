@@ -35,7 +35,7 @@ async def run_block(
     session: CopilotSession, code: str, approver: Approver, *, call_id: str
 ) -> AsyncGenerator[ToolStarted | ApprovalNeeded | ToolFinished, None]:
     """The events of one Run: the card starts, the approval where the policy asks, the result."""
-    from ..agent.approvals.policy import answer_of, decide_call, policy_refusal
+    from ..agent.approvals.policy import answer_of, policy_refusal, rule_on
     from ..events import ApprovalNeeded, ToolFinished, ToolStarted
     from ..text import first_line
 
@@ -43,7 +43,8 @@ async def run_block(
     yield ToolStarted(call_id=call_id, name=TOOL, arguments=arguments, summary=first_line(code))
     tools = session.tools_for(session.workspace())
     tool = tools.get(TOOL)
-    category, decision = decide_call(session.approvals, TOOL, tool, arguments)
+    ruling = await rule_on(session.approvals, TOOL, tool, arguments)
+    category, decision = ruling.category, ruling.decision
     refusal = ""
     if tool is None:
         refusal = f"{TOOL} is not among this session's tools, so a block cannot run here"
@@ -59,6 +60,7 @@ async def run_block(
             summary=first_line(code),
             category=category,
             decision=asyncio.get_running_loop().create_future(),
+            note=ruling.note,
         )
         yield request
         approver.answer(request)

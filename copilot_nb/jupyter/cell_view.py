@@ -225,8 +225,8 @@ class CellRenderer:
         buttons below go away): above the footer, whatever the turn adds later."""
 
         def answered(decision: asyncio.Future[tuple[bool, str]]) -> None:
-            if decision.cancelled():
-                return
+            if decision.cancelled() or line.ok is not None:
+                return  # the call finished first (denied at once, headless): its outcome says why
             approved, reason = decision.result()
             changes = revision(reason)
             if changes is not None:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent.approvals.approver import Approver
-from ..agent.approvals.policy import ApprovalPolicy, answer_of, decide_call, policy_refusal
+from ..agent.approvals.policy import ApprovalPolicy, answer_of, policy_refusal, rule_on
+from ..agent.skills.scripts import note_result
 from ..events import ApprovalNeeded
 from ..models.base import Model
 from ..text import first_line
@@ -63,18 +64,27 @@ class Backend:
         """One call from a client, through the same approval as the agent's own calls."""
         source = self.tools()
         tool = source.get(name)
-        category, decision = decide_call(self.approvals(), name, tool, arguments)
+        ruling = await rule_on(self.approvals(), name, tool, arguments)
+        category, decision = ruling.category, ruling.decision
         refusal = ""
         if decision == "deny":
             refusal = policy_refusal(name, category)
         elif decision == "ask":
-            refusal = await self._ask(name, arguments, category, summary, tool)
+            refusal = await self._ask(name, arguments, category, summary, tool, ruling.note)
         if refusal:
             return ToolOutput(content=refusal, is_error=True, summary="denied")
-        return await source.call_tool(name, arguments, timeout=self.tool_timeout)
+        output = await source.call_tool(name, arguments, timeout=self.tool_timeout)
+        note_result(arguments, output.content)
+        return output
 
     async def _ask(
-        self, name: str, arguments: Mapping[str, Any], category: str, summary: str, tool: Any
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        category: str,
+        summary: str,
+        tool: Any,
+        note: str = "",
     ) -> str:
         """Ask the approver (buttons in the notebook that started the proxy); '' if approved."""
         if self.approver is None:
@@ -87,7 +97,7 @@ class Backend:
             summary=summary or first_line(str(dict(arguments)), 80),
             category=category,
             decision=asyncio.get_running_loop().create_future(),
-            note=trust.note if trust is not None else "",
+            note=note or (trust.note if trust is not None else ""),
         )
         self.approver.answer(request)
         return await answer_of(request, trust)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ...errors import ConfigError
 from ...events import APPROVED_ONCE
 from ...policy import approval_floor, floor_source, tightened
-from ..skills.scripts import runs_skill_script
+from ..skills.scripts import ALWAYS, skill_script_in
 from .edit_targets import acts_later
 
 if TYPE_CHECKING:
@@ -108,19 +108,20 @@ class ApprovalPolicy:
 
 
 def decide_call(
-    policy: ApprovalPolicy, name: str, tool: Tool | None, arguments: Any
+    policy: ApprovalPolicy, name: str, tool: Tool | None, arguments: Any, *, runs: str = ""
 ) -> tuple[str, Decision]:
     """The category and decision for one call as the model sent it. A call that cannot run
     (unknown tool, arguments that are not an object) needs nobody's approval: its error result
     is all it does. A tool whose source the user approved as a whole, unchanged since, runs
-    where its category would ask; a skill's script never runs unasked (`skills/scripts.py`)."""
+    where its category would ask; a skill's script never runs unasked (`skills/scripts.py`),
+    judged on the arguments and on `runs`, the code the call will run where they do not hold it."""
     if tool is None or not isinstance(arguments, dict):
         return "read", "allow"
     category = tool.category_for(arguments)
     decision = policy.decide(name, category)
     if decision == "ask" and tool.trust is not None and tool.trust.granted():
         decision = "allow"
-    if decision == "allow" and category == "execute" and runs_skill_script(arguments):
+    if decision == "allow" and category == "execute" and skill_script_in(arguments, runs):
         decision = "ask"
     # The administrator's floor last: no setting, option or trust goes below it.
     reviewed = policy.reviewing and category == "edit" and decision == "allow"
@@ -129,6 +130,37 @@ def decide_call(
     supported = EDIT_DECISIONS if reviewed else DECISIONS
     floored = tightened(category, decision, supported)
     return category, cast(Decision, "allow" if floored == "review" else floored)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ruling:
+    """A call's category and decision, why it asks where its settings would not, and the
+    preview read to decide (an execute call's code)."""
+
+    category: str
+    decision: Decision
+    why: str = ""
+    """Why it asks whatever the settings say: the skill whose code it runs."""
+    note: str = ""
+    """The same, as the question says it."""
+    preview: CallPreview | None = None
+
+
+async def rule_on(policy: ApprovalPolicy, name: str, tool: Tool | None, arguments: Any) -> Ruling:
+    """`decide_call` on what the call will run: an execute call whose arguments do not hold its
+    code (run_cell's `#6`, rebuild_names' names) is judged on its preview's code, read first."""
+    preview = None
+    if (
+        tool is not None
+        and isinstance(arguments, dict)
+        and tool.category_for(arguments) == ("execute")
+    ):
+        preview = await call_preview(tool, arguments)
+    runs = preview.text if preview is not None else ""
+    category, decision = decide_call(policy, name, tool, arguments, runs=runs)
+    why = skill_script_in(arguments, runs) if category == "execute" and decision == "ask" else ""
+    note = f"{why}; {ALWAYS}" if why else ""
+    return Ruling(category=category, decision=decision, why=why, note=note, preview=preview)
 
 
 def policy_refusal(name: str, category: str) -> str:

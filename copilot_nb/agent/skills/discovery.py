@@ -14,13 +14,15 @@ A skill is a folder holding a `SKILL.md`. Every folder is read through a `Worksp
 door): the project's through the project's, the others through one rooted at their skills
 folder, so a link out of it is not followed. The administrator's policy may allow only some
 skills (`skills`) and switch package skills off (`package_skills`). Read again at each use:
-an edit takes effect at the next request.
+an edit takes effect at the next request. Every skills folder looked in is handed to
+`texts.py`, so the approval knows its scripts by their text.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from ...policy.loading import admin_folders
 from ...workspace.workspace import Workspace
 from .packages import imported_package_skills
 from .skill_file import FILE_NAME, Origin, Skill, SkillProblem, parse_skill
+from .texts import TEXTS
 
 PROJECT_FOLDERS = (".github/skills", ".claude/skills", ".agents/skills", ".jupyter/skills")
 USER_FOLDERS = ("~/.copilot/skills", "~/.agents/skills", "~/.claude/skills")
@@ -97,6 +100,7 @@ def find_skills(workspace: Workspace, places: Places | None = None) -> Catalogue
     for folder in places.admin:
         found += _outside(folder, "admin")
     for base in places.project:
+        _watch_project(workspace, base)
         found += _scan(workspace, base, origin="project", shown=base, project=True)
     for folder in places.user:
         found += _outside(folder, "user")
@@ -111,14 +115,22 @@ def find_skills(workspace: Workspace, places: Places | None = None) -> Catalogue
 
 def _outside(folder: Path, origin: Origin, **package: str) -> list[Found]:
     """The skills in a folder outside the workspace, read through a Workspace rooted there."""
+    shown = home_relative(folder)
+    TEXTS.watch(folder, shown)
     if not folder.is_dir():
         return []
     try:
         door = Workspace(folder, read_only=True)
     except ConfigError:
         return []
-    shown = home_relative(folder)
     return _scan(door, ".", origin=origin, shown=shown, project=False, **package)
+
+
+def _watch_project(workspace: Workspace, base: str) -> None:
+    """Have the approval know the files of a project skills folder, made yet or not."""
+    # a folder the workspace refuses (a link out of it) offers no skill, and no tool reads it
+    with suppress(OSError, SandboxError):
+        TEXTS.watch(workspace.resolve(base), base)
 
 
 def _scan(

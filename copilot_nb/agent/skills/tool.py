@@ -16,8 +16,8 @@ from ...text import clip
 from ...tools.registry import Tool, ToolOutput, bound_tool
 from ...workspace.workspace import Workspace
 from .discovery import Catalogue, Places, find_skills
-from .scripts import SERVED
 from .skill_file import FILE_NAME, Skill
+from .texts import TEXTS
 
 MAX_FILES_LISTED = 100
 MAX_FILE_CHARS = 100_000
@@ -67,7 +67,7 @@ def load_skill(ctx: SkillContext, name: str, file: str | None = None) -> ToolOut
         raise ToolError(
             f"load_skill: skill {name!r} has no text file {file!r}; its files: {listed}"
         ) from None
-    SERVED.add(text)
+    TEXTS.remember(text, f"{skill.shown}/{file}")
     return ToolOutput(content=clip(text, MAX_FILE_CHARS), summary=f"skill {name}: {file}")
 
 
