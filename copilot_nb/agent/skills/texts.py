@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -28,9 +29,9 @@ from ...workspace.workspace import Workspace
 
 MIN_LINE_CHARS = 20
 """Characters a line keeps without its whitespace to count: `print(df.head())` is anyone's."""
-MAX_FILE_BYTES = 512 * 1024
+MAX_FILE_BYTES = 256 * 1024
 """A larger file in a skills folder is data, not a script a model pastes."""
-MAX_FILES = 1_000
+MAX_FILES = 500
 """Files read from one skills folder."""
 MAX_DEPTH = 8
 _SPACE = re.compile(r"\s+")
@@ -141,23 +142,26 @@ class SkillTexts:
         except ConfigError:  # a folder the Workspace refuses as a root: no file is read there
             return
         for relative in _files(door):
+            path = door.root / relative  # inside the folder: the listing marks links out of it
             try:
-                path = door.resolve(relative)
                 status = path.stat()
-                if door.secret(relative) or status.st_size > MAX_FILE_BYTES:
-                    continue
                 stamp = (status.st_size, status.st_mtime_ns)
                 read = self._files.get(path)
                 if read is None or read.stamp != stamp:
-                    data = door.read_bytes(relative)
-                    if b"\0" in data:
-                        continue
-                    text = data.decode("utf-8", errors="replace")
-                    read = _Read(stamp=stamp, lines=frozenset(distinctive(text.splitlines())))
+                    read = _Read(stamp=stamp, lines=frozenset(_lines_of(door, relative, status)))
                     self._files[path] = read
             except (OSError, SandboxError):
                 continue
             yield path, relative, read
+
+
+def _lines_of(door: Workspace, relative: str, status: os.stat_result) -> Iterator[str]:
+    """The distinctive lines of a text file; none of a secret, a large or a binary file."""
+    if status.st_size > MAX_FILE_BYTES or door.secret(relative):
+        return
+    data = door.read_bytes(relative)
+    if b"\0" not in data:
+        yield from distinctive(data.decode("utf-8", errors="replace").splitlines())
 
 
 def _files(door: Workspace) -> Iterator[str]:
