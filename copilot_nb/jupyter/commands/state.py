@@ -22,6 +22,7 @@ from ...agent.session import CopilotSession
 from ...kernel_bridge import hidden_names, user_namespace
 from ...text import human_bytes
 from ...tools.context import ToolContext
+from ...tools.kernel.guard import let_go_note
 from ...tools.kernel.saved_vars import load, path_for, save
 from ...tools.kernel.state import kernel_state
 from ...tools.kernel.variables import memory_of, size_of, type_name, user_variables
@@ -41,10 +42,12 @@ def state_arguments(parser: argparse.ArgumentParser) -> None:
 def state(session: CopilotSession, args: argparse.Namespace, settings: Any = None) -> None:
     """Print the variables as the agent sees them, what a restart lost, and the keep limit."""
     kernel = kernel_state(session.shell)
-    if args.keep is not None:
-        kernel.keep_limit = parse_size(args.keep)
+    let_go = kernel.set_keep_limit(parse_size(args.keep)) if args.keep is not None else []
     namespace = user_namespace(session.shell)
-    print("\n".join(state_lines(namespace, kernel_state(session.shell), session.shell)))
+    lines = state_lines(namespace, kernel, session.shell)
+    if let_go:
+        lines.append(f"copilot: {let_go_note(let_go, kernel.held_limit)}")
+    print("\n".join(lines))
 
 
 def state_lines(namespace: dict[str, Any], kernel: Any, shell: Any = None) -> list[str]:
@@ -66,7 +69,14 @@ def state_lines(namespace: dict[str, Any], kernel: Any, shell: Any = None) -> li
             )
     limit = kernel.keep_limit
     kept = f"up to {human_bytes(limit)}" if limit else "nothing (off)"
-    lines.append(f"copilot: a run keeps {kept} of the variables it changes, for Undo")
+    held = sum(k.size for k in kernel.held)
+    across = (
+        f"; {human_bytes(held)} held across runs, at most {human_bytes(kernel.held_limit)} "
+        "(the oldest are let go first)"
+        if limit
+        else ""
+    )
+    lines.append(f"copilot: a run keeps {kept} of the variables it changes, for Undo{across}")
     return lines
 
 

@@ -9,18 +9,15 @@ cell run in review also puts them back on the cell's Undo (`tools/review.py`).
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import MutableMapping
 from typing import Any
 
 from ...kernel_bridge import hidden_names
+from ...text import human_bytes
 from ..context import ToolContext
 from .names import code_names
 from .snapshots import Kept, keep
 from .state import kernel_state
-
-HELD_RUNS = 40
-"""Runs whose kept variables are held at most; older ones let theirs go (memory is bounded)."""
 
 
 class KeptVariables:
@@ -59,12 +56,21 @@ def after_run(ctx: ToolContext, source: str, kept: Kept | None) -> str:
     state.ran(source, namespace)
     if kept is None:
         return ""
+    let_go: list[str] = []
     if kept.values and ctx.workspace is not None:
         ctx.workspace.checkpoints.record_other(KeptVariables(namespace, kept))
-        held: deque[Kept] = state.held
-        held.append(kept)
-        while len(held) > HELD_RUNS or sum(k.size for k in held) > 2 * state.keep_limit:
-            held.popleft().release()
+        let_go = state.hold(kept)
     elif ctx.workspace is None:
         return ""
-    return kept.note()
+    return ". ".join(part for part in (kept.note(), let_go_note(let_go, state.held_limit)) if part)
+
+
+def let_go_note(labels: list[str], held_limit: int) -> str:
+    """What letting older runs' variables go means for their Undo ('' when none was)."""
+    if not labels:
+        return ""
+    runs = "1 earlier run" if len(labels) == 1 else f"{len(labels)} earlier runs"
+    return (
+        f"Undo can no longer put back the variables of {runs} (the kernel holds at most "
+        f"{human_bytes(held_limit)} of them): {', '.join(labels)}"
+    )

@@ -4,12 +4,14 @@ Before run_code or run_cell runs, the names its source binds, mutates or deletes
 are kept as they are: a pandas object by a shallow copy where pandas copies on write (pandas 3:
 the copy shares its buffers until one side writes, so it costs nothing to take and a run that
 changes one column copies that column; counted as 0 bytes against the limit), else by
-`copy(deep=True)`; anything else by `copy.deepcopy`. A name that did
+`copy(deep=True)`; anything else by `copy.deepcopy`, counted at what the copy holds: a list of
+arrays at the arrays' bytes (`contents.py` walks what a value holds). A name that did
 not exist is kept as absent, so Undo removes what the run made. Nothing else is kept: a name the
 code does not touch cannot change (unless the code reaches it indirectly, through a function or
 an alias: the review says Undo restores the names it lists, no more).
 
-Never kept, and said so: a secret (by its name or its value: `masking.py`), a value over the
+Never kept, and said so: a secret (by its name or its value: `masking.py`), a value that holds
+one anywhere inside (in any container, an object's attributes, an array of objects), a value over the
 size limit the user sets (`KernelState.keep_limit`, 256 MB unless changed; 0 keeps nothing), a
 value that cannot be copied (a connection, a generator, a module), and a name the user's
 namespace hides. Kept values live in the kernel's memory only, for as long as the turn's undo is
@@ -26,8 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...text import human_bytes
-from ..masking import MaskingRepr, is_secret_label, is_secret_value
-from .variables import memory_of, safe_repr
+from ..masking import is_secret_label, is_secret_value
+from ..static_view import inherits
+from .contents import Measured, measure
 
 KEEP_LIMIT = 256 * 1024 * 1024
 """Bytes of variables one run may keep (the user changes it with `%copilot state --keep`)."""
@@ -103,14 +106,15 @@ def keep(
             kept.values[name] = _ABSENT
             continue
         value = namespace[name]
-        why = not_keepable(name, value)
+        if not limit:
+            kept.left[name] = not_keepable(name, value) or "keeping variables is off"
+            continue
+        measured = measure(value)
+        why = not_keepable(name, value, measured)
         if why:
             kept.left[name] = why
             continue
-        if not limit:
-            kept.left[name] = "keeping variables is off"
-            continue
-        size = 0 if shares_on_write(value) else memory_of(value) or sys.getsizeof(value)
+        size = 0 if shares_on_write(value) else measured.size
         if kept.size + size > limit:
             kept.left[name] = f"{human_bytes(size)}, over the {human_bytes(limit)} limit"
             continue
@@ -148,20 +152,15 @@ def shares_on_write(value: Any) -> bool:
         return False
 
 
-def not_keepable(name: str, value: Any) -> str:
-    """Why a value is not kept ('' when it may be)."""
-    if is_secret_label(name) or is_secret_value(name, value) or _holds_secret(value):
+def not_keepable(name: str, value: Any, measured: Measured | None = None) -> str:
+    """Why a value is not kept ('' when it may be); `measured` is what `measure` found in it."""
+    if is_secret_label(name) or is_secret_value(name, value):
         return "a secret: never kept"
-    if isinstance(value, (types.ModuleType, types.GeneratorType, types.CoroutineType)):
+    if inherits(value, types.ModuleType, types.GeneratorType, types.CoroutineType):
         return f"a {type(value).__name__}: cannot be copied"
+    found = (measured or measure(value)).secret
+    if found == "":
+        return "a secret: never kept"
+    if found is not None:
+        return f"holds a secret (at {name}{found}): never kept"
     return ""
-
-
-def _holds_secret(value: Any) -> bool:
-    """A plain container with a secret inside (`{"api_key": ...}`, a token in a list): what
-    the masking repr of every tool would mask."""
-    if not isinstance(value, (dict, list, tuple, set, frozenset)):
-        return False
-    masker = MaskingRepr()
-    safe_repr(value, masker=masker)
-    return masker.masked > 0

@@ -24,6 +24,8 @@ INSTANCE = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
 """This kernel process's id: a restarted kernel is a new process, with a new id."""
 MAX_NAMES = 300
 """Names a turn record keeps (the most recent ones)."""
+HELD_RUNS = 40
+"""Runs whose kept variables are held at most; older ones let theirs go (memory is bounded)."""
 _ATTRIBUTE = "_copilot_nb_kernel_state"
 
 
@@ -39,7 +41,34 @@ class KernelState:
         self.keep_limit = KEEP_LIMIT
         """Bytes of variables a run may keep for Undo (0: none): `%copilot state --keep`."""
         self.held: deque[Kept] = deque()
-        """The runs whose kept variables are held, oldest first (`guard.py` bounds them)."""
+        """The runs whose kept variables are held, oldest first (`hold` bounds them)."""
+
+    @property
+    def held_limit(self) -> int:
+        """Bytes of kept variables held across runs: twice what one run may keep."""
+        return 2 * self.keep_limit
+
+    def hold(self, kept: Kept) -> list[str]:
+        """Hold a run's kept variables; older runs let theirs go, oldest first, to stay within
+        `HELD_RUNS` runs and `held_limit` bytes. The labels of those let go."""
+        self.held.append(kept)
+        return self._trim()
+
+    def set_keep_limit(self, limit: int) -> list[str]:
+        """What a run may keep from now on; held variables past the new bound are let go at
+        once, oldest first. The labels of the runs let go."""
+        self.keep_limit = limit
+        return self._trim()
+
+    def _trim(self) -> list[str]:
+        let_go = []
+        while self.held and (
+            len(self.held) > HELD_RUNS or sum(k.size for k in self.held) > self.held_limit
+        ):
+            oldest = self.held.popleft()
+            oldest.release()
+            let_go.append(oldest.label)
+        return let_go
 
     def ran(self, source: str, namespace: Mapping[str, Any]) -> None:
         """A run of `source` finished: the names it used or made that exist now are the
