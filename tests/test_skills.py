@@ -14,7 +14,7 @@ import pytest
 from copilot_nb.agent.skills.block import BUDGET, HEAD, skills_block
 from copilot_nb.agent.skills.discovery import Places, default_places, find_skills
 from copilot_nb.agent.skills.skill_file import SkillProblem, parse_skill
-from copilot_nb.events import ApprovalNeeded, Failed, ToolFinished, ToolStarted
+from copilot_nb.events import ApprovalNeeded, Done, Failed, ToolFinished, ToolStarted
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import tool
 from copilot_nb.workspace.later_effects import later_effect
@@ -519,3 +519,35 @@ async def test_text_read_from_any_skills_folder_asks_when_it_is_run(serve, root,
         "it runs text from vendor/kit/.agents/skills/kit/go.py, a skill's file",
         "it runs text from vendor/kit/.agents/skills/kit/note.md, a skill's file",
     ]
+
+
+@pytest.mark.parametrize(
+    ("front", "problem"),
+    [
+        ("description: " + "[" * 10_000, "SKILL.md's front matter nests deeper than 32 levels"),
+        ("description: d\nmetadata: " + "{a: " * 3_000 + "b" + "}" * 3_000, "nests deeper"),
+        (
+            "description: d\nmetadata:\n" + "".join(f"{' ' * i}k{i}:\n" for i in range(1, 3_000)),
+            "nests deeper",
+        ),
+        ("description: d\nlicense: 2001-02-30", "front matter is not valid YAML (day is out of"),
+        ("description: [", "front matter is not valid YAML (while parsing a flow node"),
+    ],
+    ids=["10000-brackets", "3000-flow-mappings", "3000-block-mappings", "bad-date", "unclosed"],
+)
+async def test_a_skill_md_too_deep_or_odd_to_read_is_listed_as_broken_and_the_agent_works(
+    serve, root, monkeypatch, front, problem
+):
+    broken = root / ".agents" / "skills" / "deep"
+    broken.mkdir(parents=True)
+    (broken / "SKILL.md").write_text(f"---\nname: deep\n{front}\n---\nbody\n")
+    write_skill(root / ".agents" / "skills", "tidy-data", TIDY)
+
+    found = {f.name: f for f in find_skills(Workspace(root)).found}
+
+    assert not found["deep"].offered and problem in found["deep"].problem
+    assert "\n" not in found["deep"].problem and len(found["deep"].problem) <= 200
+    server = serve([reply("Fine.")])
+    events = await events_of(session_in(root, server, monkeypatch), "hello")
+    assert isinstance(events[-1], Done), events[-1]
+    assert "- tidy-data:" in server.requests[0].messages[0]["content"]

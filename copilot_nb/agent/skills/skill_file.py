@@ -16,13 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ...text import shorten
+
 FILE_NAME = "SKILL.md"
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
 MAX_COMPATIBILITY_CHARS = 500
+MAX_NESTING = 32
+"""Levels of lists and mappings in the front matter: its fields are flat, `metadata` a map."""
+MAX_PROBLEM_CHARS = 200
+"""A problem is one line of `%copilot skills`."""
 FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
 """The front matter's fields in the specification; `skills-ref` refuses any other."""
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 Origin = Literal["admin", "project", "user", "package"]
 """Where a skill comes from, in the order a name is looked up (the first of a name wins)."""
@@ -69,13 +76,48 @@ def split_front_matter(text: str) -> tuple[Mapping[str, Any], str]:
     end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
     if end is None:
         raise SkillProblem(f"{FILE_NAME}'s front matter is not closed by a '---' line")
-    try:
-        data = yaml.safe_load("".join(lines[1:end]))
-    except yaml.YAMLError as exc:
-        raise SkillProblem(f"{FILE_NAME}'s front matter is not valid YAML ({exc})") from None
+    data = _load(yaml, "".join(lines[1:end]))
     if not isinstance(data, dict):
         raise SkillProblem(f"{FILE_NAME}'s front matter must be a YAML mapping of fields")
     return data, "".join(lines[end + 1 :]).strip()
+
+
+def _load(yaml: Any, front: str) -> Any:
+    """The front matter's YAML, or SkillProblem in one line: a document nested deeper than
+    `MAX_NESTING` is refused before it is built (building it recurses once per level), and a
+    value YAML cannot make (`2001-02-30`) is a problem of the file, not an error of ours."""
+    too_deep = SkillProblem(
+        f"{FILE_NAME}'s front matter nests deeper than {MAX_NESTING} levels; keep its fields flat"
+    )
+    if _bracket_depth(front) > MAX_NESTING:  # YAML's scanner takes quadratic time over these
+        raise too_deep
+    try:
+        depth = 0
+        for event in yaml.parse(front, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise too_deep
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        return yaml.safe_load(front)
+    except SkillProblem:
+        raise
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:
+        why = shorten(" ".join(str(exc).split()), MAX_PROBLEM_CHARS - 50)
+        raise SkillProblem(f"{FILE_NAME}'s front matter is not valid YAML ({why})") from None
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest run of open `[` and `{` (quoted ones too: never less than YAML's nesting)."""
+    depth = deepest = 0
+    for char in _BRACKETS.findall(text):
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def check_name(name: object, folder: str) -> str:
