@@ -551,3 +551,59 @@ async def test_a_skill_md_too_deep_or_odd_to_read_is_listed_as_broken_and_the_ag
     events = await events_of(session_in(root, server, monkeypatch), "hello")
     assert isinstance(events[-1], Done), events[-1]
     assert "- tidy-data:" in server.requests[0].messages[0]["content"]
+
+
+@pytest.mark.parametrize("on_path", ["folder", "working-folder"])
+def test_a_distribution_planted_in_the_workspace_offers_no_package_skill(
+    root, tmp_path, monkeypatch, on_path
+):
+    """The notebook's folder is on the kernel's sys.path: a cloned repository's `.dist-info`
+    is not an installed package, whatever it claims to be and whatever is imported."""
+    import pandas  # the real one, from the environment
+
+    install_package_with_skill(root, "evilpkg", "1.0", "evil-skill")
+    (root / "evilpkg-1.0.dist-info" / "top_level.txt").write_text("json\n")
+    install_package_with_skill(root, "pandas", "3.1.1", "pandas-tips")
+    if on_path == "folder":
+        monkeypatch.syspath_prepend(str(root))
+    else:
+        monkeypatch.chdir(root)
+        monkeypatch.syspath_prepend("")
+    monkeypatch.setitem(sys.modules, "pandas", pandas)
+    monkeypatch.setitem(sys.modules, "json", __import__("json"))
+
+    found = find_skills(Workspace(root)).found
+
+    assert [(f.name, f.source) for f in found] == []
+
+
+def test_a_distribution_whose_module_is_imported_from_elsewhere_offers_no_skill(
+    root, tmp_path, monkeypatch
+):
+    """A `pandas-3.1.1.dist-info` outside the workspace that is not where the imported pandas
+    came from does not describe the code the kernel runs."""
+    import pandas  # the real one, from the environment
+
+    other = tmp_path / "other"
+    install_package_with_skill(other, "pandas", "3.1.1", "pandas-tips")
+    monkeypatch.syspath_prepend(str(other))
+    monkeypatch.setitem(sys.modules, "pandas", pandas)
+
+    assert find_skills(Workspace(root)).found == ()
+
+
+def test_a_package_in_this_interpreters_own_site_packages_in_the_workspace_is_offered(
+    root, monkeypatch
+):
+    """A project's `.venv` lies in its workspace: what this kernel's interpreter installed
+    there is installed."""
+    import site
+
+    venv_site = root / ".venv" / "lib" / "python3" / "site-packages"
+    install_package_with_skill(venv_site, "venv_pkg", "0.3.0", "venv-pkg")
+    monkeypatch.setattr(site, "getusersitepackages", lambda: str(venv_site))
+    monkeypatch.syspath_prepend(str(venv_site))
+    monkeypatch.setitem(sys.modules, "venv_pkg", __import__("venv_pkg"))
+
+    (found,) = find_skills(Workspace(root)).found
+    assert found.offered and found.source == "package venv-pkg 0.3.0"

@@ -105,7 +105,7 @@ def find_skills(workspace: Workspace, places: Places | None = None) -> Catalogue
     for folder in places.user:
         found += _outside(folder, "user")
     if places.packages:
-        for package in imported_package_skills():
+        for package in imported_package_skills(workspace=workspace.root):
             entries = _outside(
                 package.folder, "package", package=package.distribution, version=package.version
             )
