@@ -4,6 +4,7 @@ variables back, and what a restart lost."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import pickle
 from pathlib import Path
@@ -256,3 +257,87 @@ def test_an_unsigned_64_mb_snapshot_is_refused_in_small_reads(tmp_path: Path) ->
         tracemalloc.stop()
     assert peak < 4 * 1024 * 1024, f"{peak:,} bytes held while checking a 64 MB file"
     assert not mark.exists()
+
+
+class Model:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "namespace['model'] = Model('mine')",  # set again
+        "namespace['model'].kind = 'tuned'",  # changed in place
+        "namespace['rows'].append(5)",  # a list changed in place
+        "namespace['gone'] = 'back'",  # a name the run deleted, made again
+    ],
+    ids=["assigned", "attribute", "appended", "made-again"],
+)
+async def test_undo_leaves_variables_the_user_changed_after_the_run_and_force_restores(
+    tmp_path: Path, later: str
+) -> None:
+    namespace: dict[str, Any] = {"model": Model("old"), "rows": [1], "gone": 0}
+    ctx, workspace = context(tmp_path, namespace)
+    workspace.begin_turn("train")
+    code = "model = Model('agent')\nrows.append(4)\ndel gone\nnote = 1"
+    namespace["Model"] = Model
+    await call(kernel_toolset(ctx), "run_code", code=code)
+    exec(later, {"namespace": namespace, "Model": Model})
+    changed = later.split("'")[1]
+    mine = {name: namespace.get(name) for name in ("model", "rows", "gone", "note")}
+    with pytest.raises(SandboxError) as refused:
+        workspace.undo()
+    message = str(refused.value)
+    assert f"cannot undo 'train': {changed} changed in the kernel after the agent's run" in message
+    assert "%copilot undo --force" in message
+    assert {name: namespace.get(name) for name in mine} == mine, "nothing was undone"
+
+    restored = workspace.undo(force=True)
+    assert [r.action for r in restored] == ["restored"]
+    assert namespace["model"].kind == "old" and namespace["rows"] == [1]
+    assert namespace["gone"] == 0 and "note" not in namespace
+
+
+async def test_undo_puts_back_variables_nobody_changed_since_the_run(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"a": range(5), "s": list("abcde")})
+    namespace: dict[str, Any] = {"frame": frame, "rows": [1]}
+    ctx, workspace = context(tmp_path, namespace)
+    workspace.begin_turn("filter")
+    await call(kernel_toolset(ctx), "run_code", code="frame = frame[frame.a > 1]\nrows.append(2)")
+    namespace["unrelated"] = 1  # a change to another name is no conflict
+    assert workspace.undo()[0].action == "restored"
+    pd.testing.assert_frame_equal(namespace["frame"], frame)
+    assert namespace["rows"] == [1]
+
+
+async def test_undoing_turns_one_by_one_follows_the_copies_each_undo_puts_back(
+    tmp_path: Path,
+) -> None:
+    """A value the fingerprint cannot read whole (a date: a C type) is told by identity; the
+    copy an Undo puts back stands for what the earlier run left, so that run's Undo goes on."""
+    namespace: dict[str, Any] = {"day": datetime.date(2020, 1, 1)}
+    ctx, workspace = context(tmp_path, namespace)
+    for year in (2021, 2022):
+        workspace.begin_turn(f"move to {year}")
+        await call(kernel_toolset(ctx), "run_code", code=f"day = day.replace(year={year})")
+    assert workspace.undo()[0].action == "restored"
+    assert namespace["day"].year == 2021
+    assert workspace.undo()[0].action == "restored"
+    assert namespace["day"].year == 2020
+
+
+async def test_a_cells_review_undo_leaves_what_the_user_changed_since(tmp_path: Path) -> None:
+    namespace: dict[str, Any] = {"x": 1, "y": 1}
+    ctx, workspace = context(tmp_path, namespace)
+    workspace.begin_turn("bump")
+    await call(kernel_toolset(ctx), "run_code", code="x = 2\ny = 2")
+    kept = workspace.checkpoints.turns[-1].others[0].kept
+    namespace["y"] = 7  # the user's own
+    assert kept.put_back(namespace) == ["x"]  # what the cell's Undo in review does
+    assert (namespace["x"], namespace["y"]) == (1, 7)
+    restored = workspace.undo()
+    assert restored[0].action == "not restored"
+    assert "already put back by the cell's Undo, except y (changed since the run)" in (
+        restored[0].detail
+    )

@@ -164,3 +164,31 @@ def test_a_cell_run_in_review_says_what_its_undo_restores_and_its_undo_puts_df_b
     wait_until(lambda: outcomes_recorded(kernel) == 1)
     back = kernel.execute("print(df.a.tolist(), 'size' in dir())")
     assert "[0, 1, 2, 3, 4] False" in back.stdout
+
+
+def test_undo_leaves_a_variable_the_user_set_after_the_agents_run_until_forced(
+    serve, kernel_for, tmp_path: Path
+) -> None:
+    code = "model = {'kind': 'agent'}\nscore = 0.9"
+    server = serve([reply("", call("run_code", id="fit", code=code)), reply("Fitted.")])
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(tmp_path / NOTEBOOK))
+    assert kernel.execute("model = {'kind': 'baseline'}").status == "ok"
+    assert kernel.execute("%%copilot --yes\nfit a model").status == "ok"
+    result = server.requests[-1].tool_results["fit"]
+    assert "Undo puts back model as it was before the run" in result
+    assert kernel.execute("model = {'kind': 'mine'}").status == "ok"  # the user's own, later
+
+    undone = kernel.execute("%copilot undo")
+    assert undone.status == "error"
+    said = undone.reply["content"]["evalue"]
+    assert "model changed in the kernel after the agent's run" in said
+    assert "nothing was undone" in said and "%copilot undo --force" in said
+    assert "{'kind': 'mine'} 0.9" in kernel.execute("print(model, score)").stdout
+
+    forced = kernel.execute("%copilot undo --force")
+    assert forced.status == "ok", forced.reply
+    shown = "\n".join(forced.final_displays().values())
+    assert "kernel variables of run_code: model, score restored" in shown
+    back = kernel.execute("print(model, 'score' in dir())").stdout
+    assert "{'kind': 'baseline'} False" in back
+    server.assert_complete()

@@ -3,8 +3,8 @@
 The workspace records a path's state (bytes and permission bits, a symlink's target, a folder,
 or "did not exist") the first time a turn changes it, and a fingerprint of what the agent left
 there. `undo()` puts the last turn that changed something back byte for byte, turn by turn; it
-refuses when a file was changed on disk after the agent's write (unless forced), so a user's own
-later edit is never lost. Everything is kept in memory and bounded: the last `max_turns` turns,
+refuses when a file was changed on disk after the agent's write, or a kernel variable after its
+run (unless forced), so a user's own later edit is never lost. Everything is kept in memory and bounded: the last `max_turns` turns,
 and files up to `max_file_bytes` (a bigger file's change is noted as one undo cannot restore).
 """
 
@@ -174,20 +174,31 @@ class Checkpoints:
                 return []
             turn = changed_turns[-1]
             if not force:
-                changed = [p for p in sorted(turn.before) if self._changed_since(turn, p)]
-                if changed:
-                    names = ", ".join(self._rel(p) for p in changed[:5])
-                    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-                    raise SandboxError(
-                        f"cannot undo {turn.label!r}: {names}{more} changed on disk after the "
-                        "agent's write; undoing would lose that change. Undo with force "
-                        "(`%copilot undo --force`, `undo(force=True)`) to restore the agent's "
-                        "starting point anyway"
-                    )
+                self._refuse_if_changed(turn)
             restored = restore_turn(turn, self._rel) + _restore_cells(turn, cells)
             restored += [_take_back(turn, other) for other in reversed(turn.others)]
             self.turns.remove(turn)
             return restored
+
+    def _refuse_if_changed(self, turn: Turn) -> None:
+        """SandboxError, undoing nothing, when a file or a kernel variable of the turn changed
+        after the agent left it: undoing would lose that change."""
+        changed = [p for p in sorted(turn.before) if self._changed_since(turn, p)]
+        names = [name for other in turn.others for name in other.changed_since()]
+        parts = []
+        if changed:
+            files = ", ".join(self._rel(p) for p in changed[:5])
+            more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+            parts.append(f"{files}{more} changed on disk after the agent's write")
+        if names:
+            shown = ", ".join(dict.fromkeys(names))
+            parts.append(f"{shown} changed in the kernel after the agent's run")
+        if parts:
+            raise SandboxError(
+                f"cannot undo {turn.label!r}: {'; '.join(parts)}; undoing would lose that "
+                "change, so nothing was undone. Undo with force (`%copilot undo --force`, "
+                "`undo(force=True)`) to restore the agent's starting point anyway"
+            )
 
     def take_back(self, turn: Turn, paths: Iterable[Path]) -> str:
         """Put some paths of one turn back as they were before it (a file the user undid in

@@ -57,6 +57,10 @@ class Turn:
 class OtherChange(Protocol):
     """A change a turn made outside the workspace's files that undo can take back."""
 
+    def changed_since(self) -> list[str]:
+        """What changed after the turn's change, that taking it back would overwrite."""
+        ...
+
     def take_back(self) -> tuple[str, bool, str]:
         """Take it back: (what it was, whether it was put back, detail)."""
         ...

@@ -309,7 +309,8 @@ class Workspace:
     def undo(self, *, force: bool = False, cells: CellRestorer | None = None) -> list[RestoredPath]:
         """Restore the last turn that changed something; raise SandboxError on later edits.
 
-        With `force`, files changed on disk after the agent's write are restored anyway.
+        With `force`, files changed on disk after the agent's write, and kernel variables
+        changed after its run, are restored anyway.
         `cells` takes back the turn's changes in open notebooks (see `Checkpoints.undo`).
         """
         return self.checkpoints.undo(force=force, cells=cells)

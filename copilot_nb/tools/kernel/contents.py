@@ -95,6 +95,8 @@ class Fingerprint:
 
     digest: str
     complete: bool = True
+    """False when part of the value was not read: past the walk's bounds, or an object of a C
+    extension's type without a buffer (it stands in the digest by its type alone)."""
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -199,10 +201,10 @@ class _Tally:
 
 def fingerprint(value: Any, *, max_items: int = MAX_ITEMS) -> Fingerprint:
     """A digest of what `value` holds (types, labels and data), within the walk's bounds; an
-    object whose content cannot be read stands in it by its identity."""
+    object whose content cannot be read stands in it by its type."""
     walk = _Walk(max_items=max_items, reduce=False)
     digest = hashlib.sha256()
-    budget = MAX_HASHED
+    budget, opaque = MAX_HASHED, False
     for node in walk.nodes(value):
         item = node.value
         label = _shown(*node.label) if node.label is not None else ""
@@ -224,11 +226,12 @@ def fingerprint(value: Any, *, max_items: int = MAX_ITEMS) -> Fingerprint:
             digest.update(_type_key(item).encode("utf-8", "replace"))
             data = _data_of(item, budget)
         if data is None:
-            digest.update(f"@{id(item)}".encode())
+            opaque = True
             continue
         budget -= len(data)
         digest.update(data)
-    return Fingerprint(digest=digest.hexdigest(), complete=walk.complete and budget > 0)
+    complete = walk.complete and budget > 0 and not opaque
+    return Fingerprint(digest=digest.hexdigest(), complete=complete)
 
 
 def own_bytes(value: Any) -> int:
@@ -568,6 +571,12 @@ def _data_of(value: Any, budget: int) -> bytes | memoryview | None:
         return bytes(value.tobytes())  # a numpy scalar
     if package == "pandas" or inherits(value, dict, *_SEQUENCES) or _solid_base(kind) is object:
         return b""
+    if _buffer_size(value) is not None:
+        try:
+            with memoryview(value) as view:
+                return bytes(view.cast("B")[:budget])
+        except (TypeError, ValueError):  # a buffer that is not plain bytes
+            return None
     return None
 
 

@@ -9,7 +9,7 @@ cell run in review also puts them back on the cell's Undo (`tools/review.py`).
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 from ...kernel_bridge import hidden_names
@@ -23,18 +23,29 @@ from .state import kernel_state
 class KeptVariables:
     """A run's kept variables as a change a turn can take back (`workspace/snapshots.py`)."""
 
-    def __init__(self, namespace: MutableMapping[str, Any], kept: Kept) -> None:
+    def __init__(
+        self, namespace: MutableMapping[str, Any], kept: Kept, earlier: Iterable[Kept] = ()
+    ) -> None:
         self.namespace = namespace
         self.kept = kept
         self.names = kept.names
+        self.earlier = earlier
+        """The runs held in this kernel: those before this one follow what its Undo puts back."""
+
+    def changed_since(self) -> list[str]:
+        """The names the user set or changed after the run: Undo would overwrite them."""
+        return self.kept.changed_since(self.namespace)
 
     def take_back(self) -> tuple[str, bool, str]:
+        """Put the variables back (the checkpoint checked `changed_since` first, or was forced)."""
         what = f"kernel variables of {self.kept.label}: {', '.join(self.names)}"
         if self.kept.taken_back:
-            return what, False, "already put back (by the cell's Undo)"
+            yours = self.kept.kept_yours
+            but = f", except {', '.join(yours)} (changed since the run)" if yours else ""
+            return what, False, f"already put back by the cell's Undo{but}"
         if self.kept.released:
             return what, False, "let go to keep the kernel's memory bounded"
-        self.kept.put_back(self.namespace)
+        self.kept.put_back(self.namespace, force=True, earlier=list(self.earlier))
         return what, True, "as they were before the run"
 
 
@@ -56,9 +67,10 @@ def after_run(ctx: ToolContext, source: str, kept: Kept | None) -> str:
     state.ran(source, namespace)
     if kept is None:
         return ""
+    kept.settle(namespace)
     let_go: list[str] = []
     if kept.values and ctx.workspace is not None:
-        ctx.workspace.checkpoints.record_other(KeptVariables(namespace, kept))
+        ctx.workspace.checkpoints.record_other(KeptVariables(namespace, kept, state.held))
         let_go = state.hold(kept)
     elif ctx.workspace is None:
         return ""

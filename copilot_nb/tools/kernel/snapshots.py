@@ -23,18 +23,72 @@ from __future__ import annotations
 import copy
 import sys
 import types
-from collections.abc import Iterable, MutableMapping
+import weakref
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...text import human_bytes
 from ..masking import is_secret_label, is_secret_value
 from ..static_view import inherits
-from .contents import Measured, measure
+from .contents import Measured, fingerprint, measure
 
 KEEP_LIMIT = 256 * 1024 * 1024
 """Bytes of variables one run may keep (the user changes it with `%copilot state --keep`)."""
 _ABSENT = object()
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Left:
+    """What a run left under one name: which object (none when the name was gone), and a
+    fingerprint of what it held."""
+
+    present: bool
+    ref: Any = None
+    """A weak reference to the object, or None when it takes none (then `ident` tells it)."""
+    ident: int = 0
+    digest: str = ""
+    whole: bool = True
+    """Whether the fingerprint read all of it: else a different object counts as a change."""
+
+    @classmethod
+    def of(cls, namespace: Mapping[str, Any], name: str) -> Left:
+        if name not in namespace:
+            return cls(present=False)
+        value = namespace[name]
+        found = fingerprint(value)
+        return cls(
+            present=True,
+            ref=_weak(value),
+            ident=id(value),
+            digest=found.digest,
+            whole=found.complete,
+        )
+
+    def holds(self, value: Any) -> bool:
+        """Whether `value` is the very object the run left."""
+        return self.ref() is value if self.ref is not None else id(value) == self.ident
+
+    def changed(self, namespace: Mapping[str, Any], name: str) -> bool:
+        """Whether the name now holds something else than the run left there: other content,
+        or (when the fingerprint could not read it all) another object."""
+        if name not in namespace or not self.present:
+            return self.present or name in namespace
+        value = namespace[name]
+        if not self.whole and not self.holds(value):
+            return True
+        return fingerprint(value).digest != self.digest
+
+    def moved(self, value: Any) -> Left:
+        """The same record for `value`, a copy of what was there put back in its place."""
+        return Left(present=True, ref=_weak(value), ident=id(value), digest=self.digest)
+
+
+def _weak(value: Any) -> Any:
+    try:
+        return weakref.ref(value)
+    except TypeError:  # a list, a dict, a number: told by id
+        return None
 
 
 @dataclass(kw_only=True, eq=False)
@@ -48,8 +102,33 @@ class Kept:
     left: dict[str, str] = field(default_factory=dict)
     """Names not kept, with why."""
     size: int = 0
+    after: dict[str, Left] = field(default_factory=dict)
+    """What the run left under each kept name (`settle`), to tell a change made since."""
+    kept_yours: list[str] = field(default_factory=list)
+    """Names a put-back left as they were, because they had changed since the run."""
     taken_back: bool = False
     released: bool = False
+
+    before: dict[str, int] = field(default_factory=dict)
+    """The id of each kept name's object before the run (what an earlier run may have left)."""
+
+    def settle(self, namespace: Mapping[str, Any]) -> None:
+        """The run is over: record what it left under each kept name."""
+        self.after = {name: Left.of(namespace, name) for name in self.values}
+
+    def put_in_place(self, name: str, old: int, value: Any) -> None:
+        """A later run's Undo put `value` (a copy) back in place of object `old`: if that is
+        what this run left, the copy now stands for it."""
+        left = self.after.get(name)
+        if left is not None and left.present and left.ident == old:
+            self.after[name] = left.moved(value)
+
+    def changed_since(self, namespace: Mapping[str, Any]) -> list[str]:
+        """Kept names that hold something else now than the run left (nothing once put back
+        or let go: there is nothing left to overwrite)."""
+        if self.taken_back or self.released:
+            return []
+        return sorted(name for name, left in self.after.items() if left.changed(namespace, name))
 
     def release(self) -> None:
         """Let the copies go (the kernel holds too many): Undo then says it cannot."""
@@ -75,17 +154,33 @@ class Kept:
             parts.append(f"Undo cannot put back {shown}")
         return ". ".join(parts)
 
-    def put_back(self, namespace: MutableMapping[str, Any]) -> list[str]:
-        """Put the kept variables back (once), removing those the run made; the names done."""
+    def put_back(
+        self,
+        namespace: MutableMapping[str, Any],
+        *,
+        force: bool = False,
+        earlier: Iterable[Kept] = (),
+    ) -> list[str]:
+        """Put the kept variables back (once), removing those the run made; a name changed
+        since the run is left as it is unless `force`. `earlier` runs' records follow the
+        copies put back. The names put back."""
         if self.taken_back or self.released:
             return []
+        self.kept_yours = [] if force else self.changed_since(namespace)
         self.taken_back = True
+        done = []
         for name, value in self.values.items():
+            if name in self.kept_yours:
+                continue
             if value is _ABSENT:
                 namespace.pop(name, None)
             else:
                 namespace[name] = value
-        return self.names
+                for run in earlier:
+                    if name in self.before and run is not self:
+                        run.put_in_place(name, self.before[name], value)
+            done.append(name)
+        return sorted(done)
 
 
 def keep(
@@ -123,6 +218,7 @@ def keep(
         except Exception as exc:  # a value that refuses to be copied says why
             kept.left[name] = f"cannot be copied: {type(exc).__name__}"
             continue
+        kept.before[name] = id(value)
         kept.size += size
     return kept
 
