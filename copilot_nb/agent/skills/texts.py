@@ -9,7 +9,8 @@ again when it changes. What a read tool returned from any other skills folder, a
 
 Lines are compared with all their whitespace taken out and looked for anywhere in the code, so
 re-indenting a script, joining its lines with `;` or wrapping it in `exec("...")` does not hide
-it, and one line of it is enough. A line too common to tell a skill's text from anyone's (shorter
+it, and one line of it is enough; a line of the code found within a skill's line counts too (a
+command quoted in a sentence of a `SKILL.md`). A line too common to tell a skill's text from anyone's (shorter
 than `MIN_LINE_CHARS` without whitespace, an import, `if __name__ == "__main__":`) is not kept.
 """
 
@@ -38,7 +39,9 @@ _SPACE = re.compile(r"\s+")
 _NUMBERED = re.compile(r"^\s*\d+\t")
 """read_file's `cat -n` prefix."""
 _COMMON = re.compile(
-    r"""^(?:(?:from\s+\S+\s+)?import\s.*|if\s+__name__\s*==\s*['"]__main__['"]\s*:|#!.*|#.*coding[:=].*)$"""
+    r"^(?:(?:from\s+\S+\s+)?import\s.*"
+    r"""|if\s+__name__\s*==\s*['"]__main__['"]\s*:"""
+    r"|#!.*|#.*coding[:=].*)$"
 )
 """An import, the main guard, a shebang or an encoding line: in every script."""
 
