@@ -15,8 +15,8 @@ HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
 MCP_INSPECTOR := build/mcp-inspector/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js
 LLAMA_SERVER := build/llama-server/bin/llama-server
 
-.PHONY: demo lab test lint typecheck unit bench eval venv clean llama-server test-llama \
-	eval-local mcp-inspector
+.PHONY: demo lab test check lint typecheck test-check test-kernel test-browser test-external \
+	test-times bench eval venv clean llama-server test-llama eval-local mcp-inspector
 
 $(STAMP): pyproject.toml $(FRONTEND_SOURCES)
 	@echo "Installing copilot_nb and its test tools into $(VENV): 2-3 minutes the first time (pip,"
@@ -37,7 +37,33 @@ demo: $(STAMP)
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
 
-test: lint typecheck unit
+# The suite in tiers (tests/tiers.py keeps each test in its tier; scripts/test_tiers.py runs one):
+# `make check` after every change (lint, types and every in-process test: minutes), then the
+# tiers that start programs: real kernels, JupyterLab in Chromium, and outside programs and builds
+# (llama-server, JupyterHub, the MCP Inspector, the wheel, real clients, the demo notebooks
+# through nbval in strict mode). `make test` runs them all, builds first, and ends with each
+# tier's time and the 20 slowest tests (build/test-reports/times.md). PYTEST_ARGS: e.g. -k panel.
+TIER := $(PY) scripts/test_tiers.py
+
+test: check test-kernel test-browser test-external
+	$(TIER) --report
+
+check: lint typecheck test-check
+
+test-check: $(STAMP)
+	$(TIER) check $(PYTEST_ARGS)
+
+test-kernel: $(STAMP)
+	$(TIER) kernel $(PYTEST_ARGS)
+
+test-browser: $(STAMP)
+	$(TIER) browser $(PYTEST_ARGS)
+
+test-external: $(STAMP) $(HUB_PROXY) $(LLAMA_SERVER) $(MCP_INSPECTOR)
+	$(TIER) external $(PYTEST_ARGS)
+
+test-times:
+	$(TIER) --report
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check copilot_nb tests benchmarks scripts evals
@@ -48,18 +74,6 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
-
-# One pytest run: the unit, kernel and HTTP tests, and every demo notebook through nbval in strict
-# mode (outputs compared; the sanitize file covers only the scratch folder's path). The 20 slowest
-# tests are listed at the end, to keep the whole run's time in sight. llama-server builds in the
-# background meanwhile (a few minutes, once): its tests come later and wait for it (the script
-# takes a lock), and they report the build's failure if it failed.
-unit: $(STAMP) $(HUB_PROXY)
-	mkdir -p build/llama-server
-	PYTHON=$(PY) scripts/build_llama_server.sh >build/llama-server/background.log 2>&1 & \
-	$(PY) -m pytest -q -p no:cacheprovider --durations=20 --nbval \
-		--nbval-sanitize-with notebooks/nbval_sanitize.cfg tests notebooks; \
-	status=$$?; wait; exit $$status
 
 # configurable-http-proxy for the JupyterHub test (tests/test_jupyterhub.py), from npm into build/
 # (the test installs it the same way when it is missing).

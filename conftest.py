@@ -12,7 +12,7 @@ import tempfile
 
 from copilot_nb.testing.demo_notebooks import PROVIDER_VARIABLES
 
-pytest_plugins = ["tests.nbval_display_updates"]
+pytest_plugins = ["tests.nbval_display_updates", "tests.tiers"]
 
 _settings = tempfile.mkdtemp(prefix="copilot_nb_settings_")
 os.environ["XDG_CONFIG_HOME"] = _settings

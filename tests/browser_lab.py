@@ -22,9 +22,11 @@ import pytest
 from copilot_nb.testing import ScriptedServer, fail
 from tests.lab_server import (
     CHROMIUM,
+    EXPECT,
     FLAGS,
     LONG,
     OFF_LOOPBACK,
+    SHORT,
     TOKEN,
     run_first_cell,
     running_lab,
@@ -117,7 +119,7 @@ def page(
     lab: dict[str, Any], tmp_path: Path, outside: list[str], known_page_errors: list[Any]
 ) -> Iterator[Any]:
     """A Chromium tab; fails the test on an uncaught page error or any request off loopback."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
     errors: list[str] = []
@@ -133,7 +135,8 @@ def page(
         try:
             tab = context.new_page()
             tab.on("pageerror", lambda exc: errors.append(_first_lines(exc)))
-            tab.set_default_timeout(30_000)
+            tab.set_default_timeout(SHORT)
+            expect.set_options(timeout=EXPECT)
             yield tab
             errors = [e for e in errors if not any(k.search(e) for k in known_page_errors)]
             assert not errors, f"uncaught errors in the page: {errors}"

@@ -37,7 +37,25 @@ FLAGS = [
     # a second guard: no host but loopback resolves, so nothing could leave even unrouted
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ]
-LONG = 60_000  # ms: JupyterLab's first load builds its page from many modules
+
+
+def _slowdown() -> float:
+    """How many times longer than on an idle machine a browser wait may take.
+
+    A wait ends as soon as what it waits for shows, so a generous limit costs a passing test
+    nothing; it only has to outlast a busy machine: parallel workers (each with its JupyterLab,
+    kernels and Chromium) and whatever else runs beside them. `COPILOT_NB_TEST_SLOWDOWN` sets it."""
+    if override := os.environ.get("COPILOT_NB_TEST_SLOWDOWN"):
+        return max(1.0, float(override))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    return min(6.0, max(2.0, workers, load))
+
+
+SLOWDOWN = _slowdown()
+LONG = int(60_000 * SLOWDOWN)  # ms: JupyterLab's first load builds its page from many modules
+SHORT = int(30_000 * SLOWDOWN)  # ms: any other wait for the page, unless a test says otherwise
+EXPECT = int(10_000 * SLOWDOWN)  # ms: Playwright's `expect`, 5 s by its own default
 OFF_LOOPBACK = re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?([/?#]|$))")
 """URLs that leave the machine (matched in the browser's driver, so loopback costs nothing)."""
 SETTINGS = (
@@ -183,7 +201,7 @@ def run_first_cell(page: Any) -> None:
         # "[*]:" once the request is sent, "[1]:" when done; a run pressed while the session
         # was still connecting is dropped and the prompt stays "[ ]:", so press again
         try:
-            prompt.filter(has_text="[ ]:").wait_for(state="detached", timeout=5_000)
+            prompt.filter(has_text="[ ]:").wait_for(state="detached", timeout=int(5_000 * SLOWDOWN))
             return
         except PlaywrightTimeout:
             if time.monotonic() > deadline:

@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from tests.lab_server import SLOWDOWN
 from tests.live_page import live_model
 
 RUN_IN_KERNEL = """
@@ -65,7 +66,7 @@ def in_kernel(page: Any, code: str) -> str:
     the page's kernel connection first (after a reload the session comes a moment later)."""
     page.wait_for_function(
         "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel",
-        timeout=120_000,
+        timeout=int(120_000 * SLOWDOWN),
     )
     said = str(page.evaluate(RUN_IN_KERNEL, [code]))
     if "ERROR " in said:

@@ -30,7 +30,7 @@ from tests.completion_page import (
     type_in,
 )
 from tests.helpers import NOTEBOOK_7_OWN
-from tests.lab_server import run_first_cell, running_lab, show_notebook, write_notebook
+from tests.lab_server import SLOWDOWN, run_first_cell, running_lab, show_notebook, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -107,7 +107,7 @@ def ghost_shows(page: Any, text: str, timeout: float = 15_000) -> None:
 def test_ghost_text_names_a_column_of_df_and_tab_takes_it(page, lab, completions):
     open_with_df(page, lab, "tab.ipynb")
     type_in(page, 2, "df.")
-    ghost_shows(page, "revenue_eur.mean()", timeout=15_000)
+    ghost_shows(page, "revenue_eur.mean()", timeout=int(15_000 * SLOWDOWN))
     assert completions.asked("df.") == 1
     shot(page, "completions-1-ghost.png")
     shot_docs(page)
@@ -126,15 +126,15 @@ def test_ghost_text_names_a_column_of_df_and_tab_takes_it(page, lab, completions
 def test_escape_dismisses_and_the_same_place_again_comes_from_the_cache(page, lab, completions):
     open_with_df(page, lab, "escape.ipynb")
     type_in(page, 2, "df.")
-    ghost(page).wait_for(timeout=15_000)
+    ghost(page).wait_for(timeout=int(15_000 * SLOWDOWN))
     page.keyboard.press("Escape")
-    ghost(page).wait_for(state="detached", timeout=5_000)
+    ghost(page).wait_for(state="detached", timeout=int(5_000 * SLOWDOWN))
     assert source_of(page, 2) == "df."
     asked = completions.asked("df.")
     # back in the cell, a letter and Backspace: the same place again, answered at once
     type_in(page, 2, "x")
     page.keyboard.press("Backspace")
-    ghost_shows(page, "revenue_eur.mean()", timeout=5_000)
+    ghost_shows(page, "revenue_eur.mean()", timeout=int(5_000 * SLOWDOWN))
     assert source_of(page, 2) == "df."
     assert completions.asked("df.") == asked
 
@@ -148,7 +148,7 @@ def test_typing_on_cancels_the_request_in_flight(page, lab, completions):
         assert time.monotonic() < deadline, "the kernel never asked the model"
         time.sleep(0.05)
     page.keyboard.type("en", delay=30)
-    ghost_shows(page, "ue_eur.mean()", timeout=15_000)
+    ghost_shows(page, "ue_eur.mean()", timeout=int(15_000 * SLOWDOWN))
     time.sleep(3.5)  # the slow answer would have come by now
     assert not [seen for seen in ghosts_seen(page) if seen.startswith("enue")], ghosts_seen(page)
     assert ghost(page).inner_text() == "ue_eur.mean()"
@@ -172,7 +172,7 @@ def test_a_kernel_busy_in_a_cell_still_completes(page, lab, completions):
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='busy']")
     cell(page, 3).locator(".jp-InputPrompt").filter(has_text="[*]:").wait_for()
     type_in(page, 2, "df.")
-    ghost_shows(page, "revenue_eur.mean()", timeout=15_000)
+    ghost_shows(page, "revenue_eur.mean()", timeout=int(15_000 * SLOWDOWN))
     assert cell(page, 3).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
     shot(page, "completions-2-busy-kernel.png")
     page.keyboard.press("Escape")
@@ -186,7 +186,7 @@ def test_a_model_error_shows_in_the_status_bar_not_as_ghost_text(page, lab, comp
     open_with_df(page, lab, "error.ipynb")
     type_in(page, 2, "df.")
     status = page.locator(".cnb-CompletionStatus[data-kind='error']")
-    status.wait_for(timeout=15_000)
+    status.wait_for(timeout=int(15_000 * SLOWDOWN))
     assert status.inner_text().startswith("copilot: ")
     assert len(status.inner_text()) <= 40, "JupyterLab's own status bar items keep their room"
     title = status.get_attribute("title") or ""
@@ -195,7 +195,7 @@ def test_a_model_error_shows_in_the_status_bar_not_as_ghost_text(page, lab, comp
     shot(page, "completions-3-error.png")
     completions.failure = None
     page.keyboard.type("r", delay=30)
-    ghost_shows(page, "evenue_eur.mean()", timeout=15_000)
+    ghost_shows(page, "evenue_eur.mean()", timeout=int(15_000 * SLOWDOWN))
     page.locator(".cnb-CompletionStatus[data-kind='idle']").wait_for(state="attached")
 
 
@@ -239,11 +239,11 @@ def test_without_subshells_a_blocking_cell_makes_completions_wait(
     cell(page, 3).locator(".jp-InputPrompt").filter(has_text="[*]:").wait_for()
     type_in(page, 2, "df.")
     waiting = page.locator(".cnb-CompletionStatus[data-kind='waiting']")
-    waiting.wait_for(timeout=5_000)
+    waiting.wait_for(timeout=int(5_000 * SLOWDOWN))
     assert waiting.inner_text() == "copilot: completions wait for the kernel"
     shot(page, "completions-4-waiting.png")
     page.keyboard.type("r", delay=30)  # held in the page: one request waits in the kernel
-    ghost_shows(page, "evenue_eur.mean()", timeout=20_000)
+    ghost_shows(page, "evenue_eur.mean()", timeout=int(20_000 * SLOWDOWN))
     assert cell(page, 3).locator(".jp-InputPrompt").inner_text().strip() == "[3]:"
     page.locator(".cnb-CompletionStatus[data-kind='idle']").wait_for(state="attached")
     stale = [seen for seen in ghosts_seen(page) if seen.startswith("revenue")]
@@ -263,7 +263,9 @@ def test_without_subshells_a_copilot_turn_and_completions_do_not_wait_for_each_o
     page.keyboard.press("Control+Enter")
     cell(page, 3).locator(".jp-InputPrompt").filter(has_text="[*]:").wait_for()
     type_in(page, 2, "df.")
-    ghost_shows(page, "revenue_eur.mean()", timeout=8_000)  # before the turn's model answers
+    ghost_shows(
+        page, "revenue_eur.mean()", timeout=int(8_000 * SLOWDOWN)
+    )  # before the turn's model answers
     assert cell(page, 3).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
     page.get_by_text("The turn is done.").wait_for(timeout=LONG)
     assert not replies.queue
@@ -282,7 +284,7 @@ def test_notebook_7_shows_the_ghost_text_too(page, lab, completions, known_page_
     page.get_by_text("attached: True").wait_for(timeout=LONG)
     page.evaluate(GHOSTS_SEEN)
     type_in(page, 2, "df.u")
-    ghost_shows(page, "nits_sold.mean()", timeout=15_000)
+    ghost_shows(page, "nits_sold.mean()", timeout=int(15_000 * SLOWDOWN))
     shot(page, "completions-5-notebook7.png")
     page.keyboard.press("Tab")
     page.wait_for_function(

@@ -14,6 +14,8 @@ from copilot_nb.testing import reply
 from evals.kernel import Kernel
 from evals.run import run
 
+pytestmark = pytest.mark.external
+
 NAME = "df_total_revenue"
 TIMEOUT = 5.0
 """Seconds for the task: its first round (a scripted reply, the call it asks for and the next

@@ -39,7 +39,7 @@ from tests.lab_server import (
     write_settings,
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.kernel]
+pytestmark = [pytest.mark.external, pytest.mark.browser, pytest.mark.kernel]
 
 ALICE, BOB = "cnbhub-alice", "cnbhub-bob"
 POLICY = {"providers": ["openai"], "base_urls": ["http://127.0.0.1:*/v1"]}

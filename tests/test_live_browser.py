@@ -24,6 +24,7 @@ import pytest
 
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
 from tests.browser_lab import LONG, open_notebook, run_next, shot
+from tests.lab_server import SLOWDOWN
 from tests.live_page import (
     AGENT_SOURCE,
     USER_SOURCE,
@@ -81,12 +82,12 @@ def test_the_agent_edits_the_open_notebook_and_the_users_work_survives(page, lab
     page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").click()
     page.keyboard.press("Escape")
     page.keyboard.press("z")  # Edit > Undo cell operation
-    agent_cell.wait_for(state="detached", timeout=5_000)
+    agent_cell.wait_for(state="detached", timeout=int(5_000 * SLOWDOWN))
     assert AGENT_SOURCE not in sources(page)
     assert USER_SOURCE in sources(page), "undo takes back the agent's cell, not the user's"
     shot(page, "live-3-undone.png")
     page.keyboard.press("Shift+Z")  # redo
-    agent_cell.wait_for(timeout=5_000)
+    agent_cell.wait_for(timeout=int(5_000 * SLOWDOWN))
 
     page.keyboard.press("Control+s")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.content.model.dirty")
@@ -165,10 +166,10 @@ def test_copilot_undo_restores_the_open_cells(page, lab, replies):
     page.wait_for_function(
         "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1)"
         ".sharedModel.getSource() === 'total = 1'",
-        timeout=10_000,
+        timeout=int(10_000 * SLOWDOWN),
     )
     assert "copilot_nb" not in live_model(page)["cells"][1]["metadata"], "the stamp goes too"
-    page.get_by_text("taken back in the notebook open in").wait_for(timeout=10_000)
+    page.get_by_text("taken back in the notebook open in").wait_for(timeout=int(10_000 * SLOWDOWN))
     shot(page, "live-7-undone-by-copilot-undo.png")
     assert on_disk(path)[1] == "total = 1"
     assert not replies.queue
@@ -229,7 +230,8 @@ def test_model_text_put_into_the_open_notebook_never_runs(page, lab, replies):
     page.keyboard.press("Escape")
     page.keyboard.press("Shift+Enter")  # render the agent's Markdown cell, as the user would
     page.wait_for_function(
-        "() => window.jupyterapp.shell.currentWidget.content.widgets[1].rendered", timeout=10_000
+        "() => window.jupyterapp.shell.currentWidget.content.widgets[1].rendered",
+        timeout=int(10_000 * SLOWDOWN),
     )
     time.sleep(1)
     page.locator(".jp-Notebook .jp-Cell").nth(1).scroll_into_view_if_needed()
@@ -256,7 +258,7 @@ def test_ctrl_z_in_a_cell_takes_back_the_agents_edit_of_it(page, lab, replies):
     page.wait_for_function(
         "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1)"
         ".sharedModel.getSource() === 'total = 1'",
-        timeout=5_000,
+        timeout=int(5_000 * SLOWDOWN),
     )
     assert not replies.queue
 

@@ -26,6 +26,8 @@ from copilot_nb.models.transport import RetryPolicy
 from tests.kernel_session import KernelSession
 from tests.llama_server import ALIAS, LlamaServer, start
 
+pytestmark = pytest.mark.external
+
 CONTEXT = 8192
 """The server's window: room for copilot_nb's system prompt and tools (~4,300 tokens)."""
 KERNEL_WINDOW = 2560

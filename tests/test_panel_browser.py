@@ -10,6 +10,7 @@ import pytest
 
 from copilot_nb.testing import call, reply
 from tests.browser_lab import LONG, ask, open_notebook, shot
+from tests.lab_server import SLOWDOWN
 
 pytestmark = pytest.mark.browser
 
@@ -83,8 +84,8 @@ def test_chat_in_the_sidebar_streams_approves_an_edit_and_stops(page, lab, repli
     panel.get_by_text("Once upon a time").first.wait_for()
     shown = len(panel.locator(".cnb-answer").last.inner_text())
     panel.locator(".cnb-stop").click()
-    panel.locator(".cnb-stopped").wait_for(timeout=5_000)
-    panel.locator(".cnb-send").wait_for(timeout=5_000)
+    panel.locator(".cnb-stopped").wait_for(timeout=int(5_000 * SLOWDOWN))
+    panel.locator(".cnb-send").wait_for(timeout=int(5_000 * SLOWDOWN))
     story = panel.locator(".cnb-answer").last.inner_text()
     assert 0 < len(story) < len("Once upon a time, " * 600) / 2
     assert len(story) - shown < 600, (

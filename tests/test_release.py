@@ -15,6 +15,8 @@ import pytest
 
 import copilot_nb
 
+pytestmark = pytest.mark.external
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.external
+
 ROOT = Path(__file__).resolve().parent.parent
 FRONTEND_SOURCES = "copilot_nb/jupyter/frontend/"  # shipped built, as data; see below
 EXTENSION_DATA = re.compile(r"copilot_nb-[^/]+\.data/data/share/jupyter/labextensions/copilot-nb/")
