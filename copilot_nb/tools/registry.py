@@ -34,7 +34,8 @@ from ..text import first_line
 from .arguments import expected, read_arguments, schema_problems
 from .running import invoke, is_async, within
 from .schema import function_schema, offered_schema
-from .schema_check import check_schema, own_schema, schema_library, schema_library_loaded
+from .schema_check import check_schema, own_schema, schema_library_loaded
+from .schema_validator import SchemaCheckFailed, argument_validator, bounded_check
 
 _log = logging.getLogger(__name__)
 CATEGORIES = ("read", "read-secret", "edit", "execute", "external")
@@ -272,8 +273,8 @@ class ToolSet:
         wait for jsonschema's import (the first request after `%load_ext` would)."""
         found = self._validators.get(name)
         if found is None:
-            parameters = dict(self._tools[name].parameters)
-            found = self._validators[name] = schema_library().Draft202012Validator(parameters)
+            parameters = self._tools[name].parameters
+            found = self._validators[name] = argument_validator(parameters)
         return found
 
     def get(self, name: str) -> Tool | None:
@@ -307,7 +308,10 @@ class ToolSet:
             return _error(args)
         await schema_library_loaded()
         try:
-            problems = schema_problems(self._validator(name), found.parameters, args)
+            with bounded_check():
+                problems = schema_problems(self._validator(name), found.parameters, args)
+        except SchemaCheckFailed as exc:
+            return _error(f"{name}: {exc}")
         except (RecursionError, MemoryError):
             problems = ["arguments nested too deep to check; send flat JSON arguments"]
         if problems:
