@@ -9,6 +9,7 @@
     │   │   └── ContextLengthError the conversation no longer fits the model's context window
     │   ├── ContextBudgetError    the conversation does not fit even after compaction; never sent
     │   ├── ModelConnectionError  the provider could not be reached, or the stream broke
+    │   ├── LookupFailed          a model list, /props or /api/show: too slow or too large
     │   └── StreamError           the stream carried an error event or could not be decoded
     ├── SandboxError              a path the workspace refuses (outside the root, a symlink out)
     ├── ToolError                 a tool could not do its job; becomes an error *result* for the model
@@ -70,6 +71,11 @@ class ModelConnectionError(ModelError):
 
     retryable = True
     """A broken connection may well work the next time."""
+
+
+class LookupFailed(ModelError):
+    """A lookup a turn or `%copilot models` waits for (a model list, a server's `/props`,
+    Ollama's `/api/show`) took longer than its deadline or answered more than its size cap."""
 
 
 TRANSIENT_KINDS = frozenset(

@@ -1,7 +1,9 @@
-"""Text helpers every layer shares: cutting text to size, byte counts for people, unified diffs.
+"""Text helpers every layer shares: cutting text to size, byte counts for people, unified diffs,
+and what a server said made safe to show.
 
 Pure functions, no I/O: one wording for "N more characters" and one diff format (git's, with
-/dev/null for a side that does not exist) wherever text is shortened or a change is shown.
+/dev/null for a side that does not exist) wherever text is shortened or a change is shown; one
+gate (`server_text`) for every word a model server sends, so that none reaches a terminal raw.
 """
 
 from __future__ import annotations
@@ -117,6 +119,44 @@ def well_formed(text: str) -> str:
     if not _SURROGATE.search(text):
         return text
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing the screen
+    r"|\x1b[\]PX^_][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)"  # OSC (a title, the clipboard), DCS, PM, APC
+    r"|\x1b[ -/]*[0-~]"  # every other escape: two characters, or a character set's choice
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # CSI in its one-character (C1) form
+)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Control characters but \\n and \\t (C0, DEL, C1), and the bidi overrides and isolates that
+make a line read otherwise than it is stored."""
+SERVER_TEXT_CHARS = 2_000
+"""Characters of a server's message shown: a provider's error is a sentence or two."""
+SERVER_NAME_CHARS = 200
+"""Characters of a name a server gives (a model id, a vendor) shown on one line."""
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with nothing a terminal acts on: escape sequences taken out whole (a window
+    title's or a clipboard write's payload too), every other control character but \\n and \\t,
+    and bidi overrides. A terminal obeys them in a cell's text/plain, a traceback or a log."""
+    text = _ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n"))
+    return _CONTROL.sub("", text)
+
+
+def server_text(value: object, limit: int = SERVER_TEXT_CHARS, *, one_line: bool = False) -> str:
+    """What a server said, as it may be shown: cut to about `limit` characters (its start and
+    end kept, saying how much was left out), valid Unicode, and plain (`terminal_safe`). Every
+    word of a model server's (an error's message, a model's id or name) passes here where it
+    enters, so no surface needs to clean it. `one_line`: a name, its whitespace runs one space."""
+    text = value if isinstance(value, str) else str(value)
+    if not one_line:
+        return terminal_safe(well_formed(clip(text, limit, tail=limit // 4)))
+    words = " ".join(terminal_safe(well_formed(text[: 2 * limit])).split())
+    if len(words) <= limit and len(text) <= 2 * limit:
+        return words
+    left_out = len(words) - limit if len(text) <= 2 * limit else len(text) - limit
+    return f"{words[:limit]}… [{left_out:,} more characters]"
 
 
 def clip(text: str, limit: int, *, tail: int = 0) -> str:

@@ -25,6 +25,7 @@ import httpx
 from ..errors import StreamError
 from ..events import ModelEvent, TextDelta
 from ..messages import AssistantMessage, Usage
+from ..text import server_text
 from .cassettes.cassette import active_cassette
 from .json_stream import JSONStreamDecoder
 from .sse import ServerSentEvent
@@ -178,5 +179,7 @@ class InfillDecoder(_FillDecoder):
 
 
 def _stream_error(error: Any) -> StreamError:
-    message = error.get("message") if isinstance(error, Mapping) else str(error)
-    return StreamError(f"the server reported an error mid-stream: {message}", body=error)
+    message = error.get("message") if isinstance(error, Mapping) else error
+    return StreamError(
+        f"the server reported an error mid-stream: {server_text(message)}", body=error
+    )

@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from .lookups import LookupLimits, lookup
+
 CONTEXT_WINDOW_ENV = "COPILOT_NB_CONTEXT_WINDOW"
 PROPS_TIMEOUT = httpx.Timeout(10.0)
 """How long a server may take to say its settings: a lookup, not a generation."""
@@ -99,24 +101,30 @@ def window_from_ollama_show(payload: Any) -> int | None:
 
 
 async def ask_window(
-    client: httpx.AsyncClient, base_url: str, name: str, headers: Mapping[str, str]
+    client: httpx.AsyncClient,
+    base_url: str,
+    name: str,
+    headers: Mapping[str, str],
+    limits: LookupLimits,
 ) -> int | None:
     """The window a local OpenAI-compatible server runs `name` with, or None when it does not
-    say (a 404, not JSON, not reachable: the chat request reports a connection problem)."""
+    say (a 404, not JSON, not reachable: the chat request reports a connection problem);
+    `LookupFailed` when an answer is too slow or too large (`lookups.py`)."""
     asks = (
         (f"{base_url.rstrip('/')}/models", lambda p: window_from_models(p, name)),
         (f"{native_root(base_url)}/props", window_from_props),
     )
     for url, read in asks:
+        asked = client.build_request("GET", url, headers=dict(headers), timeout=PROPS_TIMEOUT)
         try:
-            response = await client.get(url, headers=dict(headers), timeout=PROPS_TIMEOUT)
+            response = await lookup(client, asked, limits=limits, what=f"the server's {url}")
         except httpx.TransportError:
             return None
         if response.status_code != 200:
             continue
         try:
             window = read(response.json())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if window:
             return window

@@ -28,9 +28,10 @@ from ..errors import AuthError, ContextLengthError, ModelConnectionError, ModelH
 from ..events import ModelEvent, ModelResponse, Notice, ReasoningDelta, TextDelta
 from ..messages import AssistantMessage
 from ..policy import check_model
-from ..text import shorten
+from ..text import human_bytes, server_text
 from .cassettes.cassette import active_cassette
 from .cassettes.transport import CassetteTransport
+from .lookups import CUT_AT, ERROR_BODY_BYTES, read_body, with_body
 from .network import http_client
 from .speaker import who_answered
 
@@ -178,16 +179,20 @@ def server_retry_after(headers: httpx.Headers) -> float | None:
         return max(0.0, moment.timestamp() - time.time()) if moment else None
 
 
+PLAIN_BODY_CHARS = 500
+"""Characters of an error body that is not JSON shown: often a proxy's HTML page."""
+
+
 def provider_message(body: Any) -> str:
-    """The human part of a provider's error body, whatever its shape."""
+    """The human part of a provider's error body, whatever its shape (`error.message`, a
+    FastAPI server's `detail`, plain text), as it may be shown (`text.server_text`)."""
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):
-            return str(error.get("message") or error.get("type") or json.dumps(error))
-        if isinstance(error, str):
-            return error
-        return json.dumps(body)
-    return shorten(str(body).strip(), 500)
+            said = error.get("message") or error.get("detail") or error.get("type")
+            return server_text(said or json.dumps(error))
+        return server_text(error if isinstance(error, str) else json.dumps(body))
+    return server_text(str(body).strip(), PLAIN_BODY_CHARS)
 
 
 _CONTEXT_LENGTH = re.compile(
@@ -210,9 +215,11 @@ def http_error(
     name of who answered (`speaker.py`: a local server by its address, not as the provider)."""
     try:
         body: Any = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         body = response.text
-    detail = provider_message(body) or response.reason_phrase
+    detail = provider_message(body) or server_text(response.reason_phrase)
+    if cut_at := response.extensions.get(CUT_AT):
+        detail += f" [its answer went on past {human_bytes(cut_at)}; the rest was not read]"
     status = response.status_code
     who = who_answered(provider, response, where)
     message = f"{who} answered HTTP {status}: {detail}"
@@ -260,7 +267,7 @@ Send = Callable[[], Awaitable[httpx.Response]]
 
 def error_text(exc: BaseException) -> str:
     """`ConnectError: [Errno 111] Connection refused`: an exception's type and words, for people."""
-    return f"{type(exc).__name__}: {str(exc) or 'no details'}"
+    return f"{type(exc).__name__}: {server_text(exc) or 'no details'}"
 
 
 async def stream_reply(
@@ -372,12 +379,12 @@ async def open_stream(
             if response.status_code < 400:
                 yield response
                 return
-            await response.aread()
-            await response.aclose()
+            content, cut = await read_body(response, ERROR_BODY_BYTES)
+            response = with_body(response, content, cut=cut)
             failure = http_error(
                 response, provider=provider, sign_in_hint=sign_in_hint, where=where
             )
-            answer = (response.status_code, response.content)
+            answer = (response.status_code, content)
             if not policy.retryable(response.status_code) or policy.repeats(answer, last_answer):
                 raise failure
             last_answer = answer

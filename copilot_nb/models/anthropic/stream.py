@@ -16,7 +16,7 @@ from typing import Any, Literal
 from ...errors import StreamError
 from ...events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from ...messages import AssistantMessage, ToolCall, Usage
-from ...text import shorten
+from ...text import SERVER_NAME_CHARS, server_text, shorten
 from .. import fast_json
 from ..json_stream import text_delta
 from ..sse import ServerSentEvent, SSEDecoder
@@ -325,6 +325,7 @@ def _error_message(event: Mapping[str, Any]) -> str:
     """Say which error the provider reported mid-stream, in its own words."""
     error = event.get("error")
     if isinstance(error, Mapping):
-        kind = error.get("type", "error")
-        return f"Anthropic stream error ({kind}): {error.get('message', '')}".rstrip(": ")
-    return f"Anthropic stream error: {event!r}"
+        kind = server_text(error.get("type", "error"), SERVER_NAME_CHARS, one_line=True)
+        said = server_text(error.get("message", ""))
+        return f"Anthropic stream error ({kind}): {said}".rstrip(": ")
+    return f"Anthropic stream error: {server_text(repr(event))}"

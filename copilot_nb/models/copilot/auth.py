@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 import httpx
 
 from ...errors import AuthError, ModelConnectionError, ModelError, ModelHTTPError
-from ...text import shorten
+from ...text import server_text, shorten
 from ..cassettes.cassette import active_cassette
 from ..transport import error_text
 from .github_tokens import GitHubHosts, GitHubToken, find_github_token
@@ -190,7 +190,7 @@ def _exchange_error(response: httpx.Response, github: GitHubToken) -> ModelHTTPE
     if isinstance(details, dict) and details.get("message"):
         detail = details["message"]
     status = response.status_code
-    said = f"HTTP {status}: {detail or response.reason_phrase}"
+    said = f"HTTP {status}: {server_text(detail or response.reason_phrase)}"
     who = f"the GitHub token from {github.source}" + (f" ({github.user})" if github.user else "")
     if status == 401:
         return AuthError(

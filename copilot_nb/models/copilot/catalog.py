@@ -14,6 +14,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...text import SERVER_NAME_CHARS, server_text
+
 CHAT = "/chat/completions"
 MESSAGES = "/v1/messages"
 RESPONSES = "/responses"
@@ -59,7 +61,8 @@ class CopilotModelInfo:
 
 
 def parse_models(payload: Any) -> list[CopilotModelInfo]:
-    """Copilot's `/models` answer as `CopilotModelInfo`s; missing fields get neutral defaults."""
+    """Copilot's `/models` answer as `CopilotModelInfo`s; missing fields get neutral defaults,
+    and every word the list gives is made plain and cut to a name's size (`server_text`)."""
     entries = payload.get("data") if isinstance(payload, Mapping) else payload
     models = []
     for entry in entries if isinstance(entries, list) else []:
@@ -75,11 +78,11 @@ def parse_models(payload: Any) -> list[CopilotModelInfo]:
         types = vision.get("supported_media_types")
         models.append(
             CopilotModelInfo(
-                id=str(entry["id"]),
-                name=str(entry.get("name") or entry["id"]),
-                vendor=str(entry.get("vendor") or ""),
-                family=str(capabilities.get("family") or ""),
-                kind=str(capabilities.get("type") or "chat"),
+                id=_name(entry["id"]),
+                name=_name(entry.get("name") or entry["id"]),
+                vendor=_name(entry.get("vendor") or ""),
+                family=_name(capabilities.get("family") or ""),
+                kind=_name(capabilities.get("type") or "chat"),
                 context_window=_count(limits.get("max_context_window_tokens")),
                 max_prompt_tokens=_count(limits.get("max_prompt_tokens")),
                 max_output_tokens=_count(limits.get("max_output_tokens")),
@@ -89,12 +92,12 @@ def parse_models(payload: Any) -> list[CopilotModelInfo]:
                 vision=bool(supports.get("vision")),
                 max_images=_count(vision.get("max_prompt_images")),
                 max_image_bytes=_count(vision.get("max_prompt_image_size")),
-                image_types=tuple(str(t) for t in types) if isinstance(types, list) else (),
+                image_types=tuple(_name(t) for t in types) if isinstance(types, list) else (),
                 picker_enabled=bool(entry.get("model_picker_enabled")),
                 preview=bool(entry.get("preview")),
                 enabled=policy.get("state", "enabled") == "enabled",
                 endpoints=tuple(
-                    str(e) for e in (endpoints if isinstance(endpoints, list) else ()) if e
+                    _name(e) for e in (endpoints if isinstance(endpoints, list) else ()) if e
                 ),
                 premium_multiplier=_number(multiplier),
             )
@@ -132,6 +135,10 @@ def unsupported_api(body: Any) -> bool:
     """Copilot's answer to a model asked through an endpoint that does not serve it."""
     error = body.get("error") if isinstance(body, Mapping) else None
     return isinstance(error, Mapping) and error.get("code") == "unsupported_api_for_model"
+
+
+def _name(value: Any) -> str:
+    return server_text(value, SERVER_NAME_CHARS, one_line=True)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

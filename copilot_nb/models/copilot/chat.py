@@ -23,13 +23,21 @@ from typing import Any
 
 import httpx
 
-from ...errors import AuthError, CopilotError, ModelConnectionError, ModelError, ModelHTTPError
+from ...errors import (
+    AuthError,
+    CopilotError,
+    LookupFailed,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+)
 from ...events import ModelEvent, Notice
 from ..anthropic.cache import takes_breakpoints
 from ..anthropic.chat import ANTHROPIC_VERSION, AnthropicChat
 from ..base import MessagesIn, ModelRequest
 from ..capabilities import ImageLimits, carries_images, image_limits_for
-from ..openai.chat import OpenAIChat
+from ..lookups import lookup
+from ..openai.chat import LIST_TIMEOUT, OpenAIChat
 from ..openai.responses import OpenAIResponses
 from ..transport import error_text, http_error, provider_message
 from .auth import COPILOT_API_URL, REFRESH_MARGIN, CopilotAuth, CopilotToken
@@ -181,8 +189,12 @@ class CopilotChat(OpenAIChat):
         await self.copilot_token()  # a sign-in problem surfaces as such
         if not self._listed:
             self._listed = True
-            with contextlib.suppress(CopilotError):  # the list is a help, not a requirement
+            try:
                 await self.list_models()
+            except LookupFailed as exc:  # not asked again: each request would wait as long
+                yield Notice(text=f"{exc}; asking {self.name} without what the list says of it")
+            except CopilotError:
+                pass  # the list is a help, not a requirement: the request says what is wrong
         info = self.info
         if request.tools and info is not None and info.tool_calls_listed and not info.tool_calls:
             yield Notice(
@@ -258,10 +270,12 @@ class CopilotChat(OpenAIChat):
         """The models this account may use, from `{api}/models`."""
         base_url, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
+        client = self._http.get()
+        url = f"{base_url}/models"
+        asked = client.build_request("GET", url, headers=headers, timeout=LIST_TIMEOUT)
+        what = f"copilot: the model list at {url}"
         try:
-            response = await self._http.get().get(
-                f"{base_url}/models", headers=headers, auth=self.auth
-            )
+            response = await lookup(client, asked, limits=self.lookups, what=what, auth=self.auth)
         except httpx.TransportError as exc:
             raise ModelConnectionError(
                 f"copilot: could not reach {base_url}/models: {error_text(exc)}"

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl
 import httpx
 
 from ...errors import AuthError, ConfigError, ModelConnectionError
+from ...text import SERVER_NAME_CHARS, server_text
 from ..network import http_client
 from ..transport import USER_AGENT, error_text
 from .github_tokens import GitHubHosts, GitHubToken, save_github_token
@@ -96,9 +97,11 @@ class DeviceFlow:
         if response.status_code < 400 and payload.get("device_code"):
             return DeviceCode(
                 device_code=str(payload["device_code"]),
-                user_code=str(payload.get("user_code", "")),
-                verification_uri=str(
-                    payload.get("verification_uri") or f"{self.hosts.github_url}/login/device"
+                user_code=server_text(payload.get("user_code", ""), 40, one_line=True),
+                verification_uri=server_text(
+                    payload.get("verification_uri") or f"{self.hosts.github_url}/login/device",
+                    SERVER_NAME_CHARS,
+                    one_line=True,
                 ),
                 expires_in=float(payload.get("expires_in") or 900),
                 interval=float(payload.get("interval") or 5),
@@ -149,7 +152,7 @@ class DeviceFlow:
 
     def _refusal(self, what: str, response: httpx.Response, payload: dict[str, Any]) -> Exception:
         error = str(payload.get("error") or "")
-        detail = payload.get("error_description") or error or response.reason_phrase
+        detail = server_text(payload.get("error_description") or error or response.reason_phrase)
         if error in _CLIENT_ERRORS:
             return ConfigError(
                 f"GitHub {what} for OAuth app {self.client_id}: {detail} ({error}). "

@@ -11,17 +11,20 @@ from typing import Any
 
 import httpx
 
-from ...errors import ModelHTTPError
+from ...errors import LookupFailed, ModelConnectionError, ModelHTTPError
 from ...events import ModelEvent, Notice
+from ...text import SERVER_NAME_CHARS, server_text
 from ..base import ChatModel, ModelRequest
 from ..cassettes.cassette import active_cassette
 from ..env_settings import FromEnv, reach_hint
+from ..lookups import LookupLimits, lookup
 from ..server_props import ask_window, configured_window, is_local, reply_limit
 from ..transport import (
     DEFAULT_TIMEOUT,
     LoopBoundClient,
     RetryPolicy,
     StreamDecoder,
+    error_text,
     http_error,
     policy_guard,
     rejects_tools,
@@ -92,6 +95,17 @@ class OpenAIChat(ChatModel):
         """Its connections (pool, policy guard, cassette), for a wire that asks on its behalf."""
         return self._http
 
+    lookups = LookupLimits()
+    """The deadline and size cap of what it asks a server before a turn or for a model list
+    (`lookups.py`); a model of its own can be given others."""
+    lookup_note: str | None = None
+    """Why a lookup before the turn failed, said once at the start of the next reply."""
+
+    def lookup_notes(self) -> list[Notice]:
+        """The note of a lookup that failed before this reply (`lookup_note`), said once."""
+        note, self.lookup_note = self.lookup_note, None
+        return [Notice(text=note)] if note else []
+
     local_limits = True
     """Whether a local server is asked for its context window (`learn_limits`) and requests
     carry a reply limit from it; a hosted API with a model list of its own (Copilot) says no."""
@@ -116,9 +130,16 @@ class OpenAIChat(ChatModel):
             return  # a cassette holds the model's requests; a replay asks no live server
         _, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
-        self.server_window = await ask_window(
-            self._http.get(base_url), base_url, self.name, headers
-        )
+        try:
+            self.server_window = await ask_window(
+                self._http.get(base_url), base_url, self.name, headers, self.lookups
+            )
+        except LookupFailed as exc:
+            self.server_window = None
+            self.lookup_note = (
+                f"{self.provider}: {exc}. The model's context window is not known; set "
+                "COPILOT_NB_CONTEXT_WINDOW to the tokens the server runs it with"
+            )
         self._window_asked_at = base_url
 
     def output_limit(self) -> int | None:
@@ -164,6 +185,8 @@ class OpenAIChat(ChatModel):
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Deltas as they arrive, then the complete message; a model that refuses tools (some
         local models) is asked once more without them."""
+        for notice in self.lookup_notes():
+            yield notice
         request = self.with_images(request)
         body = chat_request(self.name, request, max_tokens=self.output_limit())
         self.cache_hints(body, request)
@@ -208,11 +231,25 @@ class OpenAIChat(ChatModel):
         base_url, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
         client = self._http.get(base_url)
-        response = await client.get(f"{base_url}/models", headers=headers, timeout=LIST_TIMEOUT)
+        url = f"{base_url}/models"
+        asked = client.build_request("GET", url, headers=headers, timeout=LIST_TIMEOUT)
+        try:
+            response = await lookup(
+                client, asked, limits=self.lookups, what=f"{self.provider}: the model list at {url}"
+            )
+        except httpx.TransportError as exc:
+            raise ModelConnectionError(
+                f"{self.provider}: could not reach {url}: {error_text(exc)}"
+            ) from exc
         if response.status_code >= 400:
             raise http_error(response, provider=self.provider, sign_in_hint=self.sign_in_hint())
-        data = response.json().get("data", [])
-        return sorted(str(m["id"]) for m in data if isinstance(m, dict) and m.get("id"))
+        payload = response.json()
+        data = payload.get("data") if isinstance(payload, dict) else None
+        return sorted(
+            server_text(m["id"], SERVER_NAME_CHARS, one_line=True)
+            for m in (data if isinstance(data, list) else [])
+            if isinstance(m, dict) and m.get("id")
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()

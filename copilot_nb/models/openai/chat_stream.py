@@ -25,7 +25,7 @@ from typing import Any, Literal
 from ...errors import StreamError
 from ...events import ModelEvent, ReasoningDelta, ToolCallDelta
 from ...messages import AssistantMessage, ToolCall, Usage
-from ...text import shorten
+from ...text import server_text, shorten
 from ..json_stream import JSONStreamDecoder, text_delta
 from ..sse import ServerSentEvent
 
@@ -297,7 +297,7 @@ def _provider_error(error: Any) -> StreamError:
     message = error.get("message") if isinstance(error, Mapping) else error
     if not message:
         message = f"the model stream reported an error: {shorten(json.dumps(error), 300)}"
-    return StreamError(str(message), body=error)
+    return StreamError(server_text(message), body=error)
 
 
 def _event_error(data: str) -> StreamError:
@@ -306,7 +306,7 @@ def _event_error(data: str) -> StreamError:
         payload = _loads(data)
     except (ValueError, RecursionError):
         return StreamError(
-            data or "the model stream sent an error event with no details", body=data
+            server_text(data) or "the model stream sent an error event with no details", body=data
         )
     if isinstance(payload, Mapping) and payload.get("error"):
         return _provider_error(payload["error"])

@@ -16,10 +16,12 @@ from typing import Any
 
 import httpx
 
+from ...errors import LookupFailed
 from ...events import ModelEvent, Notice
 from ..base import ModelRequest
 from ..capabilities import ImageLimits, image_limits_for, ollama_capabilities
 from ..env_settings import FromEnv
+from ..lookups import lookup
 from ..server_props import window_from_ollama_show
 from .chat import OpenAIChat
 
@@ -59,21 +61,29 @@ class OllamaChat(OpenAIChat):
             self.capabilities = None
         _, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
+        client = self._http.get()
+        url = f"{native_url(base)}/api/show"
+        asked = client.build_request(
+            "POST", url, json={"model": self.name}, headers=headers, timeout=SHOW_TIMEOUT
+        )
         try:
-            response = await self._http.get().post(
-                f"{native_url(base)}/api/show",
-                json={"model": self.name},
-                headers=headers,
-                timeout=SHOW_TIMEOUT,
-            )
+            response = await lookup(client, asked, limits=self.lookups, what=f"ollama: {url}")
         except httpx.TransportError:
             return None  # the chat request reports the connection problem
+        except LookupFailed as exc:  # not asked again: each turn would wait as long
+            self._asked, self._asked_at = True, base
+            self.lookup_note = (
+                f"{exc}. Asking as if Ollama had not said what the model can do; set "
+                "COPILOT_NB_CONTEXT_WINDOW to the tokens it runs the model with"
+            )
+            return None
         self._asked, self._asked_at = True, base
         if response.status_code == 200:
             try:
-                self.capabilities = ollama_capabilities(response.json())
-                self.server_window = window_from_ollama_show(response.json())
-            except ValueError:
+                payload = response.json()
+                self.capabilities = ollama_capabilities(payload)
+                self.server_window = window_from_ollama_show(payload)
+            except (ValueError, RecursionError):
                 self.capabilities = None
         return self.capabilities
 

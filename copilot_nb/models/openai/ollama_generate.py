@@ -18,7 +18,7 @@ from typing import Any
 from ...errors import StreamError
 from ...events import ModelEvent, TextDelta
 from ...messages import AssistantMessage, Usage
-from ...text import shorten
+from ...text import server_text, shorten
 from ..base import ModelRequest
 from ..env_settings import reach_hint
 from ..fim import FillRequest
@@ -74,7 +74,9 @@ class NDJSONGenerateDecoder:
         if not isinstance(chunk, dict):
             raise StreamError("ollama sent a line that is not a JSON object", body=chunk)
         if chunk.get("error"):
-            raise StreamError(f"ollama reported an error: {chunk['error']}", body=chunk)
+            raise StreamError(
+                f"ollama reported an error: {server_text(chunk['error'])}", body=chunk
+            )
         text = chunk.get("response")
         if text:
             self._text.append(text)

@@ -45,6 +45,8 @@ class OpenAIResponses(OpenAIChat):
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Deltas as they arrive, then the complete message (with reasoning items to carry)."""
+        for notice in self.lookup_notes():
+            yield notice
         request = self.with_images(request)
         body = responses_request(self.name, request, reasoning=self.reasoning)
         self.cache_hints(body, request)

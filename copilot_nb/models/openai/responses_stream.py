@@ -29,7 +29,7 @@ from typing import Any, Literal
 from ...errors import StreamError
 from ...events import ModelEvent, ReasoningDelta, ToolCallDelta
 from ...messages import AssistantMessage, ToolCall, Usage
-from ...text import shorten
+from ...text import server_text, shorten
 from ..json_stream import JSONStreamDecoder, text_delta
 from ..sse import ServerSentEvent
 
@@ -333,7 +333,7 @@ def _provider_error(error: Any) -> StreamError:
     message = error.get("message") if isinstance(error, Mapping) else error
     if not message:
         message = f"the model stream reported an error: {shorten(json.dumps(error), 300)}"
-    return StreamError(str(message), body=error)
+    return StreamError(server_text(message), body=error)
 
 
 def _error_event(event: Mapping[str, Any]) -> StreamError:
