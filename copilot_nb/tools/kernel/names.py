@@ -5,11 +5,12 @@ a run assigns or mutates) and telling the model what a restart lost (which names
 all ask the same question of a cell's source, so one reading answers them: the names it binds
 (assignments, augmented assignments, imports, `for` and `with` targets, definitions, `:=`), the
 names it reads, the names it mutates in place (`df["x"] = ...`, `df.drop(..., inplace=True)`,
-`items.append(...)`), the names it deletes, and whether it reads files or the network.
+`items.append(...)`), the names it deletes, and what it does outside the kernel (runs
+commands, runs code from elsewhere, reads files or the network, runs magics: `effects.py`).
 
-IPython's syntax (`%magic`, `!ls`, `x?`) is turned into Python by IPython's own transformer
-first; a cell magic's body is read when the magic runs it as Python (`%%time`, `%%capture`).
-A source that still does not parse is reported as such, never guessed at.
+IPython's syntax (`%magic`, `!ls`, `%%bash`, `x?`) is turned into Python by IPython's own
+transformer first; the code a magic runs as Python (`%%time`, `%%capture`, `%time`) is read as
+the cell's own. A source that still does not parse is reported as such, never guessed at.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import builtins
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .effects import Effect, imported, of_attribute, of_call, of_name, unread
+
 MUTATORS = frozenset(
     {
         "append", "extend", "insert", "pop", "remove", "clear", "update", "sort", "reverse",
@@ -27,16 +30,6 @@ MUTATORS = frozenset(
     }
 )  # fmt: skip
 """Methods that change their object (a DataFrame's only with `inplace=True`, said apart)."""
-READERS = frozenset(
-    {
-        "open", "read_csv", "read_parquet", "read_excel", "read_json", "read_table", "read_sql",
-        "read_feather", "read_pickle", "read_hdf", "read_fwf", "read_html", "read_text",
-        "read_bytes", "load", "loadtxt", "genfromtxt", "fromfile", "imread", "load_dataset",
-    }
-)  # fmt: skip
-"""Calls that read a file (`open`, `pd.read_csv`, `np.load`, ...)."""
-NETWORK = frozenset({"requests", "urllib", "httpx", "aiohttp", "urlopen", "socket", "urlretrieve"})
-"""Names whose use means the network."""
 PYTHON_CELL_MAGICS = frozenset({"time", "capture", "prun"})
 """Cell magics that run their body as Python in the user's namespace."""
 _BUILTINS = frozenset(dir(builtins)) | {"get_ipython", "display", "In", "Out", "exit", "quit"}
@@ -53,8 +46,10 @@ class CodeNames:
     mutates: frozenset[str] = frozenset()
     """Names whose object it changes in place."""
     deletes: frozenset[str] = frozenset()
-    io: tuple[str, ...] = ()
-    """What it reads from outside: `read_csv`, `open`, `requests`."""
+    io: tuple[Effect, ...] = ()
+    """What it does outside the kernel: `!curl`, `%run`, `read_csv`, `requests`."""
+    imports: tuple[tuple[str, Effect], ...] = ()
+    """Names its imports bind that reach outside (`sp` for `import subprocess as sp`)."""
     parsed: bool = True
     why: str = ""
     """Why it could not be read (a syntax error), when `parsed` is False."""
@@ -89,6 +84,7 @@ def code_names(source: str) -> CodeNames:
         mutates=frozenset(reader.mutates),
         deletes=frozenset(reader.deletes),
         io=tuple(dict.fromkeys(reader.io)),
+        imports=tuple(dict.fromkeys(reader.imports)),
     )
 
 
@@ -111,7 +107,7 @@ def as_python(source: str) -> str:
         head, _, body = stripped.partition("\n")
         if head[2:].split(maxsplit=1)[0:1] and head[2:].split()[0] in PYTHON_CELL_MAGICS:
             return as_python(body)
-        return ""  # another language's cell (%%bash, %%html): no Python names
+        source = stripped  # another language's cell (%%bash): a run_cell_magic call
     try:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:  # pragma: no cover - IPython is a dependency
@@ -130,7 +126,10 @@ class _Reader(ast.NodeVisitor):
         self.reads: set[str] = set()
         self.mutates: set[str] = set()
         self.deletes: set[str] = set()
-        self.io: list[str] = []
+        self.io: list[Effect] = []
+        self.imports: list[tuple[str, Effect]] = []
+        self.modules: dict[str, str] = {}
+        """The modules its imports bound, by name (`o` for `import os as o`)."""
 
     def _read(self, name: str) -> None:
         if name not in self.binds:
@@ -139,8 +138,7 @@ class _Reader(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             self._read(node.id)
-            if node.id in NETWORK or node.id in READERS:
-                self.io.append(node.id)
+            self.io += of_name(node.id)
         elif isinstance(node.ctx, ast.Store):
             self.binds.add(node.id)
         else:
@@ -191,8 +189,11 @@ class _Reader(ast.NodeVisitor):
         for alias in node.names:
             if alias.name != "*":
                 self.binds.add(alias.asname or alias.name.split(".")[0])
-            if alias.name.split(".")[0] in NETWORK:
-                self.io.append(alias.name.split(".")[0])
+            if isinstance(node, ast.Import):
+                self.modules[alias.asname or alias.name.split(".")[0]] = alias.name.split(".")[0]
+        found = imported(node)
+        self.imports += found
+        self.io += [effect for _, effect in found]
 
     visit_ImportFrom = visit_Import
 
@@ -229,13 +230,17 @@ class _Reader(ast.NodeVisitor):
 
     visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        root = node.value.id if isinstance(node.value, ast.Name) else None
+        self.io += of_attribute(self.modules.get(root or "", root), node.attr)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
         function = node.func
-        called = (
-            function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-        )
-        if called in READERS:
-            self.io.append(called)
+        effects, sources = of_call(node)
+        self.io += effects
+        for magic, source in sources:
+            self._magic(magic, source)
         if isinstance(function, ast.Attribute):
             inplace = any(
                 k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
@@ -245,6 +250,22 @@ class _Reader(ast.NodeVisitor):
             if root is not None and (inplace or function.attr in MUTATORS):
                 self.mutates.add(root)
         self.generic_visit(node)
+
+    def _magic(self, magic: str, source: str) -> None:
+        """The code a Python magic runs: read as the cell's own (`%timeit` only reads: what it
+        binds stays in its own scope)."""
+        try:
+            tree = _parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            self.io.append(unread(magic))
+            return
+        reader = _Reader() if magic.endswith("timeit") else self
+        for statement in tree.body:
+            reader.visit(statement)
+        if reader is not self:
+            self.io += reader.io
+            for name in reader.reads:
+                self._read(name)
 
     def _target(self, target: ast.expr) -> None:
         """A name bound, or the object under an item or attribute assignment mutated."""

@@ -8,13 +8,19 @@ cell that mutates `df` reads it, so the cell that made `df` is needed too). Name
 holds already need no cell. The chosen cells run in notebook order, which is the order a user
 running the notebook top to bottom runs them; a notebook run out of order may need more, and a
 cell that does not parse is skipped and said so rather than guessed at.
+
+Each chosen cell says what it does outside the kernel (`effects.py`): runs commands, runs code
+from elsewhere, reads files or the network, runs magics. A name it uses that another cell
+imported (`sp` after `import subprocess as sp` in #1), or that is such a module in the kernel,
+counts as its own use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .effects import KINDS, Effect, of_import
 from .names import CodeNames, code_names
 
 
@@ -33,7 +39,13 @@ class Step:
 
     cell: Cell
     makes: tuple[str, ...]
-    io: tuple[str, ...] = ()
+    io: tuple[Effect, ...] = ()
+    """What it does outside the kernel."""
+
+    def reaches(self) -> str:
+        """`runs commands: !curl; reads files or the network: read_csv` ('' for none)."""
+        kinds = {kind: [str(e) for e in self.io if e.kind == kind] for kind in KINDS}
+        return "; ".join(f"{kind}: {', '.join(whats)}" for kind, whats in kinds.items() if whats)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,7 +64,7 @@ class Plan:
         for step in self.steps:
             what = f"makes {', '.join(step.makes)}"
             if step.io:
-                what += f"; reads files or the network: {', '.join(step.io)}"
+                what += f"; {step.reaches()}"
             parts.append(f"#{step.cell.index + 1} ({what})")
         lines = ["runs " + ", ".join(parts) if parts else "runs no cell"]
         if self.missing:
@@ -62,12 +74,20 @@ class Plan:
         return "\n".join(lines)
 
 
-def plan(cells: Sequence[Cell], names: Iterable[str], *, present: Iterable[str] = ()) -> Plan:
-    """The cells that bring `names` back, given the names the kernel holds (`present`)."""
+def plan(
+    cells: Sequence[Cell],
+    names: Iterable[str],
+    *,
+    present: Iterable[str] = (),
+    modules: Mapping[str, str] | None = None,
+) -> Plan:
+    """The cells that bring `names` back, given the names the kernel holds (`present`) and
+    which of them are modules (`modules`: name to module name)."""
     have = set(present)
     needed = set(names)
     chosen: list[Step] = []
     unreadable: list[tuple[Cell, str]] = []
+    outside = _imported_outside(cells, modules or {})
     for cell in reversed(cells):
         found = code_names(cell.source)
         if not found.parsed:
@@ -76,12 +96,35 @@ def plan(cells: Sequence[Cell], names: Iterable[str], *, present: Iterable[str] 
         makes = (found.binds | found.mutates) & needed
         if not makes:
             continue
-        chosen.append(Step(cell=cell, makes=tuple(sorted(makes)), io=found.io))
+        io = found.io + _used(found, outside)
+        chosen.append(Step(cell=cell, makes=tuple(sorted(makes)), io=io))
         needed = (needed - found.binds) | _needs(found, have)
     return Plan(
         steps=tuple(reversed(chosen)),
         missing=tuple(sorted(needed - have)),
         unreadable=tuple(reversed(unreadable)),
+    )
+
+
+def _imported_outside(cells: Sequence[Cell], modules: Mapping[str, str]) -> dict[str, Effect]:
+    """Names that reach outside when a cell uses them: what other cells imported under them
+    (`sp (subprocess, imported in #1)`), and modules the kernel holds under them."""
+    found: dict[str, Effect] = {}
+    for name, module in modules.items():
+        for effect in of_import(module)[:1]:
+            found[name] = Effect(kind=effect.kind, what=f"{name} ({module}, in the kernel)")
+    for cell in cells:
+        for name, effect in code_names(cell.source).imports:
+            what = f"{name} ({effect.what}, imported in #{cell.index + 1})"
+            found[name] = Effect(kind=effect.kind, what=what)
+    return found
+
+
+def _used(found: CodeNames, outside: Mapping[str, Effect]) -> tuple[Effect, ...]:
+    """What a cell reaches through names another cell imported (its own imports are said)."""
+    own = {name for name, _ in found.imports} | {str(effect) for effect in found.io}
+    return tuple(
+        outside[name] for name in sorted(found.reads) if name in outside and name not in own
     )
 
 

@@ -4,12 +4,14 @@ The plan is `kernel/rebuild.py`'s, over the notebook's current code cells (the o
 unsaved edits included, else the file's). Each chosen cell runs through run_cell, so its outputs
 go into the cell, its variables are kept for Undo and its names become the conversation's, as if
 the model had called run_cell for each; the approval is the one run_cell has ("execute"), and it
-shows the plan, with each cell that reads files or the network said so. The tool is listed
-only while it is needed (`rebuild_toolset`).
+shows the plan, with what each cell does outside the kernel said (runs commands, runs code
+from elsewhere, reads files or the network, runs magics). The tool is listed only while it is
+needed (`rebuild_toolset`).
 """
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,11 +19,13 @@ from ...errors import ToolError
 from ...events import CallPreview
 from ...workspace.notebook_file import cell_source
 from ..context import ToolContext
+from ..kernel.effects import KINDS
 from ..kernel.names import code_names
 from ..kernel.rebuild import Cell, Plan, plan
 from ..kernel.state import kernel_state
 from ..kernel.tools import is_copilot_cell
 from ..registry import ToolOutput, ToolSet, bound_tool
+from ..static_view import inherits, instance_dict
 from .run_cell import MAX_CELL_TIMEOUT, run_cell
 from .store import open_notebook
 
@@ -70,7 +74,19 @@ async def planned(ctx: ToolContext, names: Sequence[str], notebook: str | None) 
     if not wanted or len(wanted) > MAX_NAMES:
         raise ToolError(f"rebuild_names: give from 1 to {MAX_NAMES} variable names, e.g. ['df']")
     path, cells = await code_cells(ctx, notebook)
-    return path, plan(cells, wanted, present=ctx.namespace())
+    namespace = ctx.namespace()
+    return path, plan(cells, wanted, present=namespace, modules=kernel_modules(namespace))
+
+
+def kernel_modules(namespace: Mapping[str, Any]) -> dict[str, str]:
+    """The kernel's names that are modules, with the module each is (`sp`: `subprocess`)."""
+    found = {}
+    for name, value in list(namespace.items()):
+        if type(name) is str and inherits(value, types.ModuleType):
+            module = instance_dict(value) or {}
+            if type(module.get("__name__")) is str:
+                found[name] = module["__name__"]
+    return found
 
 
 async def rebuild_preview(ctx: ToolContext, arguments: Mapping[str, Any]) -> CallPreview | None:
@@ -82,7 +98,8 @@ async def rebuild_preview(ctx: ToolContext, arguments: Mapping[str, Any]) -> Cal
     outside = [step for step in found.steps if step.io]
     summary = f"rebuild {', '.join(names)}: {len(found.steps)} cell(s) of {path}"
     if outside:
-        summary += f"; {len(outside)} read(s) files or the network"
+        kinds = [kind for kind in KINDS if any(e.kind == kind for s in outside for e in s.io)]
+        summary += f"; {len(outside)} reach(es) outside the kernel ({', '.join(kinds)})"
     text = [found.describe(), ""]
     for step in found.steps:
         text += [f"# --- #{step.cell.index + 1}", step.cell.source.rstrip(), ""]
