@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+import pytest
 
 from copilot_nb.testing import reply
 from copilot_nb.testing.openai_wire import openai_sse_events
@@ -124,3 +127,18 @@ class _HostileHandler(BaseHTTPRequestHandler):
 
 
 HostileServer.handler = _HostileHandler
+
+
+@pytest.fixture
+def hostile() -> Iterator[Callable[..., HostileServer]]:
+    """Start HostileServers that are stopped when the test ends: `hostile(**{route: answer})`."""
+    servers: list[HostileServer] = []
+
+    def start(**routes: Answer) -> HostileServer:
+        server = HostileServer(routes=dict(routes)).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,7 +25,9 @@ from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.models.providers import PROVIDERS, Provider
 from copilot_nb.testing import reply
 from copilot_nb.testing.github_fake import FakeGitHub, _FakeHandler
-from tests.hostile_server import Answer, HostileServer, json_bytes
+from tests.hostile_server import Answer, hostile, json_bytes
+
+__all__ = ["hostile"]
 
 FAST = LookupLimits(deadline=0.5, max_bytes=2**20)
 """Half a second and a megabyte: what each lookup here may take."""
@@ -39,20 +40,6 @@ HUGE = Answer(
     head=b'{"data": [', body=b'{"id": "m", "object": "model"}, ' * 2**10, repeat=640, tail=b"{}]}"
 )
 """A 20 MB model list."""
-
-
-@pytest.fixture
-def hostile() -> Iterator:
-    servers: list[HostileServer] = []
-
-    def start(**routes: Answer) -> HostileServer:
-        server = HostileServer(routes=dict(routes)).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def listing(url: str) -> dict[str, Provider]:

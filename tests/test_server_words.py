@@ -36,10 +36,10 @@ from copilot_nb.testing import fail
 from copilot_nb.testing.copilot_catalog import COPILOT_MODELS
 from copilot_nb.text import server_text
 from tests.helpers import events_of
-from tests.hostile_server import TERMINAL_ATTACK, Answer, HostileServer, json_bytes
+from tests.hostile_server import TERMINAL_ATTACK, Answer, HostileServer, hostile, json_bytes
 from tests.proxy_fixtures import MODEL, proxy_for
 
-__all__ = ["proxy_for"]
+__all__ = ["hostile", "proxy_for"]
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """What no server text may carry to a terminal: C0 but \\n and \\t, DEL, C1, bidi overrides."""
@@ -54,20 +54,6 @@ def assert_plain(text: str, limit: int = 6_000) -> None:
     found = CONTROL.search(text)
     assert found is None, f"{found.group()!r} reached the user in {text[:300]!r}"
     assert len(text) <= limit, f"{len(text):,} characters reached the user"
-
-
-@pytest.fixture
-def hostile():
-    servers: list[HostileServer] = []
-
-    def start(**routes: Answer) -> HostileServer:
-        server = HostileServer(routes=dict(routes))
-        servers.append(server.start())
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 CHAT = "POST /v1/chat/completions"
