@@ -22,6 +22,7 @@ from mcp_types import (
 
 from copilot_nb.tools.mcp.results import MAX_RESULT_CHARS, tool_output
 from copilot_nb.tools.registry import ToolOutput
+from tests.image_bombs import GIF_SCREEN_BOMB, PNG_13000
 from tests.notebook_samples import png
 
 
@@ -54,6 +55,25 @@ def test_an_image_is_its_type_and_size_and_never_its_base64():
 def test_an_image_that_cannot_be_measured_is_its_type_and_size_in_bytes():
     out = read(ImageContent(data=b64(BYTES_3K), mime_type="image/webp"))
     assert out.content == "[image/webp 3.0 KB]"
+
+
+def test_an_image_declaring_too_many_pixels_is_a_line_and_is_not_attached():
+    out = read(
+        ImageContent(data=b64(PNG_13000), mime_type="image/png"),
+        ImageContent(data=b64(GIF_SCREEN_BOMB), mime_type="image/gif"),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="file:///huge.png", mime_type="image/png", blob=b64(PNG_13000)
+            ),
+        ),
+    )
+    assert out.content == (
+        "[image/png 13000x13000: too large to show]\n"
+        "[image/gif 65535x65535: too large to show]\n"
+        "[image/png 13000x13000: too large to show]"
+    )
+    assert out.images == () and not out.is_error
 
 
 def test_audio_is_its_type_and_size():

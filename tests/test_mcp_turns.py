@@ -4,6 +4,7 @@ middle of a turn, asked again when a server changes, and failing readably when a
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 from copilot_nb import tool
@@ -165,6 +166,31 @@ async def test_images_errors_and_resources_reach_the_model_as_text(
     assert refused == "b__refuse failed: no such branch: main2"
     assert notes == "Notes: deploy on Fridays is forbidden."
     assert [e.ok for e in events if isinstance(e, ToolFinished)] == [True, False, True]
+
+
+async def test_images_too_large_to_decode_are_their_lines_and_the_turn_goes_on(
+    serve, workspace, monkeypatch, stop_servers
+):
+    """A model that sees images is sent the server's small picture; the PNG and the GIF whose
+    headers declare 13000x13000 and 65535x65535 pixels are only their lines."""
+    server = serve(
+        [
+            reply("", call("b__picture", id="p"), call("b__huge_pictures", id="h")),
+            reply("done"),
+        ]
+    )
+    session = session_for(server, workspace, monkeypatch, stop_servers)
+    monkeypatch.setattr(session, "_resolve", lambda spec: server.model(vision=True))
+    events = await events_of(session, "look", approvals=session.approvals.approve_changes())
+    assert isinstance(events[-1], Done), events[-1]
+    picture, huge = results(server.requests[1])
+    assert picture == "[image/png 3x2]\na tiny picture"
+    assert huge == (
+        "[image/png 13000x13000: too large to show]\n"
+        "[image/gif 65535x65535: too large to show]\nhuge pictures"
+    )
+    sent = json.dumps(server.requests[1].body)
+    assert sent.count('"type": "image_url"') == 1, "the small picture only"
 
 
 async def test_a_server_gets_only_the_environment_its_config_names(

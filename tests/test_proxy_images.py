@@ -32,6 +32,7 @@ from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.testing import call, reply
 from copilot_nb.tools.context_block import with_request_block
+from tests.image_bombs import GIF_FRAME_BOMB, GIF_SCREEN_BOMB, PNG_13000, b64
 from tests.notebook_samples import plot_png
 from tests.proxy_fixtures import MODEL, proxy_for
 
@@ -193,6 +194,47 @@ def test_an_image_the_proxy_cannot_send_is_a_400_naming_its_field(proxy_for, url
     assert error["param"] == "messages[0].content[1].image_url.url"
     assert why in error["message"]
     assert proxy.upstream.received == [], "nothing went upstream, nothing was fetched"
+
+
+BOMBS = [
+    pytest.param(PNG_13000, "image/png", "13000x13000", id="png"),
+    pytest.param(GIF_SCREEN_BOMB, "image/gif", "65535x65535", id="gif"),
+]
+
+
+@pytest.mark.parametrize(("data", "mime", "size"), BOMBS)
+def test_an_image_declaring_too_many_pixels_is_a_400_before_anything_decodes_it(
+    proxy_for, data, mime, size
+):
+    """The PNG's pixels are garbage: a decoder that reached them would fail otherwise (and a
+    real one would take seconds and gigabytes); the GIF made Pillow raise, and the proxy 500."""
+    proxy = proxy_for([], model=openai_chat("gpt-4o"))
+    url = f"data:{mime};base64,{b64(data)}"
+    with pytest.raises(openai.BadRequestError) as refused:
+        proxy.openai().chat.completions.create(model=MODEL, messages=asking(url))
+    error = refused.value.body
+    assert error["param"] == "messages[0].content[1].image_url.url"
+    assert f"{mime} of {size} pixels" in error["message"], error["message"]
+    with pytest.raises(openai.BadRequestError) as refused:
+        proxy.openai().responses.create(
+            model=MODEL,
+            input=[{"role": "user", "content": [{"type": "input_image", "image_url": url}]}],
+        )
+    assert refused.value.body["param"] == "input[0].content[0].image_url"
+    assert size in refused.value.body["message"]
+    assert proxy.upstream.received == []
+
+
+def test_an_image_pillow_refuses_past_its_header_is_no_500(proxy_for):
+    """A GIF whose 1x1 screen holds a 10000x10000 frame passes the header's check; Pillow's
+    lazy size refuses it, and the model reads its line."""
+    proxy = proxy_for([reply("Nothing to see.")], model=openai_chat("gpt-4o"))
+    url = f"data:image/gif;base64,{b64(GIF_FRAME_BOMB)}"
+    answer = proxy.openai().chat.completions.create(model=MODEL, messages=asking(url))
+    assert answer.choices[0].message.content == "Nothing to see."
+    (sent,) = proxy.upstream.requests
+    assert image_sizes(sent.body) == []
+    assert "What does this plot show?\n[image/gif 1x1]" in texts(sent.body)
 
 
 def test_a_remote_input_image_and_a_file_id_are_refused_at_responses(proxy_for):

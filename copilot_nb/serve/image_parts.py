@@ -8,7 +8,8 @@ model without vision, only its `[image/png 640x480]` line). A remote `http(s)` U
 the proxy fetches nothing on a client's word (a fetch from the server's network is a request
 forgery waiting to happen), and passing it through would leave it unscaled and unchecked for
 the wires that take no URLs (Anthropic's base64 blocks, Copilot's limits). `detail` is read and
-ignored: each image is scaled to what the upstream model uses.
+ignored: each image is scaled to what the upstream model uses. An image whose header declares
+more pixels than are ever decoded (`MAX_IMAGE_PIXELS`) is refused before anything decodes it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..messages import Image
-from ..models.capabilities import IMAGE_TYPES, MAX_IMAGE_BYTES
+from ..models.capabilities import IMAGE_SIDES, IMAGE_TYPES, MAX_IMAGE_BYTES
+from ..models.image_header import MAX_IMAGE_PIXELS, declared_size, too_large
 from ..text import human_bytes
 from ..tools.outputs import attached_image, describe_image
 from .api_errors import ApiError, invalid_type, missing
@@ -27,11 +29,13 @@ _DATA_URL = re.compile(
     r"data:(?P<type>[\w.+-]+/[\w.+-]+)(?P<params>(?:;[^,;]*)*),(?P<data>.*)", re.S
 )
 _TYPES = ", ".join(IMAGE_TYPES)
+_LONGEST_SIDE = max(long_side for long_side, _ in IMAGE_SIDES.values())
 
 
 def url_image(url: object, at: str) -> Image:
     """The image a `data:` URL holds; a refusal naming `at` (the URL's field) for a remote URL,
-    another media type, or bytes that are not the image they say."""
+    another media type, a header declaring more pixels than are ever decoded, or bytes that are
+    not the image they say."""
     if url is None:
         raise missing(at, "send the image as a data URL: data:image/png;base64,...")
     if not isinstance(url, str):
@@ -52,6 +56,14 @@ def url_image(url: object, at: str) -> Image:
         raise ApiError(
             f"{why} as base64 (data:image/png;base64,...).", param=at, code="invalid_value"
         )
+    size = declared_size(found["data"])
+    if size is not None and too_large(size):
+        why = (
+            f"'{at}' is a {media_type} of {size[0]}x{size[1]} pixels, more than the "
+            f"{MAX_IMAGE_PIXELS:,} this proxy decodes; scale it down (no model uses more than "
+            f"{_LONGEST_SIDE} px on the long side) and send it again."
+        )
+        raise ApiError(why, param=at, code="invalid_image")
     image = attached_image(media_type, found["data"])
     if image is None:
         why = (

@@ -14,12 +14,12 @@ import base64
 import binascii
 import json
 import re
-import struct
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..messages import Image
 from ..models.capabilities import MAX_IMAGE_BYTES, MAX_IMAGES
+from ..models.image_header import declared_size, image_size, too_large
 from ..text import human_bytes, shorten
 from .reader_cut import cut_for_reader
 
@@ -27,8 +27,6 @@ MAX_TEXT_CHARS = 2000
 """Characters of one output's text shown by read_cell."""
 MAX_TRACEBACK_LINES = 12
 """Lines of a traceback shown (the last ones: where the error happened)."""
-_HEADER_B64_CHARS = 96_000
-"""Base64 characters decoded to find an image's size (a JPEG's EXIF block comes first)."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json")
@@ -68,53 +66,15 @@ def last_lines(lines: list[str], limit: int, what: str = "traceback") -> list[st
     return [f"… {len(lines) - limit} {what} lines cut …", *lines[len(lines) - limit :]]
 
 
-def image_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) from a PNG, JPEG or GIF header, or None if it is not one of those."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24 and data[12:16] == b"IHDR":
-        width, height = struct.unpack(">II", data[16:24])
-        return width, height
-    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
-        width, height = struct.unpack("<HH", data[6:10])
-        return width, height
-    if data[:2] == b"\xff\xd8":
-        return _jpeg_size(data)
-    return None
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    """Walk the JPEG segments to the first start-of-frame marker, which holds the size."""
-    at = 2
-    while at + 4 <= len(data):
-        if data[at] != 0xFF:
-            return None
-        marker = data[at + 1]
-        if marker == 0xFF:  # fill byte
-            at += 1
-            continue
-        if marker in (0x01, *range(0xD0, 0xDA)):  # no length field
-            at += 2
-            continue
-        (length,) = struct.unpack(">H", data[at + 2 : at + 4])
-        if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
-            if at + 9 > len(data):
-                return None
-            height, width = struct.unpack(">HH", data[at + 5 : at + 9])
-            return width, height
-        at += 2 + length
-    return None
-
-
 def describe_image(mime: str, payload: Any) -> str:
-    """`[image/png 640x480]` from a base64 payload; the payload itself is never shown."""
+    """`[image/png 640x480]` from a base64 payload; the payload itself is never shown; one
+    declaring more pixels than are ever decoded says `: too large to show`."""
     text = "".join(payload) if isinstance(payload, list) else str(payload)
-    compact = re.sub(r"\s+", "", text[: _HEADER_B64_CHARS + 2000])[:_HEADER_B64_CHARS]
-    compact = compact[: len(compact) - len(compact) % 4]
-    try:
-        size = image_size(base64.b64decode(compact))
-    except (binascii.Error, ValueError):
-        size = None
+    size = declared_size(text)
     if size is None:
         return f"[{mime} {human_bytes(len(text) * 3 // 4)}]"
+    if too_large(size):
+        return f"[{mime} {size[0]}x{size[1]}: too large to show]"
     return f"[{mime} {size[0]}x{size[1]}]"
 
 
@@ -138,7 +98,8 @@ def output_images(
 
 def attached_image(mime: str, payload: Any) -> Image | None:
     """A base64 payload (nbformat may split it in lines) as an `Image`, if it is small enough
-    and is what its type says: a provider refuses the whole request for one broken image."""
+    and is what its type says: a provider refuses the whole request for one broken image. Its
+    header must declare its size, and no more pixels than are ever decoded (`image_header`)."""
     if mime not in _MAGIC:
         return None
     text = "".join(payload) if isinstance(payload, list) else str(payload)
@@ -146,12 +107,13 @@ def attached_image(mime: str, payload: Any) -> Image | None:
     if not 0 < image.size <= MAX_IMAGE_BYTES:
         return None
     try:
-        head = base64.b64decode(image.data, validate=True)[:16]
+        raw = base64.b64decode(image.data, validate=True)
     except (binascii.Error, ValueError):
         return None
-    if not head.startswith(_MAGIC[mime]) or (mime == "image/webp" and head[8:12] != b"WEBP"):
+    if not raw.startswith(_MAGIC[mime]) or (mime == "image/webp" and raw[8:12] != b"WEBP"):
         return None
-    return image
+    size = image_size(raw)
+    return image if size is not None and not too_large(size) else None
 
 
 def describe_data(data: Mapping[str, Any], *, limit: int = MAX_TEXT_CHARS) -> list[str]:

@@ -3,7 +3,8 @@
 `python -m tests.mcp_servers.behaviours` (or `build()` served over Streamable HTTP).
 `echo` answers; `grow` adds a tool and announces the new list; `reword` changes `echo`'s
 description (the "rug pull") and announces it; `die` exits mid-call; `hang` never answers;
-`picture` returns a PNG; `refuse` returns `isError`; `report` returns structured content;
+`picture` returns a PNG; `huge_pictures` a PNG and a GIF whose headers declare 13000x13000
+and 65535x65535 pixels; `refuse` returns `isError`; `report` returns structured content;
 `show_env` tells which environment variables reached it. It has one resource and one prompt.
 With `BEHAVIOURS_MANY=N` it has N more tools (`extra_00`...), with `BEHAVIOURS_START_DELAY=S` it
 takes S seconds to start. `BEHAVIOURS_MARKER=PATH`: it writes its arguments and environment to
@@ -28,6 +29,8 @@ from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp_types import CallToolResult, ImageContent, TextContent
 from pydantic import BaseModel, Field
+
+from tests.image_bombs import GIF_SCREEN_BOMB, PNG_13000, b64
 
 PNG_3X2 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEUlEQVR4nGP4z8DAwMDAxAAAHHkDAXwzH30AAAAASUVORK5CYII="
@@ -86,6 +89,15 @@ def build() -> MCPServer:
         return [
             ImageContent(type="image", data=data, mime_type="image/png"),
             TextContent(type="text", text="a tiny picture"),
+        ]
+
+    @server.tool()
+    def huge_pictures() -> list:
+        """Return images declaring more pixels than they hold, and a caption."""
+        return [
+            ImageContent(type="image", data=b64(PNG_13000), mime_type="image/png"),
+            ImageContent(type="image", data=b64(GIF_SCREEN_BOMB), mime_type="image/gif"),
+            TextContent(type="text", text="huge pictures"),
         ]
 
     @server.tool()
