@@ -144,7 +144,7 @@ def _guard_popen() -> None:
             tier = needed_tier(command)
             if tier is not None and tier not in _running.allowed:
                 raise TierError(
-                    f"{_running.nodeid} starts a {tier} program ({command[:120]}) without "
+                    f"{_running.nodeid} starts a program of the {tier} tier ({command[:120]}) without "
                     f"@pytest.mark.{tier}: mark the test so it runs in `make test-{tier}`"
                 )
         original(self, args, *rest, **kw)  # type: ignore[arg-type]
