@@ -11,6 +11,8 @@ from typing import Any
 
 from jupyter_client.manager import start_new_kernel
 
+from tests.patience import patient
+
 
 @dataclass
 class Execution:
@@ -66,7 +68,7 @@ class KernelSession:
         self.answers_hello = answers_hello
         full_env = {**os.environ, **(env or {})}
         self.manager, self.client = start_new_kernel(
-            kernel_name="python3", cwd=str(cwd), env=full_env, startup_timeout=60
+            kernel_name="python3", cwd=str(cwd), env=full_env, startup_timeout=patient(60)
         )
 
     def send(
@@ -97,6 +99,7 @@ class KernelSession:
     def collect(self, msg_id: str, timeout: float = 60) -> Execution:
         """Gather iopub messages of a request until the kernel is idle again, then its reply."""
         messages: list[dict[str, Any]] = []
+        timeout = patient(timeout)
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
@@ -131,7 +134,7 @@ class KernelSession:
     def restart(self) -> str:
         """Kernel > Restart, then `%load_ext` again: what it printed."""
         self.manager.restart_kernel(now=True)
-        self.client.wait_for_ready(timeout=60)
+        self.client.wait_for_ready(timeout=patient(60))
         loaded = self.execute("%load_ext copilot_nb")
         assert loaded.status == "ok", loaded.reply
         return loaded.stdout
@@ -139,6 +142,7 @@ class KernelSession:
     def wait_for(self, msg_id: str, msg_type: str, timeout: float = 30) -> list[dict[str, Any]]:
         """Read iopub until a message of this type arrives for the request; return what was read."""
         seen: list[dict[str, Any]] = []
+        timeout = patient(timeout)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

@@ -22,6 +22,7 @@ from typing import Any
 import nbformat
 
 from tests.helpers import free_port, wait_for_http
+from tests.patience import SLOWDOWN
 
 CHROMIUM = Path("/usr/bin/chromium")
 TOKEN = "copilot-nb-browser-test"
@@ -39,20 +40,6 @@ FLAGS = [
 ]
 
 
-def _slowdown() -> float:
-    """How many times longer than on an idle machine a browser wait may take.
-
-    A wait ends as soon as what it waits for shows, so a generous limit costs a passing test
-    nothing; it only has to outlast a busy machine: parallel workers (each with its JupyterLab,
-    kernels and Chromium) and whatever else runs beside them. `COPILOT_NB_TEST_SLOWDOWN` sets it."""
-    if override := os.environ.get("COPILOT_NB_TEST_SLOWDOWN"):
-        return max(1.0, float(override))
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
-    load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    return min(6.0, max(2.0, workers, load))
-
-
-SLOWDOWN = _slowdown()
 LONG = int(60_000 * SLOWDOWN)  # ms: JupyterLab's first load builds its page from many modules
 SHORT = int(30_000 * SLOWDOWN)  # ms: any other wait for the page, unless a test says otherwise
 EXPECT = int(10_000 * SLOWDOWN)  # ms: Playwright's `expect`, 5 s by its own default
