@@ -8,6 +8,7 @@ the surfaces (magic, panel, proxy) render; they `match` on these types and never
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -86,6 +87,9 @@ class ToolFinished:
     summary: str
     content: str
     parent: str = ""
+    outputs: tuple[Mapping[str, Any], ...] = ()
+    """What the call showed, as nbformat outputs (run_code's printed text, figures and result),
+    masked as `content` is: shown under the call's line, as a notebook shows outputs."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -98,6 +98,22 @@ SURFACES: dict[str, Callable[[str, Path], str]] = {
         ToolStarted(call_id="1", name="search_text", arguments={"regex": p}, summary=p),
         ToolFinished(call_id="1", name="search_text", ok=False, summary=p, content=p),
     ),
+    "run-output": lambda p, _: transcript(
+        ToolStarted(call_id="1", name="run_code", arguments={"code": p}, summary=p),
+        ToolFinished(
+            call_id="1",
+            name="run_code",
+            ok=True,
+            summary=p,
+            content=p,
+            outputs=(
+                {"output_type": "stream", "name": "stdout", "text": p},
+                {"output_type": "display_data", "data": {"text/html": p, "text/plain": p}},
+                {"output_type": "display_data", "data": {"text/markdown": p}},
+                {"output_type": "error", "ename": p, "evalue": p, "traceback": [p]},
+            ),
+        ),
+    ),
     "error": lambda p, _: transcript(Failed(error=p)),
     "file-diff": lambda p, _: transcript(
         ToolStarted(call_id="1", name="write_file", arguments={}, summary="notes.md"),

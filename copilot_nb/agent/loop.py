@@ -372,6 +372,7 @@ class Agent:
             ok=not output.is_error,
             summary=output.summary or first_line(output.content),
             content=output.content,
+            outputs=output.outputs,
         )
 
     def _keep(self, message: Message) -> None:

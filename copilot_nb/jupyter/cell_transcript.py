@@ -6,10 +6,12 @@ its diffs, its thinking, and our own notices; rendered as safe HTML and as the s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..text import first_line
+from .output_html import outputs_html, outputs_summary, outputs_text
 from .safe_html import Rendered, details_html, diff_html, escape, inline_html, markdown_html
 
 LINE = 200
@@ -21,13 +23,15 @@ draws an emoji such as an hourglass as an empty box)."""
 
 @dataclass
 class ToolLine:
-    """One tool call: its name, target, outcome and the diffs it made."""
+    """One tool call: its name, target, outcome, the diffs it made and what it showed (a run's
+    printed text, figures and result), each folded under the line."""
 
     name: str
     target: str
     outcome: str = ""
     ok: bool | None = None
     diffs: list[str] = field(default_factory=list)
+    outputs: tuple[Mapping[str, Any], ...] = ()
 
     def html(self) -> str:
         icon = ICONS[self.ok]
@@ -37,6 +41,9 @@ class ToolLine:
         if self.outcome:
             line += f" — {escape(first_line(self.outcome, LINE))}"
         diffs = "".join(details_html("diff", diff_html(d)) for d in self.diffs)
+        shown = outputs_html(self.outputs)
+        if shown:
+            diffs += details_html(f"output: {outputs_summary(self.outputs)}", shown)
         return f"<div>{line}</div>{diffs}"
 
     def plain(self) -> str:
@@ -44,7 +51,8 @@ class ToolLine:
         line = " ".join(p for p in (icon, self.name, first_line(self.target, LINE)) if p)
         if self.outcome:
             line += f" — {first_line(self.outcome, LINE)}"
-        return "\n\n".join([line, *(d.rstrip("\n") for d in self.diffs)])
+        shown = [outputs_text(self.outputs)] if self.outputs else []
+        return "\n\n".join([line, *(d.rstrip("\n") for d in self.diffs), *shown])
 
 
 @dataclass

@@ -194,7 +194,7 @@ class CellRenderer:
                     self._current.diffs.append(diff)
             case ToolFinished(call_id=call_id, name=name, ok=ok, summary=summary):
                 line = self._tools.get(call_id) or ToolLine(name=name, target="")
-                line.ok, line.outcome = ok, summary
+                line.ok, line.outcome, line.outputs = ok, summary, event.outputs
             case UsageReported(usage=usage):
                 self.reported = True
                 self.tokens = add(self.tokens, tokens_of(usage))

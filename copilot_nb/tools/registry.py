@@ -82,6 +82,9 @@ class ToolOutput:
     changes: tuple[FileChanged | CellChanged, ...] = ()
     images: tuple[Image, ...] = ()
     """Images shown beside `content` to a model that accepts images (a cell's plots)."""
+    outputs: tuple[Mapping[str, Any], ...] = ()
+    """What the call showed, as nbformat outputs (run_code's printed text, figures, result),
+    masked as `content` is: the surfaces show them under the call's line."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -133,18 +133,32 @@ def _captured_displays(shell: Any | None, into: list[dict[str, Any]]) -> Iterato
 
     own, capture = shell.display_pub, CapturingDisplayPublisher()
     shell.display_pub = capture
+    displayed: int | None = None
     try:
         yield
+        displayed = len(capture.outputs)
         backend = sys.modules.get("matplotlib_inline.backend_inline")
         if backend is not None:
             with contextlib.suppress(Exception):
                 backend.flush_figures()
     finally:
         shell.display_pub = own
-        into.extend(
-            {"data": shown.get("data") or {}, "metadata": shown.get("metadata") or {}}
-            for shown in capture.outputs
-        )
+        into.extend(shown_once(capture.outputs, displayed))
+
+
+def shown_once(published: list[dict[str, Any]], displayed: int | None) -> list[dict[str, Any]]:
+    """The displays, without the figures the end-of-run flush showed again: `display(fig)`
+    shows a figure, and the inline backend shows every figure drawn at the end (a notebook cell
+    shows it twice). Only the flush's repeats go (`displayed`: how many came before it)."""
+    outputs = [
+        {"data": shown.get("data") or {}, "metadata": shown.get("metadata") or {}}
+        for shown in published
+    ]
+    kept = outputs[:displayed] if displayed is not None else outputs
+    for flushed in outputs[len(kept) :]:
+        if all(flushed["data"] != earlier["data"] for earlier in kept):
+            kept.append(flushed)
+    return kept
 
 
 def _compile(code: str, filename: str) -> list[tuple[CodeType, bool]]:

@@ -2,7 +2,8 @@
 
 All four are coroutines, so the registry runs them on the kernel's event-loop thread rather than
 in a worker thread: they look at (and run_code changes) the user's objects while no cell runs,
-never beside one. How run_code runs code and enforces its timeout is in `execute.py`.
+never beside one. How run_code runs code and enforces its timeout is in `execute.py`; what
+its result says and shows, in `run_outputs.py`.
 
 They show the user's variables, not the interpreter: a path starts at a user variable and never
 steps onto a module or a dunder (`lookup.py`). Secrets are masked (`masking.py`) in what all four
@@ -21,7 +22,7 @@ from typing import Any
 from ...config import COPILOT_CELL_CALL
 from ...errors import ToolError
 from ...kernel_bridge import hidden_names
-from ...text import human_bytes, shorten
+from ...text import human_bytes
 from ..context import ToolContext
 from ..masking import (
     REVEAL_HINT,
@@ -33,9 +34,10 @@ from ..masking import (
 )
 from ..outputs import last_lines, strip_ansi
 from ..registry import ToolOutput, ToolSet, bound_tool
-from .execute import CodeRun, ran_for, run_code_in
+from .execute import run_code_in
 from .guard import after_run, before_run
 from .lookup import lookup
+from .run_outputs import run_code_output
 from .variables import (
     describe,
     memory_of,
@@ -54,8 +56,6 @@ MAX_INPUT_CHARS = 1500
 """Characters shown of one history input or output."""
 MAX_RUN_TIMEOUT = 600.0
 """Seconds run_code may be given: it is for quick checks, not for long jobs."""
-MAX_STDOUT_CHARS, MAX_STDERR_CHARS, MAX_VALUE_CHARS = 6000, 2000, 3000
-"""Characters of run_code's captured stdout, stderr and result shown."""
 MAX_TRACEBACK_LINES = 20
 """Lines of the last exception's traceback shown by get_history."""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -173,8 +173,8 @@ async def run_code(ctx: ToolContext, code: str, timeout: float = 30) -> ToolOutp
             f"not {timeout:g}"
         )
     kept = before_run(ctx, code, "run_code")
-    run = await run_code_in(ctx.namespace(), code, timeout=timeout)
-    return _run_output(run, timeout, after_run(ctx, code, kept))
+    run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
+    return run_code_output(run, ctx.shell, timeout, after_run(ctx, code, kept))
 
 
 def _reveal_is_secret(arguments: Mapping[str, Any]) -> str:
@@ -228,34 +228,6 @@ def _last_error(shell: Any | None) -> list[str]:
         text = "".join(traceback.format_exception(type(value), value, value.__traceback__))
     lines = [line for line in text.splitlines() if line.strip()]
     return [f"last error: {head}", *last_lines(lines, MAX_TRACEBACK_LINES)]
-
-
-def _run_output(run: CodeRun, timeout: float, kept: str = "") -> ToolOutput:
-    """What run_code tells the model: output, result or error, each cut with a marker."""
-    parts = []
-    if run.stdout:
-        parts.append("stdout:\n" + redact_and_cut(run.stdout.rstrip("\n"), MAX_STDOUT_CHARS)[0])
-    if run.stderr:
-        stderr = strip_ansi(run.stderr).rstrip("\n")
-        parts.append("stderr:\n" + redact_and_cut(stderr, MAX_STDERR_CHARS)[0])
-    if run.has_value:
-        parts.append("result:\n" + safe_repr(run.value, MAX_VALUE_CHARS, masker=MaskingRepr()))
-    if run.error:
-        parts.append("error:\n" + run.error)
-    if run.timed_out:
-        parts.append(
-            f"timed out: stopped after {timeout:g} s; what it did until then stays done. "
-            "Pass a larger timeout if it needs longer, or make it do less."
-        )
-    content, _ = redact_text("\n".join(parts)) if parts else ("(no output)", 0)
-    if "<masked: " in content:
-        content += f"\n(secrets are masked; {REVEAL_HINT} if it is a variable)"
-    if kept:
-        content += f"\nkernel: {kept}"
-    failed = bool(run.error) or run.timed_out
-    first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
-    summary = shorten(first or ran_for(run.seconds), 100)
-    return ToolOutput(content=content, is_error=failed, summary=summary)
 
 
 def _indent(text: str) -> str:

@@ -25,6 +25,7 @@ from ...workspace.notebook_file import cell_source
 from ..context import ToolContext
 from ..kernel.execute import CodeRun, ran_for, run_code_in
 from ..kernel.guard import after_run, before_run
+from ..kernel.run_outputs import execution_count, notebook_outputs
 from ..kernel.snapshots import Kept
 from ..kernel.tools import is_copilot_cell
 from ..masking import redact_text
@@ -94,61 +95,6 @@ async def run_cell(
     outputs = notebook_outputs(run, ctx.shell, timeout)
     await _put_outputs(ctx, opened, cell, source, outputs, kept)
     return _result(opened.path, cell.id, index, run, outputs, opened.note, note)
-
-
-def notebook_outputs(run: CodeRun, shell: Any | None, timeout: float) -> list[dict[str, Any]]:
-    """The run's output as nbformat outputs, as the cell would have shown them."""
-    outputs: list[dict[str, Any]] = []
-    for name, text in (("stdout", run.stdout), ("stderr", run.stderr)):
-        if text:
-            outputs.append({"output_type": "stream", "name": name, "text": text})
-    outputs += [{"output_type": "display_data", **shown} for shown in run.displays]
-    if run.has_value:
-        data, metadata = _formatted(run.value, shell)
-        outputs.append(
-            {
-                "output_type": "execute_result",
-                "data": data,
-                "metadata": metadata,
-                "execution_count": execution_count(shell),
-            }
-        )
-    if run.error:
-        outputs.append(
-            {
-                "output_type": "error",
-                "ename": run.ename or "Error",
-                "evalue": run.evalue,
-                "traceback": run.error.splitlines(),
-            }
-        )
-    if run.timed_out:
-        stopped = f"stopped after {timeout:g} s (run_cell's timeout)\n"
-        outputs.append({"output_type": "stream", "name": "stderr", "text": stopped})
-    return outputs
-
-
-def execution_count(shell: Any | None) -> int | None:
-    """The count a cell the agent ran shows (`[7]:`, not `[ ]:`, which says it never ran): the
-    number of the kernel's latest request, which is the %%copilot cell that ran it (from the
-    panel: the last cell run). IPython advances its counter as a cell starts, so that number is
-    one less; the counter itself is never advanced for the agent's run. None without a shell."""
-    count = getattr(shell, "execution_count", None)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
-        return None
-    return count - 1
-
-
-def _formatted(value: Any, shell: Any | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The value's mime bundle, as IPython formats a cell's result."""
-    formatter = getattr(shell, "display_formatter", None)
-    if formatter is not None:
-        try:
-            data, metadata = formatter.format(value)
-            return dict(data), dict(metadata)
-        except Exception:
-            pass
-    return {"text/plain": repr(value)}, {}
 
 
 async def _put_outputs(
