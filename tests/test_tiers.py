@@ -111,7 +111,9 @@ def test_a_kernel_test_may_not_start_an_external_program_but_may_start_any_other
         ("/venv/bin/jupyterhub -f hub.py", "external"),
         ("/venv/bin/python -m build --wheel --no-isolation", "external"),
         ("git status", None),
-        ("/venv/bin/python -m mcp_server_time", None),
+        ("/venv/bin/python -m mcp_server_time", "external"),
+        ("/venv/bin/python -m tests.mcp_servers.behaviours", "external"),
+        ("/venv/bin/python -c pass", None),
         ("node complete.js", None),
     ],
 )
@@ -133,3 +135,21 @@ def test_every_test_is_in_exactly_one_tier() -> None:
                 if Expression.compile(text).evaluate(lambda name, m=markers, **_: name in m)
             ]
             assert len(chosen) == 1, (markers, chosen)
+
+
+def test_a_test_that_catches_the_guards_error_still_fails(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(PLUGIN)
+    pytester.makepyfile(
+        """
+        import subprocess, sys
+
+        def test_retries_a_server_quietly():
+            try:
+                subprocess.run([sys.executable, "-m", "tests.mcp_servers.behaviours"])
+            except Exception:
+                pass  # a server that "did not start" is an outcome some tests expect
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:asyncio")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*starts a program of the external tier*"])

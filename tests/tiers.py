@@ -21,7 +21,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -40,6 +40,7 @@ PROGRAMS = {
     "browser": re.compile(r"-m jupyterlab\b|jupyter-lab\b|playwright|chromium"),
     "external": re.compile(
         r"llama-server|jupyterhub|configurable-http-proxy|inspector|-m build\b|pip install"
+        r"|-m tests\.mcp_servers\b|-m mcp_server_(time|git)\b"
     ),
 }
 """Programs a tier starts, matched against a command line while a test runs."""
@@ -59,6 +60,7 @@ class _Running:
 
     nodeid: str | None = None
     allowed: frozenset[str] = frozenset()
+    refused: list[str] = field(default_factory=list)
 
 
 _running = _Running()
@@ -113,10 +115,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """The Popen guard checks against this test's markers from its setup to its teardown."""
     _running.nodeid, _running.allowed = item.nodeid, allowed_tiers(item)
+    _running.refused.clear()
     try:
         return (yield)
     finally:
         _running.nodeid, _running.allowed = None, frozenset()
+        _running.refused.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A test whose code caught the guard's error (a server start retried, an error shown as a
+    result) still fails: a passing call that had a start refused is reported as failed."""
+    report = yield
+    if call.when == "call" and report.passed and _running.refused:
+        report.outcome = "failed"
+        report.longrepr = "\n".join(_running.refused)
+    return report
 
 
 def _command_line(args: object) -> str:
@@ -143,10 +158,11 @@ def _guard_popen() -> None:
             command = _command_line(args)
             tier = needed_tier(command)
             if tier is not None and tier not in _running.allowed:
-                raise TierError(
-                    f"{_running.nodeid} starts a program of the {tier} tier ({command[:120]}) without "
-                    f"@pytest.mark.{tier}: mark the test so it runs in `make test-{tier}`"
+                _running.refused.append(
+                    f"{_running.nodeid} starts a program of the {tier} tier ({command[:120]}) "
+                    f"without @pytest.mark.{tier}: mark the test so it runs in `make test-{tier}`"
                 )
+                raise TierError(_running.refused[-1])
         original(self, args, *rest, **kw)  # type: ignore[arg-type]
 
     guarded._tier_guard = True  # type: ignore[attr-defined]
