@@ -5,6 +5,7 @@ bounded tail, not its memory."""
 from __future__ import annotations
 
 import psutil
+import pytest
 
 from copilot_nb.jupyter.commands.mcp import render_servers
 from copilot_nb.testing import call, reply
@@ -22,6 +23,8 @@ from tests.helpers import (
     wait_until,
     write_config,
 )
+
+pytestmark = pytest.mark.external  # each test starts MCP server processes
 
 
 async def test_a_resource_description_changed_after_approval_asks_again(

@@ -10,6 +10,8 @@ from copilot_nb.testing import call, reply
 from copilot_nb.tools.mcp.elicitation import Field, fields_of, parse_answer, question_text
 from tests.helpers import behaviours, events_of, results, session_for, write_config
 
+pytestmark = pytest.mark.external  # each test starts MCP server processes
+
 
 class Replying:
     """Approves every call and answers each question with the next of `answers` (None:

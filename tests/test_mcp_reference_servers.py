@@ -15,6 +15,8 @@ import pytest
 from copilot_nb.testing import call, reply
 from tests.helpers import events_of, offered, results, session_for, write_config
 
+pytestmark = pytest.mark.external  # each test starts MCP server processes
+
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

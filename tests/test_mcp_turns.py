@@ -7,6 +7,8 @@ import asyncio
 import json
 import sys
 
+import pytest
+
 from copilot_nb import tool
 from copilot_nb.events import ApprovalNeeded, Done, ToolFinished, ToolsUpdated
 from copilot_nb.testing import call, reply
@@ -20,6 +22,8 @@ from tests.helpers import (
     session_for,
     write_config,
 )
+
+pytestmark = pytest.mark.external  # each test starts MCP server processes
 
 
 async def test_a_server_tool_is_offered_asked_once_and_then_trusted(

@@ -19,6 +19,8 @@ from copilot_nb.jupyter.commands.mcp import render_servers
 from copilot_nb.testing import call, reply
 from tests.helpers import Answering, behaviours, events_of, offered, results, session_for
 
+pytestmark = pytest.mark.external  # each test starts MCP server processes
+
 SECRET = "ghp_" + "s3cr3t" * 6
 
 
