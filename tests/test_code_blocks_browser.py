@@ -55,12 +55,20 @@ def test_a_cells_code_block_copies_inserts_below_and_runs_after_approval(page, l
     assert CODE in dialog.locator("pre.cnb-block-approve").inner_text()
     shot(page, "screenshots/code-block-cell-approval.png")
     dialog.locator(".jp-mod-accept").click()
-    result = output.locator("pre.cnb-block-output").first
+    result = output.locator(".cnb-block-output").first
     page.wait_for_function(
         "el => el.dataset.state === 'ok'", arg=result.element_handle(), timeout=LONG
     )
-    assert "42" in result.inner_text()
+    assert result.locator(".cnb-block-rendered pre").inner_text() == "42", (
+        "what it printed, rendered as a notebook output"
+    )
+    undo = result.locator(".cnb-block-undo")
+    assert undo.locator(".cnb-block-undo-note").inner_text() == (
+        "Undo removes answer (the run made it)"
+    )
     shot(output.first, "screenshots/code-block-cell.png")
+    undo.get_by_role("button", name="Undo").click()
+    undo.get_by_text("Put back: kernel variables of run_code: answer", exact=False).wait_for()
 
     bars.first.get_by_text("Run").click()  # Cancel in the dialog: nothing runs
     dialog.wait_for()
@@ -113,6 +121,10 @@ def test_a_panel_code_block_inserts_below_the_active_cell_and_runs_through_its_a
     page.wait_for_function(
         "el => el.dataset.state === 'ok'", arg=card.element_handle(), timeout=LONG
     )
-    assert "42" in card.inner_text()
+    assert card.locator(".cnb-output pre").inner_text() == "42", "rendered as a notebook output"
+    undo = card.locator(".cnb-undo")
+    assert undo.locator(".cnb-undo-note").inner_text() == "Undo removes answer (the run made it)"
     shot(panel, "screenshots/code-block-panel.png")
+    undo.get_by_role("button", name="Undo").click()
+    undo.get_by_text("Put back: kernel variables of run_code: answer", exact=False).wait_for()
     assert not replies.queue

@@ -332,10 +332,16 @@ def _block_answer(channel: LiveChannel, view: LiveView, data: dict[str, Any]) ->
     channel.runs.answered(view, data)
 
 
+def _block_undo(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
+    """`{event: 'run_block_undo', id}`: the Undo beside a Run's result."""
+    channel.runs.undo(view, data)
+
+
 EVENTS: dict[str, EventHandler] = {
     "path": _renamed,
     "run_block": _run_block,
     "run_block_answer": _block_answer,
+    "run_block_undo": _block_undo,
     "review": _reviewed,
     "review_file": _file_reviewed,
     "review_verify": _verify,

@@ -65,7 +65,7 @@ class Checkpoints:
         self.turns: collections.deque[Turn] = collections.deque(maxlen=max_turns)
         self._lock = threading.RLock()
 
-    def begin_turn(self, label: str) -> None:
+    def begin_turn(self, label: str) -> Turn:
         """Start a turn; an empty current turn is reused, so only turns with changes are kept."""
         with self._lock:
             if self.turns and not self.turns[-1].changed:
@@ -76,6 +76,7 @@ class Checkpoints:
                 self.max_total_bytes
             ):
                 self.turns.popleft()
+            return self.turns[-1]
 
     @contextlib.contextmanager
     def record(
@@ -172,7 +173,16 @@ class Checkpoints:
             changed_turns = [t for t in self.turns if t.changed]
             if not changed_turns:
                 return []
-            turn = changed_turns[-1]
+            return self.undo_turn(changed_turns[-1], force=force, cells=cells)
+
+    def undo_turn(
+        self, turn: Turn, *, force: bool = False, cells: CellRestorer | None = None
+    ) -> list[RestoredPath]:
+        """Put back this one turn, as `undo()` puts back the last (a code block's Run has an
+        Undo of its own); [] when it is gone (undone already, or forgotten)."""
+        with self._lock:
+            if turn not in self.turns:
+                return []
             if not force:
                 self._refuse_if_changed(turn)
             restored = restore_turn(turn, self._rel) + _restore_cells(turn, cells)

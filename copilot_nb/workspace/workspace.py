@@ -37,6 +37,7 @@ from ..errors import ConfigError, SandboxError
 from .checkpoints import CellRestorer, Checkpoints
 from .restore import RestoredPath
 from .secret_paths import SecretRules
+from .snapshots import Turn
 from .write_policy import WritePolicy
 
 PathIn = str | os.PathLike[str]
@@ -302,9 +303,9 @@ class Workspace:
 
     # --- turns and undo -----------------------------------------------------------------------
 
-    def begin_turn(self, label: str) -> None:
+    def begin_turn(self, label: str) -> Turn:
         """Group the writes that follow under one turn (the prompt), the unit of `undo()`."""
-        self.checkpoints.begin_turn(label)
+        return self.checkpoints.begin_turn(label)
 
     def undo(self, *, force: bool = False, cells: CellRestorer | None = None) -> list[RestoredPath]:
         """Restore the last turn that changed something; raise SandboxError on later edits.

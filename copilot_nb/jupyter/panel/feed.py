@@ -11,8 +11,10 @@ view that opens later (a reload, a second view) gets the whole transcript once (
 view_id, "ops": [...]}`). Pure: no widget, no event loop.
 
 Ops: `u` user prompt · `t` answer text · `r` reasoning text · `tool` card started · `ask`
-approval wanted · `asked` approval answered · `diff` a file changed · `done` card finished ·
-`note` notice · `err` error · `end` turn over (done / failed / stopped) · `clear` new chat.
+approval wanted · `asked` approval answered · `diff` a file changed · `done` card finished (with
+what a run showed, as `output_html` renders it) · `undo` a code block's Run can be taken back ·
+`undone` it was (or why not) · `note` notice · `err` error · `end` turn over (done / failed /
+stopped) · `clear` new chat.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from ...events import (
 )
 from ...text import clip
 from ..approval_prompt import arguments_preview, warning
+from ..output_html import outputs_html
 
 Op = list[Any]
 UPDATE_INTERVAL = 0.1
@@ -60,7 +63,7 @@ CLIP = 4000
 """Characters of a tool's result or diff shown in its card; the model still gets all of it.
 Arguments are never clipped: an approval shows everything it approves (the card folds them)."""
 JOINABLE = frozenset({"t", "r"})
-URGENT = frozenset({"u", "ask", "asked", "err", "end", "clear"})
+URGENT = frozenset({"u", "ask", "asked", "undone", "err", "end", "clear"})
 """Ops the user waits for: they go out at once, with whatever is pending before them."""
 
 
@@ -93,7 +96,9 @@ def event_ops(event: TurnEvent) -> list[Op]:
         case CellChanged(notebook=notebook, cell_id=cell_id, diff=diff):
             return [["diff", f"{notebook} cell {cell_id}", clip(diff, CLIP)]]
         case ToolFinished(call_id=call_id, ok=ok, summary=summary, content=content):
-            return [["done", call_id, ok, summary, clip(content, CLIP)]]
+            done = ["done", call_id, ok, summary, clip(content, CLIP)]
+            shown = outputs_html(event.outputs)
+            return [[*done, shown] if shown else done]
         case Notice(text=text) | TurnNote(text=text):
             return [["note", text]]
         case ToolsUpdated() as update:

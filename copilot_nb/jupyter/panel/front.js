@@ -62,7 +62,7 @@ function buildView(model, root) {
 
 // --- the transcript ----------------------------------------------------------------------
 
-const OPS = { t: "answer", r: "thinking", u: "user", tool: "tool", ask: "ask", asked: "asked", diff: "diff", done: "done", note: "note", err: "error", end: "end", clear: "clear" };
+const OPS = { t: "answer", r: "thinking", u: "user", tool: "tool", ask: "ask", asked: "asked", diff: "diff", done: "done", undo: "undoable", undone: "undone", note: "note", err: "error", end: "end", clear: "clear" };
 
 class Transcript {
   constructor(model, view) {
@@ -171,15 +171,46 @@ class Transcript {
     this.lastCard.diffed = true;
   }
 
-  done(id, ok, summary, result) {
+  done(id, ok, summary, result, output) {
     const entry = this.cards.get(id);
     if (!entry) return;
     entry.box.dataset.state = ok ? "ok" : "error";
     entry.outcome.textContent = summary;
-    // an edit's result repeats its diff: show it only when the call failed
-    if (result && !(ok && entry.diffed)) {
+    if (output) {
+      // what a run printed and drew, as a notebook shows it: the kernel's safe HTML
+      // (jupyter/output_html.py), which the text result only repeats
+      const shown = el("div", "cnb-output");
+      shown.innerHTML = output;
+      entry.body.append(el("div", "cnb-label", "Output"), shown);
+    } else if (result && !(ok && entry.diffed)) {
+      // an edit's result repeats its diff: show it only when the call failed
       entry.body.append(el("div", "cnb-label", "Result"), el("pre", "cnb-result", result));
     }
+  }
+
+  undoable(id, note) {
+    // a code block's Run kept the variables it changed: what Undo puts back, and the button
+    const entry = this.cards.get(id);
+    if (!entry) return;
+    const bar = el("div", "cnb-undo");
+    const button = el("button", "cnb-undo-btn", "Undo");
+    button.type = "button";
+    button.title = "Put the variables back as they were before this run";
+    button.onclick = () => {
+      button.disabled = true;
+      this.model.send({ kind: "undo", id });
+    };
+    bar.append(el("span", "cnb-undo-note", note), button);
+    entry.undo?.remove();
+    entry.undo = bar;
+    entry.box.append(bar);
+  }
+
+  undone(id, ok, text) {
+    const entry = this.cards.get(id);
+    if (!entry?.undo) return;
+    entry.undo.dataset.state = ok ? "ok" : "error";
+    entry.undo.replaceChildren(el("span", "cnb-undo-note", text));
   }
 
   note(text) {

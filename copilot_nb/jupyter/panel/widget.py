@@ -104,6 +104,10 @@ class ChatPanel:
         self.completer = Completer(lambda: session_context(self.session))
         self._completing: asyncio.Task[None] | None = None
         self._blocks: set[asyncio.Task[None]] = set()
+        from ..block_runs import BlockUndos
+
+        self.undos = BlockUndos()
+        """The Undo of each code block's Run shown here, by its card's id."""
         self.widget.on_msg(self._on_msg)
         from ..turn_mirrors import mirror_turns
         from .cell_turns import CellTurns
@@ -193,11 +197,23 @@ class ChatPanel:
     async def _run_block(self, code: str) -> None:
         from ..block_runs import block_call_id, run_block
 
+        call_id = block_call_id()
         try:
-            async for event in run_block(self.session, code, self, call_id=block_call_id()):
+            async for event in run_block(
+                self.session, code, self, call_id=call_id, undos=self.undos
+            ):
                 self.show(event)
+            undoable = self.undos.get(call_id)
+            if undoable is not None:  # its card says what Undo puts back, beside the button
+                self.outbox.put(["undo", call_id, undoable.note])
         except Exception as exc:  # a bug of ours: shown here, not in a cell
             self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
+        self.outbox.flush()
+
+    def undo_block(self, call_id: str) -> None:
+        """A Run's Undo in its card: the variables put back, and the card says how it went."""
+        ok, text = self.undos.undo(call_id)
+        self.outbox.put(["undone", call_id, ok, text])
         self.outbox.flush()
 
     async def wait(self) -> None:
@@ -341,6 +357,8 @@ class ChatPanel:
                 self.widget.send({"pong": content.get("seq")})
             elif kind == "run":
                 self.run_block(str(content.get("code", "")))
+            elif kind == "undo":
+                self.undo_block(str(content.get("id", "")))
         except Exception as exc:
             self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
 

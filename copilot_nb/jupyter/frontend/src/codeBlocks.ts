@@ -112,7 +112,7 @@ export class CodeBlockActions {
       const run = action('Run', 'cnb-block-run', () => {
         let shown = pre.nextElementSibling as HTMLElement | null;
         if (!shown?.classList.contains('cnb-block-output')) {
-          shown = el('pre', 'cnb-block-output');
+          shown = el('div', 'cnb-block-output');
           pre.after(shown);
         }
         this.runs.run(codeOf(pre), shown);

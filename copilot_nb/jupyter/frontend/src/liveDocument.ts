@@ -210,7 +210,7 @@ class LiveDocument {
       this.review.fileResult(data); // the kernel's answer to a file's Keep or Undo
       return;
     }
-    if (data.event === 'run_block_ask' || data.event === 'run_block_result') {
+    if (String(data.event).startsWith('run_block_')) {
       this.blocks.receive(data); // a code block's Run (blockRuns.ts)
       return;
     }
