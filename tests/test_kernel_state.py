@@ -4,7 +4,9 @@ variables back, and what a restart lost."""
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import inspect
 import json
 import pickle
 from pathlib import Path
@@ -15,15 +17,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from copilot_nb.agent.approvals.policy import ApprovalPolicy
+from copilot_nb.agent.session import CopilotSession
 from copilot_nb.errors import SandboxError
+from copilot_nb.events import Done
+from copilot_nb.testing import call as call_tool
+from copilot_nb.testing import reply
 from copilot_nb.tools.context import ToolContext
 from copilot_nb.tools.kernel.saved_vars import load, path_for, save
 from copilot_nb.tools.kernel.snapshots import keep
-from copilot_nb.tools.kernel.state import HELD_RUNS, KernelState, kernel_state
+from copilot_nb.tools.kernel.state import HELD_RUNS, NAMED_AT_ONCE, KernelState, kernel_state
 from copilot_nb.tools.kernel.tools import kernel_toolset
 from copilot_nb.tools.review import ReviewBook
 from copilot_nb.workspace.workspace import Workspace
-from tests.helpers import Planted, call
+from tests.helpers import Planted, call, events_of
 
 TOKEN = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 3
 
@@ -340,4 +347,161 @@ async def test_a_cells_review_undo_leaves_what_the_user_changed_since(tmp_path: 
     assert restored[0].action == "not restored"
     assert "already put back by the cell's Undo, except y (changed since the run)" in (
         restored[0].detail
+    )
+
+
+async def test_names_the_agent_inspected_or_listed_count_as_the_conversations(
+    tmp_path: Path,
+) -> None:
+    import json as a_module
+
+    namespace: dict[str, Any] = {"df": pd.DataFrame({"a": [1]}), "q1": 0.5, "js": a_module}
+    ctx, _ = context(tmp_path, namespace)
+    state = kernel_state(ctx.shell)
+    await call(kernel_toolset(ctx), "inspect_variable", name="df['a']")
+    assert list(state.used) == ["df"]
+    await call(kernel_toolset(ctx), "inspect_variable", name="nowhere")
+    await call(kernel_toolset(ctx), "list_variables")
+    assert set(state.used) == {"df", "q1"}, "a module is an import, not the conversation's state"
+    fresh = KernelState(instance="after-a-restart")
+    fresh.resumed(state.instance + "-before", list(state.used))
+    assert fresh.lost({}) == ["df", "q1"]
+
+
+def test_names_an_answer_names_count_only_when_they_were_kernel_variables() -> None:
+    import json as a_module
+
+    state = KernelState()
+    namespace = {"df": 1, "total": 2, "a": 3, "js": a_module, "_x": 4}
+    text = "`df` has 3 rows; the total is `a` times 2. A short a, js, _x and df.total are not."
+    state.named(text, namespace, {})
+    assert list(state.used) == ["df", "a", "total"]
+    many = {f"v{i}": i for i in range(200)}
+    state.named(" ".join(many), many, {})
+    assert len(state.used) == 3 + NAMED_AT_ONCE
+
+
+async def test_a_turns_answer_and_its_var_references_count_as_the_conversations(
+    serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = serve([reply("`df` has 2 rows, and total is 3.")])
+    namespace: dict[str, Any] = {"df": pd.DataFrame({"a": [1, 2]}), "cfg": {"k": 1}, "total": 3}
+    monkeypatch.chdir(tmp_path)
+    shell = SimpleNamespace(user_ns=namespace, user_ns_hidden={})
+    session = CopilotSession(shell, resolve=lambda spec: server.model())
+    events = await events_of(session, "what is in @var:cfg?")
+    assert isinstance(events[-1], Done), events[-1]
+    assert set(kernel_state(shell).used) == {"cfg", "df", "total"}
+
+
+OUTLIER_CELLS = [
+    "import pandas as pd",
+    "df = pd.read_csv('data.csv')",
+    "q1 = df.x.quantile(0.25)\nq3 = df.x.quantile(0.75)",
+    "fence = q3 + 1.5 * (q3 - q1)",
+    "df_clean['outlier'] = df_clean.x > fence",  # the agent wrote it after run_code made df_clean
+]
+
+
+async def test_copilot_state_after_a_restart_suggests_only_what_a_plan_can_make(
+    serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The agent made df_clean and profile with run_code and only looked at q1, q3 and fence;
+    after a restart each lost name is told by what brings it back, and pd is an import."""
+    import nbformat
+
+    from copilot_nb.jupyter.commands.state import rebuild, state
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "work.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in OUTLIER_CELLS]
+    path.write_text(nbformat.writes(notebook))
+    (tmp_path / "data.csv").write_text("x\n1\n2\n3\n40\n")
+    before: dict[str, Any] = {"__session__": str(path)}
+    for source in OUTLIER_CELLS[:2]:  # the user runs the first cells
+        exec(source, before)
+    runs = ["df_clean = df.dropna()", "profile = df_clean.describe()\nprint(pd.__version__)"]
+    server = serve(
+        [
+            reply("", call_tool("run_code", id="clean", code=runs[0])),
+            reply("", call_tool("run_code", id="profile", code=runs[1])),
+            reply("Cleaned."),
+            reply(
+                "", *(call_tool("inspect_variable", id=n, name=n) for n in ("q1", "q3", "fence"))
+            ),
+            reply("Looked."),
+        ]
+    )
+    shell = SimpleNamespace(user_ns=before, user_ns_hidden={})
+    kernel_state(shell).instance = "the-kernel-before"
+    session = CopilotSession(shell, resolve=lambda spec: server.model())
+    assert isinstance((await events_of(session, "clean df"))[-1], Done)
+    for source in OUTLIER_CELLS[2:]:  # the user runs the rest, the agent's cell among them
+        exec(source, before)
+    assert isinstance((await events_of(session, "the quartiles?"))[-1], Done)
+    server.assert_complete()
+
+    after: dict[str, Any] = {"__session__": str(path)}  # the restarted kernel, resumed
+    restarted = SimpleNamespace(user_ns=after, user_ns_hidden={})
+    resumed = CopilotSession(restarted, resolve=lambda spec: server.model())
+    assert resumed.saved.resume("openai:scripted") is not None
+    capsys.readouterr()
+    shown = state(resumed, argparse.Namespace(keep=None))
+    if inspect.isawaitable(shown):
+        await shown
+    said = capsys.readouterr().out
+    assert (
+        "restarted since the conversation's last turn; lost: df, df_clean, fence, profile, q1, q3"
+        in said
+    )
+    assert "copilot: %copilot rebuild df fence q1 q3 runs the cells that make them" in said
+    assert (
+        "copilot: df_clean, profile were made by the agent's run_code, not by a cell: "
+        "%copilot rebuild df_clean profile shows its code and asks before running it"
+    ) in said
+    assert " pd" not in said.split("lost:")[1], "a module is an import, not lost state"
+
+    after.update({k: before[k] for k in ("pd", "df", "df_clean")})  # made again by hand
+    resumed.approvals = ApprovalPolicy(execute="deny")
+    await rebuild(resumed, argparse.Namespace(names=["profile"], plan=False, notebook=None))
+    said = capsys.readouterr().out
+    assert "from work.ipynb: runs run_code 2 (makes profile)\n" in said
+    assert "run_code 2, the agent's code:\n    profile = df_clean.describe()\n" in said
+    assert "run_code: denied by the approval policy" in said and "profile" not in after
+    resumed.approvals = ApprovalPolicy(execute="allow")
+    await rebuild(resumed, argparse.Namespace(names=["profile"], plan=False, notebook=None))
+    assert "back: profile" in capsys.readouterr().out
+    assert after["profile"].loc["count", "x"] == 4
+
+
+def test_the_agents_kept_runs_are_saved_scrubbed_and_come_back_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copilot_nb.agent.conversations.format import conversation_path
+    from copilot_nb.agent.conversations.keeper import Keeper
+    from copilot_nb.agent.conversations.recorder import Recorder
+    from copilot_nb.agent.conversations.store import ConversationFile
+
+    monkeypatch.chdir(tmp_path)
+    before = KernelState(instance="kernel-1")
+    namespace = {"key": TOKEN, "n": 1}
+    before.ran(f"key = {TOKEN!r}\nn = 1", namespace, agent=True)
+    before.ran("print(n)", namespace, agent=True)  # made and changed nothing: not kept
+    before.ran("n = 2", namespace)  # a cell's run: the notebook keeps it
+    path = tmp_path / "work.ipynb"
+    recorder = Recorder(ConversationFile(conversation_path(path)))
+    recorder.begin("set the key")
+    recorder.end(model="m", provider="p", premium=None, kernel=before.record())
+    assert "runs" not in before.record(), "each turn records the runs since the last"
+    saved = conversation_path(path).read_text()
+    assert TOKEN not in saved
+    assert '"runs":["key = \'[redacted]\'\\nn = 1"]' in saved
+
+    fresh = KernelState(instance="kernel-2")
+    keeper = Keeper({"__session__": str(path)}, enabled=True, kernel=fresh)
+    assert keeper.resume("openai:scripted") is not None
+    assert fresh.restarted and fresh.lost({}) == ["key", "n"]
+    assert (
+        len(fresh.runs) == 1 and fresh.runs[0].startswith("key = ") and TOKEN not in fresh.runs[0]
     )

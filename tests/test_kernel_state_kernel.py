@@ -73,12 +73,17 @@ def test_after_a_restart_the_request_names_what_was_lost_and_a_rebuild_brings_df
     assert "resumed conversation" in said
     state = kernel.execute("%copilot state")
     assert "restarted since the conversation's last turn; lost: df, total" in state.stdout
+    assert "%copilot rebuild df runs the cells that make them" in state.stdout
+    assert (
+        "total was made by the agent's run_code, not by a cell: %copilot rebuild total shows "
+        "its code and asks before running it"
+    ) in state.stdout
     run = kernel.execute("%%copilot --yes\ncarry on with df")
     assert run.status == "ok", run.reply
 
     block = asked(server.requests[4])
     assert "The kernel is fresh: it restarted" in block
-    assert "\ndf (#2, #4)\ntotal (no cell makes it)\n" in block, block
+    assert "\ndf (#2, #4)\ntotal (your run_code of an earlier turn made it, not a cell; " in block
     assert "rebuild_names" in offered(server.requests[4]), "what the block names is listed"
     result = server.requests[5].tool_results["rebuild"]
     assert "runs #1 (makes pd), #2 (makes df; reads files or the network: read_csv), #4" in result
@@ -95,6 +100,35 @@ def test_after_a_restart_the_request_names_what_was_lost_and_a_rebuild_brings_df
     assert "[2, 4, 6] False" in kernel.execute("print(df.b.tolist(), 'slow' in dir())").stdout
     saved = nbformat.reads(path.read_text(), as_version=4)
     assert "copilot_nb" in saved.cells[3].metadata and "copilot_nb" not in saved.cells[2].metadata
+    server.assert_complete()
+
+
+def test_after_a_restart_a_variable_the_agent_only_inspected_is_lost_and_rebuild_is_offered(
+    serve, kernel_for, tmp_path: Path
+) -> None:
+    path = write_notebook(tmp_path)
+    server = serve(
+        [
+            reply("", call("inspect_variable", id="look", name="df")),
+            reply("It has one column, a, with three rows."),
+            reply("df is gone since the restart; rebuild_names brings it back."),
+        ]
+    )
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(path))
+    for source in CELLS:  # the user runs the notebook
+        assert kernel.execute(source).status == "ok"
+    assert kernel.execute("%%copilot\nwhat is in df?").status == "ok"
+    assert "The kernel is fresh" not in asked(server.requests[0])
+
+    assert "resumed conversation" in kernel.restart()
+    run = kernel.execute("%%copilot\ncarry on with df")
+    assert run.status == "ok", run.reply
+    block = asked(server.requests[2])
+    assert "The kernel is fresh: it restarted" in block, block
+    assert "\ndf (#2, #4)\n" in block, block
+    assert "rebuild_names" in offered(server.requests[2]), "what the block names is listed"
+    state = kernel.execute("%copilot state").stdout
+    assert "lost: df\n" in state and "%copilot rebuild df runs the cells that make them" in state
     server.assert_complete()
 
 

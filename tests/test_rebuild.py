@@ -9,7 +9,7 @@ import pytest
 
 from copilot_nb.tools.context import ToolContext
 from copilot_nb.tools.kernel.names import code_names
-from copilot_nb.tools.kernel.rebuild import Cell, plan
+from copilot_nb.tools.kernel.rebuild import Cell, advise, plan
 from copilot_nb.tools.notebook.rebuild_cells import rebuild_preview
 from copilot_nb.workspace.workspace import Workspace
 
@@ -216,3 +216,87 @@ async def test_the_approval_says_which_cells_run_commands(tmp_path: Path) -> Non
     assert "#2 (makes df; runs commands: !curl; reads files or the network: read_csv)" in (
         preview.text
     )
+
+
+OUTLIERS = cells(
+    "import pandas as pd",  # 1
+    "df = pd.read_csv('data.csv')",  # 2
+    "q1 = df.x.quantile(0.25)\nq3 = df.x.quantile(0.75)",  # 3
+    "fence = q3 + 1.5 * (q3 - q1)",  # 4
+    "df_clean['outlier'] = df_clean.x > fence",  # 5: written after run_code made df_clean
+)
+AGENT_RUNS = ("df_clean = df.dropna()", "profile = df_clean.describe()\nprint(pd.__version__)")
+"""The agent's run_code from earlier turns, oldest first: no cell makes df_clean or profile."""
+
+
+@pytest.mark.parametrize(
+    ("sources", "name", "ran"),
+    [
+        (["df_clean['o'] = df_clean.x > 1"], "df_clean", []),
+        (["x += 1"], "x", []),
+        (["rows.append(1)"], "rows", []),
+        (["df = df.dropna()"], "df", []),
+        (["df = load()", "df = df.dropna()"], "df", [1, 2]),
+        (["x = 0", "x += 1"], "x", [1, 2]),
+        (["rows = []", "print(rows)", "rows.append(1)"], "rows", [1, 3]),
+    ],
+)
+def test_a_cell_that_reads_a_name_before_setting_it_makes_it_only_after_an_earlier_maker(
+    sources: list[str], name: str, ran: list[int]
+) -> None:
+    found = plan(cells(*sources), [name], present=["load"])
+    assert [s.cell.index + 1 for s in found.steps] == ran
+    assert found.missing == (() if ran else (name,))
+
+
+def test_the_cell_that_sets_a_column_on_what_only_run_code_made_is_not_its_maker() -> None:
+    found = plan(OUTLIERS, ["df_clean"])
+    assert found.steps == () and found.missing == ("df_clean",)
+    assert found.describe() == "runs no cell\nno cell makes: df_clean"
+
+
+def test_what_only_the_agents_run_code_made_comes_from_its_code_where_its_names_are_ready() -> None:
+    found = plan(OUTLIERS, ["df_clean", "profile"], runs=AGENT_RUNS)
+    assert [s.cell.label for s in found.steps] == [
+        "#1", "#2", "run_code 1", "#3", "#4", "#5", "run_code 2",
+    ]  # fmt: skip
+    assert not found.missing
+    assert [s.cell.source for s in found.steps if s.cell.agent] == list(AGENT_RUNS)
+    said = found.describe()
+    assert "run_code 1 (makes df_clean), #3 (makes q1, q3)" in said
+    assert "#5 (makes df_clean), run_code 2 (makes profile)" in said
+    assert "run_code 1, run_code 2: the agent's run_code of earlier turns, not cells" in said
+
+
+def test_the_agents_code_runs_only_for_names_no_cell_makes() -> None:
+    found = plan(OUTLIERS, ["q1", "fence"], runs=(*AGENT_RUNS, "fence = 0\nq1 = 1"))
+    assert [s.cell.label for s in found.steps] == ["#1", "#2", "#3", "#4"]
+
+
+def test_each_lost_name_is_told_by_what_can_bring_it_back() -> None:
+    lost = ["df", "df_clean", "fence", "profile", "q1", "q3", "typed"]
+    ways = {way.name: way for way in advise(OUTLIERS, lost, runs=AGENT_RUNS)}
+    assert ways["df"].labels == ("#2",) and not ways["df"].agent
+    assert ways["fence"].labels == ("#4",) and ways["fence"].possible
+    assert ways["df_clean"].labels == ("run_code 1", "#5") and ways["df_clean"].by_agent
+    assert ways["profile"].labels == ("run_code 2",) and ways["profile"].by_agent
+    assert not ways["typed"].possible and ways["typed"].why_not() == "no cell makes it"
+    for way in ways.values():  # what is said possible, a plan makes
+        found = plan(OUTLIERS, [way.name], runs=AGENT_RUNS)
+        assert way.possible == (not found.missing)
+
+
+def test_state_suggests_a_rebuild_only_for_names_a_plan_makes_and_says_why_not() -> None:
+    from copilot_nb.jupyter.commands.state import rebuild_lines
+
+    notebook = cells(*[c.source for c in OUTLIERS], "top = df_clean.x.max()", "model = train(df)")
+    lost = ["df", "df_clean", "fence", "model", "profile", "q1", "q3", "top", "typed"]
+    lines = rebuild_lines(advise(notebook, lost, runs=AGENT_RUNS))
+    assert lines == [
+        "copilot: %copilot rebuild df fence q1 q3 runs the cells that make them",
+        "copilot: df_clean, profile were made by the agent's run_code, not by a cell; top needs "
+        "what the agent's run_code made: %copilot rebuild df_clean profile top shows its code "
+        "and asks before running it",
+        "copilot: no rebuild brings back model (needs train, which no cell makes), typed (no "
+        "cell makes it): set them again yourself",
+    ]

@@ -73,7 +73,7 @@ def test_completion_offers_the_tables_names_then_each_commands_words() -> None:
 
 
 def test_awaited_commands_are_the_coroutine_ones_and_a_cell_of_one_is_awaited() -> None:
-    assert [c.name for c in TABLE if c.awaited] == ["context", "rebuild", "mcp", "serve"]
+    assert [c.name for c in TABLE if c.awaited] == ["context", "state", "rebuild", "mcp", "serve"]
     assert awaited("mcp") and not awaited("undo") and not awaited("nosuch")
     assert transform_copilot_cell(["%copilot serve --help\n"]) == [
         f"await {COPILOT_LINE_CALL}('serve --help')\n"

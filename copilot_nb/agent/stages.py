@@ -2,8 +2,8 @@
 
 Each owns one concern of a turn, its set-up and its tear-down: one turn at a time, the questions
 left unanswered, the cassette, a new conversation, the workspace's MCP servers, the agent and
-its tools, `@` references, skills named up front, the model, review, saving, and last the loop
-in the turn's mode.
+its tools, `@` references, skills named up front, the model, review, saving, the kernel
+variables its answers name, and last the loop in the turn's mode.
 A stage that shows nothing ends in `return; yield` (still an async generator, as `Stage` wants).
 """
 
@@ -20,10 +20,13 @@ from ..events import (
     CellChanged,
     Failed,
     FileChanged,
+    TextDelta,
     ToolFinished,
     ToolStarted,
 )
+from ..kernel_bridge import hidden_names, user_namespace
 from ..models.cassettes.cassette import CassetteMismatch
+from ..tools.kernel.state import MAX_ANSWER_CHARS, kernel_state
 from .approvals.cassette import CassetteApprover
 from .loop import BUSY
 from .modes.names import TurnMode
@@ -196,6 +199,31 @@ async def saving(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
     yield
 
 
+async def named(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
+    """The kernel variables the turn's answers name become the conversation's, so a restart
+    that loses them is said; heard before `saving` writes the turn down."""
+    shell = turn.host.shell
+    if shell is None:
+        return
+    said: list[str] = []
+    heard = 0
+
+    def hear(event: AgentEvent) -> list[TurnEvent]:
+        nonlocal heard
+        if isinstance(event, TextDelta) and heard < MAX_ANSWER_CHARS:
+            said.append(event.text)
+            heard += len(event.text)
+        return []
+
+    def note() -> None:
+        kernel_state(shell).named("".join(said), user_namespace(shell), hidden_names(shell))
+
+    turn.before.append(hear)
+    turn.stack.callback(note)
+    return
+    yield
+
+
 async def loop(turn: Turn) -> AsyncGenerator[TurnEvent, None]:
     """The agent's run in the turn's mode, each event through the stages' hooks; a plan turn
     becomes an agent turn once approved, with that mode's tools and instructions."""
@@ -237,6 +265,7 @@ TURN: tuple[Stage, ...] = (
     model_note,
     review,
     saving,
+    named,
     loop,
 )
 """A turn, stage by stage, in the order they are entered (and torn down in reverse)."""

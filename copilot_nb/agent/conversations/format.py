@@ -12,7 +12,9 @@ the lines of other conversations, or every message, without parsing them:
   `event`: `file` with `path` and `diff`, `cell` with `notebook`, `cell_id`, `change`, `diff`,
   or `done` with a call's `call_id` and `summary`).
 - `turn`: a turn ended: its provenance and usage (`request`, `at`, `seconds`, `model`,
-  `provider`, `tokens`, `premium`, `tools`, `outcome`, `error`).
+  `provider`, `tokens`, `premium`, `tools`, `outcome`, `error`), and in a kernel the kernel's
+  id, the names the conversation used so far and the agent's new run_code runs (`kernel`,
+  `names`, `runs`: `tools/kernel/state.py`).
 
 Messages are written as plain dicts (`message_record`) and read back (`message_from`); a tool
 result's images are left out (its text describes them), and the system prompt is not saved (it

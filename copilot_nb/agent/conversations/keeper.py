@@ -167,7 +167,8 @@ class Keeper:
         self.resumed = _resumed(file, loaded)
         ran = [t for t in loaded.turns if isinstance(t.get("kernel"), str)]
         if self.kernel is not None and ran:
-            self.kernel.resumed(ran[-1]["kernel"], ran[-1].get("names") or [])
+            runs = [code for turn in ran for code in turn.get("runs") or []]
+            self.kernel.resumed(ran[-1]["kernel"], ran[-1].get("names") or [], runs)
         return self.resumed
 
 

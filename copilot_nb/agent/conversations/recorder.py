@@ -157,7 +157,8 @@ class Recorder:
         kernel: Mapping[str, Any] | None = None,
     ) -> None:
         """The turn's record (its provenance and usage, and the kernel it ran in with the names
-        its runs used: `tools/kernel/state.py`), flushed to the disk."""
+        the conversation used and the agent's new runs: `tools/kernel/state.py`), flushed to
+        the disk."""
         if not self.turn:
             return
         outcome, error = self._outcome
@@ -180,6 +181,8 @@ class Recorder:
             turn["error"] = error
         if kernel:
             turn.update(kernel)
+            if "runs" in kernel:  # the agent's code, scrubbed as its tool call's arguments are
+                turn["runs"] = [self._scrubber.text(code) for code in kernel["runs"]]
         if self._unreported:  # not 0 tokens: the server did not say, and this is our estimate
             turn["estimated"] = self._unreported
         self.last_turn = turn

@@ -97,6 +97,7 @@ _RECORDS: dict[str, dict[str, Check]] = {
         "error": TEXT,
         "kernel": TEXT,
         "names": TEXTS,
+        "runs": TEXTS,
     },
 }
 _MESSAGES: dict[str, dict[str, Check]] = {

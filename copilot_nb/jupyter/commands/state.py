@@ -2,9 +2,12 @@
 that bring lost variables back.
 
 `state` lists the user's variables (name, type, size), the names the conversation used that a
-restart lost, and how much a run may keep for Undo (`--keep 512MB` changes it; `--keep 0` keeps
-nothing). `rebuild df model` shows the plan (which cells, why, which read files or the network)
-and runs it as the agent's `rebuild_names` does; `--plan` only shows it. `snapshot df model`
+restart lost with what brings each back (a rebuild is suggested only for names a plan makes,
+and a name only the agent's run_code made is said so), and how much a run may keep for Undo
+(`--keep 512MB` changes it; `--keep 0` keeps nothing). `rebuild df model` shows the plan (which
+cells, why, which read files or the network, the agent's earlier code whole) and runs it as
+the agent's `rebuild_names` does, except that the agent's code asks first, as run_code asks
+(`block_runs.run_block`); `--plan` only shows it. `snapshot df model`
 saves variables beside the notebook, `snapshot --load` loads them back (`saved_vars.py`: only
 a file this user saved).
 """
@@ -19,14 +22,23 @@ from IPython.core.error import UsageError
 
 from ...agent.prompt.assembly import block_context
 from ...agent.session import CopilotSession
+from ...errors import CopilotError
 from ...kernel_bridge import hidden_names, user_namespace
 from ...text import human_bytes
 from ...tools.context import ToolContext
 from ...tools.kernel.guard import let_go_note
+from ...tools.kernel.rebuild import Cell, Way
 from ...tools.kernel.saved_vars import load, path_for, save
-from ...tools.kernel.state import kernel_state
+from ...tools.kernel.state import KernelState, kernel_state
 from ...tools.kernel.variables import memory_of, size_of, type_name, user_variables
-from ...tools.notebook.rebuild_cells import planned, rebuild_names
+from ...tools.notebook.rebuild_cells import (
+    AgentCode,
+    code_cells,
+    lost_ways,
+    planned,
+    rebuild_plan,
+)
+from ...tools.registry import ToolOutput
 from ...workspace.notebook_file import current_notebook_path
 from .dispatch import as_usage_error
 
@@ -39,19 +51,29 @@ def state_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def state(session: CopilotSession, args: argparse.Namespace, settings: Any = None) -> None:
-    """Print the variables as the agent sees them, what a restart lost, and the keep limit."""
+async def state(session: CopilotSession, args: argparse.Namespace, settings: Any = None) -> None:
+    """Print the variables as the agent sees them, what a restart lost (and what brings each
+    back), and the keep limit."""
     kernel = kernel_state(session.shell)
     let_go = kernel.set_keep_limit(parse_size(args.keep)) if args.keep is not None else []
     namespace = user_namespace(session.shell)
-    lines = state_lines(namespace, kernel, session.shell)
+    ctx = _context(session)
+    cells: list[Cell] = []
+    if kernel.lost(namespace):
+        try:
+            cells = (await code_cells(ctx, None))[1]
+        except (CopilotError, OSError, ValueError):  # no notebook here: no cell makes them
+            cells = []
+    lines = state_lines(namespace, kernel, session.shell, lost_ways(ctx, cells))
     if let_go:
         lines.append(f"copilot: {let_go_note(let_go, kernel.held_limit)}")
     print("\n".join(lines))
 
 
-def state_lines(namespace: dict[str, Any], kernel: Any, shell: Any = None) -> list[str]:
-    """The lines `%copilot state` prints."""
+def state_lines(
+    namespace: dict[str, Any], kernel: KernelState, shell: Any = None, ways: list[Way] | None = None
+) -> list[str]:
+    """The lines `%copilot state` prints; `ways` says what brings each lost name back."""
     found = user_variables(namespace, hidden_names(shell))
     lines = [f"copilot: {len(found)} variable(s) in the kernel"]
     for name, value in found:
@@ -63,10 +85,7 @@ def state_lines(namespace: dict[str, Any], kernel: Any, shell: Any = None) -> li
         lines.append(
             f"copilot: the kernel restarted since the conversation's last turn; lost: {shown}"
         )
-        if lost:
-            lines.append(
-                f"copilot: %copilot rebuild {' '.join(lost)} runs the cells that make them"
-            )
+        lines += rebuild_lines(ways or [])
     limit = kernel.keep_limit
     kept = f"up to {human_bytes(limit)}" if limit else "nothing (off)"
     held = sum(k.size for k in kernel.held)
@@ -77,6 +96,34 @@ def state_lines(namespace: dict[str, Any], kernel: Any, shell: Any = None) -> li
         else ""
     )
     lines.append(f"copilot: a run keeps {kept} of the variables it changes, for Undo{across}")
+    return lines
+
+
+def rebuild_lines(ways: list[Way]) -> list[str]:
+    """What to run to bring lost names back: only names a plan makes; the agent's code said
+    as such (it asks first); what nothing makes, with why."""
+    lines = []
+    cells = [way.name for way in ways if way.possible and not way.agent]
+    if cells:
+        lines.append(f"copilot: %copilot rebuild {' '.join(cells)} runs the cells that make them")
+    made = [way.name for way in ways if way.possible and way.by_agent]
+    needing = [way.name for way in ways if way.possible and way.agent and not way.by_agent]
+    if made or needing:
+        parts = []
+        if made:
+            verb = "was" if len(made) == 1 else "were"
+            parts.append(f"{', '.join(made)} {verb} made by the agent's run_code, not by a cell")
+        if needing:
+            verb = "needs" if len(needing) == 1 else "need"
+            parts.append(f"{', '.join(needing)} {verb} what the agent's run_code made")
+        lines.append(
+            f"copilot: {'; '.join(parts)}: %copilot rebuild {' '.join(made + needing)} shows "
+            "its code and asks before running it"
+        )
+    cannot = [way for way in ways if not way.possible and not way.unplanned]
+    if cannot:
+        said = ", ".join(f"{way.name} ({way.why_not()})" for way in cannot)
+        lines.append(f"copilot: no rebuild brings back {said}: set them again yourself")
     return lines
 
 
@@ -96,16 +143,53 @@ def rebuild_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def rebuild(session: CopilotSession, args: argparse.Namespace, settings: Any = None) -> None:
-    """Show the plan that brings the names back, then run it (unless `--plan`)."""
+    """Show the plan that brings the names back, then run it (unless `--plan`); the agent's
+    earlier code in it asks first, as run_code does."""
     ctx = _context(session)
     with as_usage_error("%copilot rebuild"):
         path, found = await planned(ctx, args.names, args.notebook)
-    print(f"copilot: to bring back {', '.join(args.names)} from {path}: {found.describe()}")
+    described = found.describe().replace("\n", "\ncopilot: ")
+    print(f"copilot: to bring back {', '.join(args.names)} from {path}: {described}")
+    for step in found.steps:
+        if step.cell.agent:
+            code = step.cell.source.rstrip().replace("\n", "\n    ")
+            print(f"copilot: {step.cell.label}, the agent's code:\n    {code}")
     if args.plan or not found.steps:
         return
     with as_usage_error("%copilot rebuild"):
-        result = await rebuild_names(ctx, args.names, notebook=args.notebook)
-    print("copilot: " + result.content.split("\n", 1)[-1].replace("\n", "\ncopilot: "))
+        result = await rebuild_plan(
+            ctx, args.names, notebook=args.notebook, agent_code=_asking(session)
+        )
+    ran = result.content.splitlines()[found.describe().count("\n") + 1 :]  # after the plan
+    print("\n".join(f"copilot: {line}" for line in ran))
+
+
+def _asking(session: CopilotSession) -> AgentCode:
+    """How the agent's earlier code runs for the user's command: as a code block's Run, the
+    model's own run_code under the approval policy run_code has (asking in this cell), with
+    the session's tool timeout."""
+    from IPython.display import display
+
+    from ...events import ToolFinished
+    from ..approval_prompt import CellApprover
+    from ..block_runs import block_call_id, run_block
+    from ..live_channel import live_channel
+
+    async def run(code: str, timeout: float) -> ToolOutput:
+        shell = session.shell
+        approver = CellApprover(
+            shell, display=display, widgets_attached=live_channel(shell).attached
+        )
+        finished = None
+        async for event in run_block(session, code, approver, call_id=block_call_id()):
+            if isinstance(event, ToolFinished):
+                finished = event
+        if finished is None:  # pragma: no cover - a Run always ends with its result
+            return ToolOutput(content="run_code: it did not run", is_error=True)
+        summary = finished.summary if finished.ok else f"not run: {finished.content}"
+        return ToolOutput(content=finished.content, is_error=not finished.ok, summary=summary)
+
+    return run
 
 
 def snapshot_arguments(parser: argparse.ArgumentParser) -> None:

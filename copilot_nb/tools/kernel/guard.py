@@ -19,6 +19,10 @@ from .names import code_names
 from .snapshots import Kept, keep
 from .state import kernel_state
 
+AGENT_CODE = "run_code"
+"""The label run_code gives its runs: the agent's own code, which a rebuild may run again
+where no cell makes what it made (`state.py`)."""
+
 
 class KeptVariables:
     """A run's kept variables as a change a turn can take back (`workspace/snapshots.py`)."""
@@ -64,7 +68,8 @@ def after_run(ctx: ToolContext, source: str, kept: Kept | None) -> str:
     checkpoint. What Undo will and will not put back ('' when the run changed no name)."""
     namespace = ctx.namespace()
     state = kernel_state(ctx.shell)
-    state.ran(source, namespace)
+    agent = kept is not None and kept.label == AGENT_CODE
+    state.ran(source, namespace, hidden_names(ctx.shell), agent=agent)
     if kept is None:
         return ""
     kept.settle(namespace)

@@ -38,6 +38,7 @@ from .execute import run_code_in
 from .guard import after_run, before_run
 from .lookup import lookup
 from .run_outputs import run_code_output
+from .state import kernel_state
 from .variables import (
     describe,
     memory_of,
@@ -103,6 +104,9 @@ async def list_variables(ctx: ToolContext) -> ToolOutput:
     if any(row[4] == "<masked>" for row in rows):
         lines.append(f"(<masked>: a secret; {REVEAL_HINT})")
     summary = f"{len(found)} variables"
+    kernel_state(ctx.shell).looked_at(
+        [n for n, _ in found], ctx.namespace(), hidden_names(ctx.shell)
+    )
     return ToolOutput(content=f"{summary} in the kernel:\n" + "\n".join(lines), summary=summary)
 
 
@@ -120,6 +124,8 @@ async def inspect_variable(ctx: ToolContext, name: str, reveal: bool = False) ->
     path = name.strip()
     known = [n for n, _ in _variables(ctx)]
     found = lookup(ctx.namespace(), path, hidden=hidden_names(ctx.shell), known=known)
+    hidden = hidden_names(ctx.shell)
+    kernel_state(ctx.shell).looked_at(_IDENTIFIER.findall(path)[:1], ctx.namespace(), hidden)
     content = describe(path, found.value, secret=found.secret, reveal=reveal)
     summary = f"{path}: {type_name(found.value)}"
     if found.secret and not reveal:

@@ -70,14 +70,20 @@ def user_variables(
 
     `hidden` is IPython's `user_ns_hidden`: a name there counts only if the user rebound it.
     """
-    found = []
-    for name, value in namespace.items():
-        if type(name) is not str or is_internal(name, value, hidden) or looks_secret(name):
-            continue
-        if inherits(value, types.ModuleType) or _imported(value):
-            continue
-        found.append((name, value))
+    found = [
+        (name, value)
+        for name, value in namespace.items()
+        if is_state(name, value, hidden) and not looks_secret(name)
+    ]
     return sorted(found, key=lambda item: item[0])
+
+
+def is_state(name: Any, value: Any, hidden: Mapping[str, Any]) -> bool:
+    """A name holding the user's work: not a module or an imported function or class (an
+    import brings those back), not a `_name`, not one of IPython's own."""
+    if type(name) is not str or is_internal(name, value, hidden):
+        return False
+    return not inherits(value, types.ModuleType) and not _imported(value)
 
 
 def _imported(value: Any) -> bool:
