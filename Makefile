@@ -34,8 +34,11 @@ demo: $(STAMP)
 
 # JupyterLab from $(VENV), with the extension (chat panel, ghost text, review bar), rooted at the
 # repository; it prints the URL to open. LAB_ARGS: e.g. --port=8899 --no-browser.
+# As root (a container, a CI box) Jupyter refuses to start without --allow-root: the target adds
+# it, and says so.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS)
+	@if [ "$$(id -u)" = 0 ]; then echo "Running as root: starting JupyterLab with --allow-root."; fi
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
 
 # The suite in tiers (tests/tiers.py keeps each test in its tier; scripts/test_tiers.py runs one):
 # `make check` after every change (lint, types and every in-process test: minutes), then the
