@@ -28,6 +28,7 @@ from benchmarks import (
     bench_review,
     bench_run_all,
     bench_search,
+    bench_suite,
     bench_turn,
     bench_turn_cost,
 )
@@ -55,3 +56,4 @@ if __name__ == "__main__":
     bench_policy.main()
     bench_kernel_state.main()
     bench_turn_cost.main()
+    bench_suite.main()
