@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scripts.test_tiers import TIERS, read_result  # noqa: E402
+from scripts.test_tiers import TIERS, read_result
 
 LAST_ROUND = {"all": 2323.0}
 """Last round's figure: the whole suite was one pytest process on 2 cores (the slower of its two
