@@ -5,6 +5,9 @@ the SDK's. Tools are listed as the agent sees them (the kernel's whole set in a 
 for an open notebook means its live cells); every call goes through `Backend.run_tool`, the same
 approval as the agent's own calls: buttons in the notebook that started the server, or denied
 when nobody can be asked. Calls run only when the server was started allowing execution.
+A call of a tool the server does not have is the protocol error the MCP specification lists
+for it (JSON-RPC -32602, Invalid params), not a result: the client's request names nothing
+there is to run. A known tool's failure stays a result with `isError`, which a model reads.
 
 A result's images (a cell's plot that `read_cell` or `run_cell` returns) go out as MCP
 `ImageContent` blocks beside the text, which keeps their `[image/png 640x480]` lines and never
@@ -25,6 +28,8 @@ from .backend import Backend
 
 SERVER_NAME = "copilot_nb"
 NOT_ALLOWED = "this proxy was started without --allow-execution: its tools can be listed, not run"
+MAX_NAME_SHOWN = 200
+"""An unknown tool's name is echoed back at most this long."""
 CLIENT_IMAGES = DEFAULT_IMAGE_LIMITS
 """The size an image is sent to an MCP client at, whose model is not known (see above)."""
 
@@ -48,6 +53,8 @@ def mcp_server(backend: Backend) -> Any:
         )
 
     async def call_tool(ctx: Any, params: Any) -> Any:
+        if backend.tools().get(params.name) is None:
+            raise unknown_tool(params.name)
         if not backend.allow_execution:
             again = backend.surface.restart_with("--allow-execution")
             output = ToolOutput(content=f"{params.name}: {NOT_ALLOWED}; {again}", is_error=True)
@@ -63,6 +70,15 @@ def mcp_server(backend: Backend) -> Any:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def unknown_tool(name: str) -> Exception:
+    """The JSON-RPC error for a call of a tool this server does not have."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    shown = name if len(name) <= MAX_NAME_SHOWN else f"{name[:MAX_NAME_SHOWN]}..."
+    return MCPError(INVALID_PARAMS, f"Unknown tool: {shown}; tools/list names this server's tools")
 
 
 def result_content(output: ToolOutput) -> list[Any]:
