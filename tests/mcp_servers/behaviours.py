@@ -11,8 +11,9 @@ takes S seconds to start. `BEHAVIOURS_MARKER=PATH`: it writes its arguments and 
 PATH as it starts (proof that it ran, and with what); `BEHAVIOURS_CLASH=1`: two more tools whose
 names become the same tool name (`dot.name`, `dot_name`); `BEHAVIOURS_RESOURCE_DESCRIPTION`: its
 resource's description; `BEHAVIOURS_STDERR_MB=N`: it writes N MB to stderr before it serves.
-`BEHAVIOURS_ELICIT=1`: two tools that ask the user through elicitation and return what came back,
-`pick_city` (one enum field) and `sign_up` (a name, an age and a yes/no).
+`BEHAVIOURS_ELICIT=1`: tools that ask the user through elicitation and return what came back,
+`pick_city` (one enum field), `sign_up` (a name, an age and a yes/no) and `profile` (the MCP
+conformance suite's form whose every field has a default; it returns the fields the client sent).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ import contextlib
 import json
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Literal
 
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp_types import CallToolResult, ImageContent, TextContent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from tests.image_bombs import GIF_SCREEN_BOMB, PNG_13000, b64
 
@@ -155,6 +156,22 @@ class SignUp(BaseModel):
     newsletter: bool = False
 
 
+class Profile(BaseModel):
+    """Every primitive type with a default, as the MCP conformance suite asks (SEP-1034)."""
+
+    model_config = ConfigDict(strict=True)  # a default sent as the wrong type fails the call
+
+    name: str = Field("John Doe", description="User name")
+    age: int = Field(30, description="User age")
+    score: float = Field(95.5, description="User score")
+    status: Literal["active", "inactive", "pending"] = Field("active", description="User status")
+    verified: bool = Field(True, description="Verification status")
+
+
+def ask_profile() -> Elicit[Profile]:
+    return Elicit("Test client default value handling - please accept with defaults", Profile)
+
+
 def ask_city() -> Elicit[City]:
     return Elicit("Which city should the trip go to?", City)
 
@@ -179,8 +196,16 @@ def _add_eliciting(server: MCPServer) -> None:
         data = answer.data
         return f"accept: {data.name}, {data.age}, newsletter={data.newsletter}"
 
+    def profile(answer: Annotated[ElicitationResult[Profile], Resolve(ask_profile)]) -> str:
+        """Ask for a profile whose fields all have defaults; say which fields came back."""
+        if answer.action != "accept":
+            return answer.action
+        sent = {name: getattr(answer.data, name) for name in answer.data.model_fields_set}
+        return f"accept: {json.dumps(sent, sort_keys=True)}"
+
     server.add_tool(pick_city, name="pick_city")
     server.add_tool(sign_up, name="sign_up")
+    server.add_tool(profile, name="profile")
 
 
 async def _announce(ctx: Context) -> None:

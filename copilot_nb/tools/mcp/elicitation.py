@@ -10,6 +10,11 @@ protocol says: `accept` with the content the schema asks for, `decline` when the
 A form of one field is one question (an enum's values, or yes/no, as its options); a form of
 several fields is one question listing them, answered as JSON or one `field: value` per line.
 An answer that does not fit the form is asked about again, saying why, at most `ATTEMPTS` times.
+
+A field's `default` (the protocol allows one on every primitive field) is shown with it and is
+what the server gets for a field the answer leaves out, as a form shown filled in would send it:
+a one-field form offers it as an option, a larger one whose defaults answer it whole offers
+`USE_DEFAULTS`. A default that does not fit its own field is not shown and not sent.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from ...events import DECLINED, AgentEvent, Question
 
@@ -26,8 +31,13 @@ ATTEMPTS = 3
 """Times a question is asked when its answer does not fit the form."""
 MAX_MESSAGE = 2000
 """A server's message longer than this is cut: a server cannot flood the question box."""
+USE_DEFAULTS = "Use the defaults"
+"""The option, and the answer, that accepts a form as its defaults fill it."""
 YES = ("yes", "y", "true", "1")
 NO = ("no", "n", "false", "0")
+
+
+Primitive: TypeAlias = str | int | float | bool
 
 
 class Asker(Protocol):
@@ -56,13 +66,25 @@ class Field:
     required: bool
     title: str = ""
     choices: tuple[str, ...] = ()
+    default: Primitive | None = None
+    """What the server gets when the answer leaves the field out (None: no default)."""
 
     def describe(self) -> str:
         """How the field reads in a question listing several."""
         kind = f"one of {', '.join(self.choices)}" if self.choices else self.kind
         needed = "required" if self.required else "optional"
+        default = f", default {self.shown_default}" if self.default is not None else ""
         title = f": {self.title}" if self.title and self.title != self.name else ""
-        return f"- {self.name} ({kind}, {needed}){title}"
+        return f"- {self.name} ({kind}, {needed}{default}){title}"
+
+    @property
+    def shown_default(self) -> str:
+        """The default as the user would type it ('' when there is none)."""
+        if self.default is None:
+            return ""
+        if isinstance(self.default, bool):
+            return YES[0] if self.default else NO[0]
+        return str(self.default)
 
 
 def fields_of(schema: Mapping[str, Any] | None) -> list[Field]:
@@ -77,16 +99,35 @@ def fields_of(schema: Mapping[str, Any] | None) -> list[Field]:
             each.get("const") for each in spec.get("oneOf") or () if isinstance(each, Mapping)
         ]
         kind = spec.get("type")
+        kind = kind if isinstance(kind, str) else "string"
+        named = tuple(str(c) for c in choices if c is not None)
         fields.append(
             Field(
                 name=str(name),
-                kind=kind if isinstance(kind, str) else "string",
+                kind=kind,
                 required=name in required,
                 title=str(spec.get("title") or spec.get("description") or ""),
-                choices=tuple(str(c) for c in choices if c is not None),
+                choices=named,
+                default=_fitting_default(spec.get("default"), kind, named),
             )
         )
     return fields
+
+
+def _fitting_default(value: Any, kind: str, choices: tuple[str, ...]) -> Primitive | None:
+    """A field's default if it fits the field (a server's mistake is not sent back as an
+    answer), else None."""
+    if choices:
+        return value if isinstance(value, str) and value in choices else None
+    if isinstance(value, bool):
+        return value if kind == "boolean" else None
+    if isinstance(value, int):
+        return value if kind in ("integer", "number") else None
+    if isinstance(value, float):
+        return value if kind == "number" else None
+    if isinstance(value, str):
+        return value if kind not in ("boolean", "integer", "number") else None
+    return None
 
 
 def question_text(server: str, message: str, fields: list[Field]) -> tuple[str, tuple[str, ...]]:
@@ -94,15 +135,21 @@ def question_text(server: str, message: str, fields: list[Field]) -> tuple[str, 
     text = message.strip()[:MAX_MESSAGE] or f"MCP server {server!r} asks for input"
     if len(fields) == 1:
         (field,) = fields
+        if field.default is not None:
+            text = f"{text}\n\nDefault: {field.shown_default}"
         if field.choices:
             return text, field.choices
         if field.kind == "boolean":
             return text, ("yes", "no")
-        return text, ()
+        return text, (field.shown_default,) if field.default is not None else ()
     if not fields:
         return text, ("OK",)
     listed = "\n".join(field.describe() for field in fields)
-    return f"{text}\n\nAnswer as JSON or one `field: value` per line:\n{listed}", ()
+    how = "Answer as JSON or one `field: value` per line"
+    if any(field.default is not None for field in fields):
+        how += " (a field left out takes its default)"
+    whole = all(field.default is not None for field in fields if field.required)
+    return f"{text}\n\n{how}:\n{listed}", (USE_DEFAULTS,) if whole else ()
 
 
 def parse_answer(fields: list[Field], answer: str) -> dict[str, Any]:
@@ -111,13 +158,17 @@ def parse_answer(fields: list[Field], answer: str) -> dict[str, Any]:
         return {}
     if len(fields) == 1:
         raw: dict[str, Any] = {fields[0].name: answer.strip()}
+    elif answer.strip().lower() in ("", USE_DEFAULTS.lower()):
+        raw = {}
     else:
         raw = _pairs(answer)
     content: dict[str, Any] = {}
     for field in fields:
         value = raw.get(field.name)
         if value is None or value == "":
-            if field.required:
+            if field.default is not None:
+                content[field.name] = field.default
+            elif field.required:
                 raise ValueError(f"{field.name} is required")
             continue
         content[field.name] = _value(field, value)
