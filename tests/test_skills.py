@@ -47,7 +47,13 @@ def home(tmp_path, monkeypatch):
 
 
 def test_skills_are_found_in_each_project_user_and_admin_folder(root, home, tmp_path):
-    project = [".github/skills", ".claude/skills", ".agents/skills", ".jupyter/skills"]
+    project = [
+        ".github/skills",
+        ".claude/skills",
+        ".agents/skills",
+        ".copilot/skills",
+        ".jupyter/skills",
+    ]
     for index, folder in enumerate(project):
         write_skill(root / folder, f"project-{index}", f"Project skill {index}.")
     user = [".copilot/skills", ".agents/skills", ".claude/skills", ".jupyter/skills"]
@@ -63,7 +69,8 @@ def test_skills_are_found_in_each_project_user_and_admin_folder(root, home, tmp_
         ("project-0", "project", ".github/skills/project-0"),
         ("project-1", "project", ".claude/skills/project-1"),
         ("project-2", "project", ".agents/skills/project-2"),
-        ("project-3", "project", ".jupyter/skills/project-3"),
+        ("project-3", "project", ".copilot/skills/project-3"),
+        ("project-4", "project", ".jupyter/skills/project-4"),
         ("user-0", "user", "~/.copilot/skills/user-0"),
         ("user-1", "user", "~/.agents/skills/user-1"),
         ("user-2", "user", "~/.claude/skills/user-2"),

@@ -135,3 +135,40 @@ def test_a_skill_script_read_or_pasted_into_a_cell_asks_even_under_yes(serve, ke
     assert f"run_code from pathlib import Path — {why}" in shown(run)
     assert f"run_cell #2 — {why}" in shown(run)
     assert not (tmp_path / RAN).exists(), "the skill's script ran unasked"
+
+
+def test_a_notebook_in_a_subfolder_of_a_clone_lists_and_loads_the_clones_skill(serve, tmp_path):
+    """As README says: the example skill copied into the clone's `.agents/skills`, the notebook
+    opened in `notebooks/`, where Jupyter starts its kernel."""
+    from tests.kernel_session import KernelSession, scripted_env
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "notebooks").mkdir()
+    write_skill(repo / ".agents" / "skills", "tidy-data", TIDY, BODY)
+    server = serve([reply("Tidied with the skill.")])
+    home = tmp_path / "home"
+    home.mkdir()
+    env = scripted_env(
+        server,
+        HOME=str(home),
+        JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+        COPILOT_NB_CONFIG_DIR=str(home / ".config"),
+        JPY_SESSION_NAME=str(repo / "notebooks" / "sales.ipynb"),
+    )
+    kernel = KernelSession(repo / "notebooks", env)
+    try:
+        assert kernel.execute("%load_ext copilot_nb").status == "ok"
+
+        listing = kernel.execute("%copilot skills")
+        assert listing.status == "ok", listing.reply["content"]
+        text = shown(listing)
+        assert f"yes; ../.agents/skills/tidy-data; {TIDY}" in text
+        assert f"in {repo / 'notebooks'} and {repo} (the git repository's root)" in text
+
+        forced = kernel.execute("%%copilot --skill tidy-data\ntidy the sales table")
+        assert forced.status == "ok", forced.reply["content"]
+        assert "load_skill tidy-data — skill tidy-data loaded" in shown(forced)
+        assert BODY in server.requests[0].messages[-1]["content"]
+    finally:
+        kernel.close()

@@ -4,15 +4,17 @@ Looked for where the other agents look, in this order (the first skill of a name
 `%copilot skills` says which one a later one gives way to):
 
 1. the administrator's: `skills/` in Jupyter's system config folders (where the policy is);
-2. the project's, from the workspace root: `.github/skills`, `.claude/skills`, `.agents/skills`,
-   `.jupyter/skills` (a cloned repository's skills are the project's, and say so);
+2. the project's: `.github/skills`, `.claude/skills`, `.agents/skills`, `.copilot/skills`,
+   `.jupyter/skills` in each folder from the notebook's up to the repository's root, nearest
+   first (`project.py`; a cloned repository's skills are the project's, and say so);
 3. the user's: `~/.copilot/skills`, `~/.agents/skills`, `~/.claude/skills`, and `skills/` in
    the user's Jupyter config folder;
 4. the packages the kernel has imported (`packages.py`).
 
 A skill is a folder holding a `SKILL.md`. Every folder is read through a `Workspace` (the one
-door): the project's through the project's, the others through one rooted at their skills
-folder, so a link out of it is not followed. The administrator's policy may allow only some
+door): the project's through the project's (those above the workspace root through one rooted
+at the repository's root), the others through one rooted at their skills folder, so a link out
+of it is not followed. The administrator's policy may allow only some
 skills (`skills`) and switch package skills off (`package_skills`). Read again at each use:
 an edit takes effect at the next request. Every skills folder looked in is handed to
 `texts.py`, so the approval knows its scripts by their text.
@@ -24,18 +26,26 @@ import os
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from ...config import home_relative
 from ...errors import ConfigError, SandboxError
 from ...policy import skill_refusal
 from ...policy.loading import admin_folders
+from ...workspace.notebook_file import current_notebook_path
 from ...workspace.workspace import Workspace
 from .packages import imported_package_skills
+from .project import ProjectFolders, project_folders
 from .skill_file import FILE_NAME, Origin, Skill, SkillProblem, parse_skill
 from .texts import TEXTS
 
-PROJECT_FOLDERS = (".github/skills", ".claude/skills", ".agents/skills", ".jupyter/skills")
+PROJECT_FOLDERS = (
+    ".github/skills",
+    ".claude/skills",
+    ".agents/skills",
+    ".copilot/skills",
+    ".jupyter/skills",
+)
 USER_FOLDERS = ("~/.copilot/skills", "~/.agents/skills", "~/.claude/skills")
 
 
@@ -63,6 +73,10 @@ class Catalogue:
     """Every skill found, in lookup order."""
 
     found: tuple[Found, ...] = ()
+    project: ProjectFolders | None = None
+    """The folders whose skills folders were looked in as the project's."""
+    elsewhere: tuple[str, ...] = ()
+    """The administrator's and the user's skills folders looked in, as shown."""
 
     @property
     def offered(self) -> tuple[Skill, ...]:
@@ -80,6 +94,8 @@ class Places:
 
     admin: Sequence[Path] = field(default_factory=list)
     project: Sequence[str] = PROJECT_FOLDERS
+    notebook: Path | None = None
+    """The notebook's folder, where the project's skills are looked for first."""
     user: Sequence[Path] = field(default_factory=list)
     packages: bool = True
 
@@ -90,7 +106,15 @@ def default_places() -> Places:
 
     user = [Path(os.path.expanduser(folder)) for folder in USER_FOLDERS]
     user.append(Path(jupyter_paths.jupyter_config_dir()) / "skills")
-    return Places(admin=[Path(folder) / "skills" for folder in admin_folders()], user=user)
+    admin = [Path(folder) / "skills" for folder in admin_folders()]
+    return Places(admin=admin, notebook=_notebook_folder(), user=user)
+
+
+def _notebook_folder() -> Path | None:
+    """The folder of the notebook a Jupyter server started this kernel for (its absolute path
+    is in the kernel's environment), None elsewhere."""
+    notebook = current_notebook_path({})
+    return Path(notebook).parent if notebook and os.path.isabs(notebook) else None
 
 
 def find_skills(workspace: Workspace, places: Places | None = None) -> Catalogue:
@@ -99,18 +123,43 @@ def find_skills(workspace: Workspace, places: Places | None = None) -> Catalogue
     found: list[Found] = []
     for folder in places.admin:
         found += _outside(folder, "admin")
-    for base in places.project:
-        _watch_project(workspace, base)
-        found += _scan(workspace, base, origin="project", shown=base, project=True)
+    project = project_folders(workspace.root, notebook_folder=places.notebook)
+    found += _project(workspace, project, places.project)
     for folder in places.user:
         found += _outside(folder, "user")
     if places.packages:
-        for package in imported_package_skills(workspace=workspace.root):
+        for package in imported_package_skills(workspace=project.top):
             entries = _outside(
                 package.folder, "package", package=package.distribution, version=package.version
             )
             found += [replace(f, problem=f.problem or package.problem) for f in entries]
-    return Catalogue(found=tuple(_allowed(_first_of_each_name(found))))
+    elsewhere = tuple(home_relative(folder) for folder in [*places.admin, *places.user])
+    return Catalogue(
+        found=tuple(_allowed(_first_of_each_name(found))), project=project, elsewhere=elsewhere
+    )
+
+
+def _project(workspace: Workspace, project: ProjectFolders, bases: Sequence[str]) -> list[Found]:
+    """The skills of each project folder, nearest first: through the workspace inside it, above
+    it through a Workspace rooted at the repository's root (a link out of that is not followed)."""
+    above: Workspace | None = None
+    found: list[Found] = []
+    for folder in project.folders:
+        inside = folder.is_relative_to(workspace.root)
+        door = workspace
+        if not inside:
+            above = above or Workspace(project.top, read_only=True)
+            door = above
+        for base in bases:
+            relative = _posix(os.path.relpath(folder / base, door.root))
+            shown = _posix(os.path.relpath(folder / base, workspace.root))
+            _watch_project(door, relative, shown)
+            found += _scan(door, relative, origin="project", shown=shown, project=inside)
+    return found
+
+
+def _posix(path: str) -> str:
+    return PurePath(path).as_posix()
 
 
 def _outside(folder: Path, origin: Origin, **package: str) -> list[Found]:
@@ -126,11 +175,11 @@ def _outside(folder: Path, origin: Origin, **package: str) -> list[Found]:
     return _scan(door, ".", origin=origin, shown=shown, project=False, **package)
 
 
-def _watch_project(workspace: Workspace, base: str) -> None:
+def _watch_project(door: Workspace, base: str, shown: str) -> None:
     """Have the approval know the files of a project skills folder, made yet or not."""
-    # a folder the workspace refuses (a link out of it) offers no skill, and no tool reads it
+    # a folder the door refuses (a link out of it) offers no skill, and no tool reads it
     with suppress(OSError, SandboxError):
-        TEXTS.watch(workspace.resolve(base), base)
+        TEXTS.watch(door.resolve(base), shown)
 
 
 def _scan(

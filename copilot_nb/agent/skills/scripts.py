@@ -8,7 +8,7 @@ trusted source), an execute call asks, showing the code whole, when the code it 
 - holds a line of a text from a skills folder (`texts.py`: every file of every skills folder
   discovery looks in, what a read tool returned from any skills folder, what `load_skill` handed
   out), however it got there: read and pasted, loaded, written into a cell first; or
-- names a skills folder: a path into one (`%run .agents/skills/tidy/run.py`), its pieces
+- names a skills folder: a path into one (`%run ../.agents/skills/tidy/run.py`), its pieces
   (`os.path.join('.agents', 'skills', ...)`, `Path.home() / '.copilot' / 'skills'`), or a glob
   for one (`glob('**/SKILL.md')`).
 

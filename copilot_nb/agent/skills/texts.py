@@ -1,8 +1,9 @@
 """Every text that came from a skills folder, by line: how a skill's script is recognised when
 it is about to run under another name (pasted into `run_code`, into a cell, into a plan).
 
-Discovery hands over each skills folder it looks in (`watch`): the project's, the user's, the
-administrator's and the imported packages'. Every file in them is kept as its distinctive lines,
+Discovery hands over each skills folder it looks in (`watch`): the project's (up to the
+repository's root, above the workspace too), the user's, the administrator's and the imported
+packages'. Every file in them is kept as its distinctive lines,
 read through a `Workspace` rooted at the folder (no link out, never a secret file) and read
 again when it changes. What a read tool returned from any other skills folder, and what
 `load_skill` handed out, is kept too (`remember`), for the kernel's life.
