@@ -56,6 +56,8 @@ class LiveFrontEnd:
         self.replies: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
         """What the kernel said unasked (`review_file_result`)."""
+        self.kernel: str | None = None
+        """The kernel process it is attached to (`{event: 'kernel', instance}`)."""
         self.metadata: dict[str, Any] = {}
         """The notebook's own metadata as the extension keeps it: `copilot_nb.review_files`
         and `copilot_nb.review_deleted`."""
@@ -167,6 +169,8 @@ class LiveFrontEnd:
                 continue
             if kind == "comm_close":
                 self.closed.set()
+            elif kind == "comm_msg" and (content.get("data") or {}).get("event") == "kernel":
+                self.kernel = content["data"].get("instance")  # the comm's first word
             elif kind == "comm_msg" and "event" in (content.get("data") or {}):
                 self.events.append(copy.deepcopy(content["data"]))  # news, not a request
             elif kind == "comm_msg":

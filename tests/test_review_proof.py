@@ -144,6 +144,19 @@ def test_a_record_is_signed_over_what_the_page_shows_and_undo_uses() -> None:
     assert not review_proof.vouched({"kind": "cell", "cell_id": "c1", "record": told}, key())
 
 
+def test_the_kernel_process_a_runs_undo_needs_is_under_its_signature() -> None:
+    """A run's record names the kernel process holding what its Undo puts back; the page says
+    the promise is gone once another process is attached, so that name cannot be changed."""
+    record = {"turn": "t1", "kind": "run", "before": {"cell_type": "code", "source": "df"}}
+    ran = {**record, "ran": True, "kernel": "Undo puts back df", "instance": "123-abc"}
+    signed = review_proof.sign_cell("c1", ran)
+    assert review_proof.vouched({"kind": "cell", "cell_id": "c1", "record": signed}, key())
+    for instance in ("456-def", "", None):
+        moved = {**signed, "instance": instance}
+        item = {"kind": "cell", "cell_id": "c1", "record": moved}
+        assert not review_proof.vouched(item, key()), instance
+
+
 def key() -> bytes:
     from copilot_nb.models.cassettes.signing import signing_key
 

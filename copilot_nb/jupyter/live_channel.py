@@ -168,6 +168,7 @@ class LiveChannel:
             view.server_root = _root_from_session(view.path)
         comm.on_msg(view.receive)
         comm.on_close(lambda _msg: self._forget(view))
+        comm.send({"event": "kernel", "instance": _instance(self.shell)})
         self.views = [v for v in self.views if not _same_document(v, view)] + [view]
         self._close_hello()
         self._news.set()
@@ -356,6 +357,14 @@ def _handle(
         handler(channel, view, data)
     except Exception:  # a front end's message never takes the kernel down
         _log.exception("the front end's %r event could not be handled", data.get("event"))
+
+
+def _instance(shell: Any) -> str:
+    """This kernel process's id: a ran cell's review names the one holding what its Undo puts
+    back, so the page can tell when a restart took that away (`tools/kernel/state.py`)."""
+    from ..tools.kernel.state import kernel_state  # imported late: %load_ext stays light
+
+    return kernel_state(shell).instance
 
 
 def _root_from_session(path: str) -> str:

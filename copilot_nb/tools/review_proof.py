@@ -37,8 +37,8 @@ def _type(before: Any) -> str | None:
 
 def cell_parts(cell_id: str, review: dict[str, Any]) -> list[Any]:
     """What a changed, inserted or run cell's record is signed over (a run's note on what its
-    Undo puts back in the kernel too, which the page shows; a record without one is signed as
-    records were before there was one)."""
+    Undo puts back in the kernel too, which the page shows, and the kernel process that holds
+    it; a record without them is signed as records were before there were any)."""
     before = review.get("before")
     parts = [
         "copilot_nb.review.cell",
@@ -50,7 +50,10 @@ def cell_parts(cell_id: str, review: dict[str, Any]) -> list[Any]:
         _source(before),
     ]
     kernel = review.get("kernel")
-    return [*parts, str(kernel)] if kernel else parts
+    if not kernel:
+        return parts
+    instance = review.get("instance")
+    return [*parts, str(kernel), *([str(instance)] if instance else [])]
 
 
 def deleted_parts(entry: dict[str, Any]) -> list[Any]:

@@ -1,7 +1,9 @@
 """A cell's review: what an agent's change in review mode leaves in the cell's metadata.
 
 Beside the stamp (`metadata.copilot_nb = {change, at, model}`), a cell the agent changed,
-inserted or ran in review mode carries `review = {turn, kind, before, ran}`: `before` is the cell
+inserted or ran in review mode carries `review = {turn, kind, before, ran}` (a run's also
+`kernel`, what its Undo puts back in the kernel, and `instance`, the kernel process that holds
+it): `before` is the cell
 as it was before the agent first touched it (nbformat JSON; null for a cell the agent inserted),
 so the front end's Undo puts it back exactly, and a reload or a reopened notebook shows the
 review again. Each record is signed with the user's key (`tools/review_proof.py`): the front
@@ -61,15 +63,17 @@ def pending(cell: Any) -> dict[str, Any] | None:
 
 
 def review_of(
-    cell: Any, turn: str, kind: str, *, ran: bool = False, kernel: str = ""
+    cell: Any, turn: str, kind: str, *, ran: bool = False, kernel: str = "", instance: str = ""
 ) -> dict[str, Any] | None:
     """The review a change leaves on `cell` (as it is before the change): a pending one kept
     with its first `before`, else a new one when the turn reviews, else None. `kernel` says
-    what its Undo puts back in the kernel (the variables kept before a run)."""
+    what its Undo puts back in the kernel (the variables kept before a run), which only the
+    kernel process `instance` holds: after a restart the page says they are gone."""
     old = pending(cell)
     if old is not None:
         if kernel:
             old["kernel"] = kernel
+            old["instance"] = instance
         if turn:
             old["turn"] = turn
         if old.get("kind") == "run" and kind == "edit":
@@ -82,6 +86,7 @@ def review_of(
     review = {"turn": turn, "kind": kind, "before": before, "ran": ran}
     if kernel:
         review["kernel"] = kernel
+        review["instance"] = instance
     return sign_cell(str(cell.get("id", "")), review)
 
 

@@ -27,6 +27,7 @@ from ..kernel.execute import CodeRun, ran_for, run_code_in
 from ..kernel.guard import after_run, before_run
 from ..kernel.run_outputs import execution_count, notebook_outputs
 from ..kernel.snapshots import Kept
+from ..kernel.state import kernel_state
 from ..kernel.tools import is_copilot_cell
 from ..masking import redact_text
 from ..outputs import describe_output, output_images
@@ -115,7 +116,9 @@ async def _put_outputs(
     if turn and kept is not None and kept.values and ctx.live is not None:
         namespace = ctx.namespace()
         ctx.live.review.on_undo(turn, cell_id, lambda: kept.put_back(namespace))
-    marks = marked(stamp(ctx, "ran"), review_of(ran, turn, "run", ran=True, kernel=state))
+    instance = kernel_state(ctx.shell).instance
+    review = review_of(ran, turn, "run", ran=True, kernel=state, instance=instance)
+    marks = marked(stamp(ctx, "ran"), review)
     if opened.view is not None:
         await opened.view.request(
             "set_outputs",

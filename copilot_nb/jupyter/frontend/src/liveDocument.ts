@@ -202,6 +202,10 @@ class LiveDocument {
 
   private onRequest(comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
     const data = msg.content.data as JSONObject;
+    if (data.event === 'kernel') {
+      this.review.kernelIs(data.instance); // which kernel process holds a run's kept values
+      return;
+    }
     if (data.event === 'review_verified') {
       this.review.verified(data); // which review records the kernel vouches for
       return;

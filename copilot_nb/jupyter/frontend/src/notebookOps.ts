@@ -36,8 +36,15 @@ export class NotebookOps {
     this.growth = new OutputGrowth(() => this.model);
   }
 
-  /** The answer to one request `{op, ...}`; a `RequestError` refuses it. */
+  /**
+   * The answer to one request `{op, ...}`; a `RequestError` refuses it. Whatever a request
+   * writes (a change, a run's outputs and record) is the agent's, never the user's typing.
+   */
   handle(data: JSONObject): JSONObject {
+    return this.review.quietly(() => this.handleOne(data));
+  }
+
+  private handleOne(data: JSONObject): JSONObject {
     switch (data.op) {
       case 'snapshot':
         return this.snapshot();
@@ -104,8 +111,7 @@ export class NotebookOps {
       source: cell.getSource()
     }));
     changes.forEach(change => check(dryRun, change));
-    // The agent's own changes: not the user typing in a cell under review.
-    return this.review.quietly(() => this.applyChecked(shared, changes));
+    return this.applyChecked(shared, changes);
   }
 
   private applyChecked(

@@ -78,6 +78,30 @@ export function reviewOf(meta: unknown): ICellReview | null {
   return { turn, kind: review.kind, before, ran: !!review.ran, record: review };
 }
 
+/** What a bar says of a cell's Undo and the kernel ('' for a cell that did not run). */
+export const NO_ROLLBACK = 'Undo does not roll back the kernel\u2019s state';
+export const KERNEL_GONE =
+  'The kernel restarted since the run, and the variables kept for Undo went with it: ' +
+  'Undo puts back the cell only';
+
+/**
+ * What a ran cell's bar says its Undo does in the kernel: the kernel's own words (the values it
+ * kept before the run) while the kernel process that kept them (`instance`) is the one
+ * attached; once it is gone (restarted, or none attached), that the cell only comes back.
+ */
+export function kernelNote(review: ICellReview, kernel: string | null): string {
+  if (!review.ran && review.kind !== 'run') {
+    return '';
+  }
+  const kept = review.record.kernel;
+  if (typeof kept !== 'string' || !kept) {
+    return NO_ROLLBACK;
+  }
+  const from = review.record.instance;
+  const gone = typeof from === 'string' && from !== '' && from !== kernel;
+  return gone ? KERNEL_GONE : kept;
+}
+
 /** A cell's source as one string (nbformat allows a list of lines). */
 export function sourceOf(cell: JSONObject | null | undefined): string {
   const source = cell?.source ?? '';

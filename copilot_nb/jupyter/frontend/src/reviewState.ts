@@ -91,6 +91,18 @@ export abstract class ReviewState {
     };
   }
 
+  /**
+   * The attached kernel process (`{event: 'kernel', instance}`, sent as the comm opens; null
+   * while none is): what a ran cell's Undo can still put back in the kernel depends on it.
+   */
+  kernel: string | null = null;
+
+  /** The kernel said which process it is. */
+  kernelIs(instance: unknown): void {
+    this.kernel = typeof instance === 'string' && instance ? instance : null;
+    this.emit(null);
+  }
+
   /** The kernel's answer to `review_verify`: which records it vouches for. */
   verified(data: JSONObject): void {
     this.vouchers.answer(data);
@@ -106,10 +118,14 @@ export abstract class ReviewState {
     this.lists.recordDeleted(review, index, cell);
   }
 
-  /** The comm is attached (again): send what waited. */
+  /** The comm is attached (again): send what waited. Detached, its kernel is gone. */
   set attached(value: boolean) {
     this.outbox.attached = value;
     this.vouchers.attached = value;
+    if (!value && this.kernel !== null) {
+      this.kernel = null;
+      this.emit(null);
+    }
   }
 
   get attached(): boolean {
@@ -219,7 +235,10 @@ export abstract class ReviewState {
     const had = this.cells.get(id);
     this.readCell(cell);
     const now = this.cells.get(id);
-    if (had && !now && !this.quiet) {
+    // A record replaced by one the kernel has not vouched for yet (the agent wrote it) is no
+    // decision; only one taken away is.
+    const gone = had && !now && !reviewOf(cell.getMetadata(KEY));
+    if (gone && !this.quiet) {
       // The user's history took the record away (Ctrl+Z of the agent's edit), or they did.
       const undone = had.before && cell.getSource() === sourceOf(had.before);
       const outcome = undone ? 'undone' : 'kept';
@@ -231,7 +250,8 @@ export abstract class ReviewState {
         by: 'typing'
       });
     }
-    this.emit(new Set([id]));
+    // One cell more or fewer under review: the notebook's count is drawn again too.
+    this.emit(!had !== !now ? null : new Set([id]));
   }
 
   /** The user typed in a cell under review: it is kept (after the keystroke, never instead). */

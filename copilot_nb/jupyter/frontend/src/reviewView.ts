@@ -18,6 +18,7 @@ import {
   ICellReview,
   IDeletedReview,
   IFileReview,
+  kernelNote,
   sourceOf
 } from './reviewRecords';
 
@@ -86,18 +87,20 @@ export class ReviewView {
   private renderCell(node: HTMLElement, id: string, source: string): void {
     const review = this.review.cells.get(id);
     const note = this.review.notes.get(id);
+    const kernel = this.review.kernel;
     const drawn = this.drawn.get(node);
     if (
       drawn &&
       drawn.review === review &&
       drawn.note === note &&
-      drawn.source === source
+      drawn.source === source &&
+      drawn.kernel === kernel
     ) {
       return;
     }
     node.querySelector(`:scope > .${CELL_CLASS}`)?.remove();
     node.classList.toggle('cnb-under-review', !!review);
-    this.drawn.set(node, { review, note, source });
+    this.drawn.set(node, { review, note, source, kernel });
     if (!review && !note) {
       return;
     }
@@ -120,14 +123,9 @@ export class ReviewView {
       if (review.ran && review.kind !== 'run') {
         bar.appendChild(el('span', 'cnb-review-label', 'and ran it'));
       }
-      if (review.ran || review.kind === 'run') {
-        // the kernel's own words on what Undo puts back (the variables kept before the run)
-        const kept = review.record.kernel;
-        const warn =
-          typeof kept === 'string' && kept
-            ? kept
-            : 'Undo does not roll back the kernel\u2019s state';
-        bar.appendChild(el('span', 'cnb-review-ran', warn));
+      const said = kernelNote(review, this.review.kernel);
+      if (said) {
+        bar.appendChild(el('span', 'cnb-review-ran', said));
       }
     }
     if (note) {
@@ -372,7 +370,12 @@ export class ReviewView {
   private readonly unlisten: () => void;
   private readonly drawn = new WeakMap<
     HTMLElement,
-    { review?: ICellReview; note?: string; source: string }
+    {
+      review?: ICellReview;
+      note?: string;
+      source: string;
+      kernel: string | null;
+    }
   >();
   private orphans: HTMLElement[] = [];
   private dirty = new Set<string>();
