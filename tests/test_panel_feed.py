@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from copilot_nb.events import Failed, Notice, ReasoningDelta, TextDelta
 from copilot_nb.jupyter.panel.feed import Outbox, arguments_preview, event_ops
 
 
@@ -185,3 +186,54 @@ def test_a_subagents_call_shows_under_its_parent_in_the_panel():
         )
     )
     assert ops[0][:4] == ["tool", "d1/r1", "↳ read_file", "a.py"]
+
+
+def test_a_retry_takes_back_the_failed_attempts_text_and_its_notice_lasts_the_wait():
+    """As in the cell: the broken attempt's words go, the notice shows only while it waits."""
+    sent: list[Any] = []
+    box = Outbox(sent.append, interval=10, clock=lambda: 0.0)
+    box.put(["u", "hi"])
+    box.put(["tool", "c1", "read_file", "a.py", "", ""])
+    for event in (
+        ReasoningDelta(text="hmm"),
+        TextDelta(text="The answ"),
+        Notice(text="the stream broke — asking again", retry=True),
+    ):
+        for op in event_ops(event):
+            box.put(op)
+    assert sent[-1][-1] == ["retry", "the stream broke — asking again"], "shown at once"
+    assert box.history[-2:] == [
+        ["tool", "c1", "read_file", "a.py", "", ""],
+        ["retry", "the stream broke — asking again"],
+    ], "a view that opens during the wait sees the notice, not the broken words"
+    for op in event_ops(Notice(text="HTTP 429 — retrying in 0.5 s (1/2)", retry=True)):
+        box.put(op)
+    assert box.history[-1] == ["retry", "HTTP 429 — retrying in 0.5 s (1/2)"]
+    assert len(box.history) == 3, "one wait's notice replaces another"
+    for event in (TextDelta(text="The answer."), Notice(text="compacted the conversation")):
+        for op in event_ops(event):
+            box.put(op)
+    box.put(["end", "done"])
+    assert box.history == [
+        ["u", "hi"],
+        ["tool", "c1", "read_file", "a.py", "", ""],
+        ["t", "The answer."],
+        ["note", "compacted the conversation"],  # not a retry: it stays
+        ["end", "done"],
+    ]
+
+
+def test_a_model_server_that_stays_down_leaves_only_its_error():
+    box = Outbox(lambda batch: None, interval=10, clock=lambda: 0.0)
+    box.put(["u", "hi"])
+    for attempt in (1, 2):
+        for op in event_ops(Notice(text=f"HTTP 503 — retrying ({attempt}/2)", retry=True)):
+            box.put(op)
+    for op in event_ops(Failed(error="HTTP 503: the server is down")):
+        box.put(op)
+    box.put(["end", "failed"])
+    assert box.history == [
+        ["u", "hi"],
+        ["err", "HTTP 503: the server is down", ""],
+        ["end", "failed"],
+    ]

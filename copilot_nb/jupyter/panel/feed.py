@@ -13,8 +13,14 @@ view_id, "ops": [...]}`). Pure: no widget, no event loop.
 Ops: `u` user prompt · `t` answer text · `r` reasoning text · `tool` card started · `ask`
 approval wanted · `asked` approval answered · `diff` a file changed · `done` card finished (with
 what a run showed, as `output_html` renders it) · `undo` a code block's Run can be taken back ·
-`undone` it was (or why not) · `note` notice · `err` error · `end` turn over (done / failed /
-stopped) · `clear` new chat.
+`undone` it was (or why not) · `note` notice · `retry` a retry's wait · `err` error · `end` turn
+over (done / failed / stopped) · `clear` new chat.
+
+A retry takes back what its failed attempt showed, as the cell does (`cell_view.py`): `retry`
+withdraws the `t` and `r` ops since the last other op (the broken stream's words, which the retry
+streams again) and any notice of an earlier wait, and its own notice lasts only until the next op.
+The front end applies the same rule to the ops it has shown; the kept transcript applies it as
+ops are kept (`_keep`), so a view that opens later sees what a view that was open shows.
 """
 
 from __future__ import annotations
@@ -63,7 +69,9 @@ CLIP = 4000
 """Characters of a tool's result or diff shown in its card; the model still gets all of it.
 Arguments are never clipped: an approval shows everything it approves (the card folds them)."""
 JOINABLE = frozenset({"t", "r"})
-URGENT = frozenset({"u", "ask", "asked", "undone", "err", "end", "clear"})
+RETRY = "retry"
+"""The op of a retry's wait: it takes back the failed attempt's text, and lasts until the next op."""
+URGENT = frozenset({"u", "ask", "asked", "undone", RETRY, "err", "end", "clear"})
 """Ops the user waits for: they go out at once, with whatever is pending before them."""
 
 
@@ -99,6 +107,8 @@ def event_ops(event: TurnEvent) -> list[Op]:
             done = ["done", call_id, ok, summary, clip(content, CLIP)]
             shown = outputs_html(event.outputs)
             return [[*done, shown] if shown else done]
+        case Notice(text=text, retry=True):
+            return [[RETRY, text]]
         case Notice(text=text) | TurnNote(text=text):
             return [["note", text]]
         case ToolsUpdated() as update:
@@ -141,7 +151,7 @@ class Outbox:
         starts_text = kind in JOINABLE and self._run != kind
         self._run = kind
         _append(self._pending, op)
-        _append(self.history, op)
+        _keep(self.history, op)
         self._size += len(op[1]) if kind in JOINABLE else MIN_BATCH
         elapsed = self._clock() - self._last
         due = elapsed >= self._max_wait or (elapsed >= self._interval and self._size >= MIN_BATCH)
@@ -175,12 +185,23 @@ class Outbox:
     def seed(self, ops: list[Op]) -> None:
         """Start the transcript with these ops (a saved conversation), sent to views as they open."""
         for op in ops:
-            _append(self.history, op)
+            _keep(self.history, op)
 
     def replay(self, view: str) -> None:
         """Send the whole transcript to one view that just opened."""
         self.flush()
         self._send({"replay": view, "ops": [list(op) for op in self.history]})
+
+
+def _keep(ops: list[Op], op: Op) -> None:
+    """Keep `op` in the transcript as a view shows it: a retry's wait ends at the next op, and a
+    retry takes back the failed attempt's text (see the module's docstring)."""
+    if ops and ops[-1][0] == RETRY:
+        ops.pop()
+    if op[0] == RETRY:
+        while ops and ops[-1][0] in JOINABLE:
+            ops.pop()
+    _append(ops, op)
 
 
 def _append(ops: list[Op], op: Op) -> None:

@@ -62,7 +62,7 @@ function buildView(model, root) {
 
 // --- the transcript ----------------------------------------------------------------------
 
-const OPS = { t: "answer", r: "thinking", u: "user", tool: "tool", ask: "ask", asked: "asked", diff: "diff", done: "done", undo: "undoable", undone: "undone", note: "note", err: "error", end: "end", clear: "clear" };
+const OPS = { t: "answer", r: "thinking", u: "user", tool: "tool", ask: "ask", asked: "asked", diff: "diff", done: "done", undo: "undoable", undone: "undone", note: "note", retry: "retry", err: "error", end: "end", clear: "clear" };
 
 class Transcript {
   constructor(model, view) {
@@ -102,12 +102,18 @@ class Transcript {
     const [kind, ...a] = op;
     if (kind !== "t") this.text = null; // the answer block being streamed: {node, raw}
     if (kind !== "r") this.thought = null;
+    this.waiting?.remove(); // a retry's wait lasts until the next op
+    this.waiting = null;
+    if (kind !== "t" && kind !== "r" && kind !== "retry") this.attempt = [];
     const method = OPS[kind];
     if (method) this[method](...a);
   }
 
   answer(text) {
-    if (!this.text) this.text = { node: this.add(el("div", "cnb-answer")), raw: "" };
+    if (!this.text) {
+      this.text = { node: this.add(el("div", "cnb-answer")), raw: "" };
+      this.attempt.push(this.text.node);
+    }
     this.text.raw += text;
     this.dirty.add(this.text);
   }
@@ -116,9 +122,21 @@ class Transcript {
     if (!this.thought) {
       const box = this.add(el("details", "cnb-thinking"));
       box.append(el("summary", "", "Thinking"));
+      this.attempt.push(box);
       this.thought = { body: box.appendChild(el("div", "cnb-thinking-body")) };
     }
     this.thought.body.textContent += text;
+  }
+
+  retry(text) {
+    // the failed attempt's words go (the retry streams them again), as in the cell (feed.py)
+    for (const node of this.attempt) {
+      node.remove();
+      this.dirty.forEach((block) => block.node === node && this.dirty.delete(block));
+    }
+    this.attempt = [];
+    this.waiting = this.add(el("div", "cnb-note cnb-waiting"));
+    this.waiting.innerHTML = markdown(`⚠ ${text}`);
   }
 
   user(text) {
@@ -241,7 +259,8 @@ class Transcript {
 
   clear() {
     this.log.replaceChildren(this.empty, this.working);
-    this.text = this.thought = this.lastCard = null;
+    this.text = this.thought = this.lastCard = this.waiting = null;
+    this.attempt = []; // the answer and thinking blocks since the last other op: a retry's to take back
     this.cards.clear();
     this.dirty.clear();
   }
