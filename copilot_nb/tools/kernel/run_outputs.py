@@ -30,9 +30,14 @@ looks secret."""
 
 
 def notebook_outputs(
-    run: CodeRun, shell: Any | None, timeout: float, tool: str = "run_cell"
+    run: CodeRun,
+    shell: Any | None,
+    timeout: float,
+    tool: str = "run_cell",
+    count: int | None = None,
 ) -> list[dict[str, Any]]:
-    """The run's output as nbformat outputs, as a cell would have shown them."""
+    """The run's output as nbformat outputs, as a cell would have shown them (its result
+    numbered `count`, the run's execution count: `counter.py`)."""
     outputs: list[dict[str, Any]] = []
     for name, text in (("stdout", run.stdout), ("stderr", run.stderr)):
         if text:
@@ -45,7 +50,7 @@ def notebook_outputs(
                 "output_type": "execute_result",
                 "data": data,
                 "metadata": metadata,
-                "execution_count": execution_count(shell),
+                "execution_count": count,
             }
         )
     if run.error:
@@ -61,17 +66,6 @@ def notebook_outputs(
         stopped = f"stopped after {timeout:g} s ({tool}'s timeout)\n"
         outputs.append({"output_type": "stream", "name": "stderr", "text": stopped})
     return outputs
-
-
-def execution_count(shell: Any | None) -> int | None:
-    """The count a cell the agent ran shows (`[7]:`, not `[ ]:`, which says it never ran): the
-    number of the kernel's latest request, which is the %%copilot cell that ran it (from the
-    panel: the last cell run). IPython advances its counter as a cell starts, so that number is
-    one less; the counter itself is never advanced for the agent's run. None without a shell."""
-    count = getattr(shell, "execution_count", None)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
-        return None
-    return count - 1
 
 
 def formatted(value: Any, shell: Any | None) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -9,8 +9,8 @@ in the file. The model gets them summarised as read_cell shows outputs: text cut
 never base64, secrets masked; the images travel beside the text for a model that accepts them.
 
 Captured output is ordered stdout, stderr, displays, result, error: the order within one run is
-not kept across those kinds. The cell gets no execution count (the kernel's counter belongs to
-the cells the user runs); its metadata records that the agent ran it.
+not kept across those kinds. The cell gets an execution count of its own, the kernel's next
+(`kernel/counter.py`); its metadata records that the agent ran it.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from ...events import CallPreview
 from ...text import shorten
 from ...workspace.notebook_file import cell_source
 from ..context import ToolContext
+from ..kernel.counter import take_number
 from ..kernel.execute import CodeRun, ran_for, run_code_in
 from ..kernel.guard import after_run, before_run
-from ..kernel.run_outputs import execution_count, notebook_outputs
+from ..kernel.run_outputs import notebook_outputs
 from ..kernel.snapshots import Kept
 from ..kernel.state import kernel_state
 from ..kernel.tools import is_copilot_cell
@@ -93,8 +94,9 @@ async def run_cell(
     kept = before_run(ctx, source, f"cell {cell_label(index)}")
     run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
     note = after_run(ctx, source, kept)
-    outputs = notebook_outputs(run, ctx.shell, timeout)
-    await _put_outputs(ctx, opened, cell, source, outputs, kept)
+    count = take_number(ctx.shell, code, source)
+    outputs = notebook_outputs(run, ctx.shell, timeout, count=count)
+    await _put_outputs(ctx, opened, cell, source, outputs, kept, count)
     return _result(opened.path, cell.id, index, run, outputs, opened.note, note)
 
 
@@ -105,6 +107,7 @@ async def _put_outputs(
     source: str,
     outputs: list[dict[str, Any]],
     kept: Kept | None = None,
+    count: int | None = None,
 ) -> None:
     """Put the outputs into the cell, unless the user changed its source while it ran: the
     open notebook checks that itself as it sets them; the file is read again to check. In
@@ -125,7 +128,7 @@ async def _put_outputs(
             cell_id=cell_id,
             expected=source,
             outputs=outputs,
-            execution_count=execution_count(ctx.shell),
+            execution_count=count,
             metadata=marks,
         )
         return
@@ -136,7 +139,7 @@ async def _put_outputs(
             raise ToolError(conflict_message(now.path, cell_id, index) + " (it ran, though)")
         from nbformat import from_dict  # imported late: it is slow, and only files need it
 
-        cell["outputs"], cell["execution_count"] = from_dict(outputs), execution_count(ctx.shell)
+        cell["outputs"], cell["execution_count"] = from_dict(outputs), count
         cell.setdefault("metadata", {}).update(marks)
         await commit(ctx, now, [])
 
