@@ -32,6 +32,40 @@ WEATHER_SPEC = ToolSpec(
     name="get_weather", description="The weather in a city.", parameters=WEATHER["parameters"]
 )
 EVENT = TypeAdapter(ResponseStreamEvent)
+OPEN_RESPONSES_REQUIRED = (
+    "id",
+    "object",
+    "created_at",
+    "completed_at",
+    "status",
+    "incomplete_details",
+    "model",
+    "previous_response_id",
+    "instructions",
+    "output",
+    "error",
+    "tools",
+    "tool_choice",
+    "truncation",
+    "parallel_tool_calls",
+    "text",
+    "top_p",
+    "presence_penalty",
+    "frequency_penalty",
+    "top_logprobs",
+    "temperature",
+    "reasoning",
+    "usage",
+    "max_output_tokens",
+    "max_tool_calls",
+    "store",
+    "background",
+    "service_tier",
+    "metadata",
+    "safety_identifier",
+    "prompt_cache_key",
+)
+"""The fields the Open Responses specification's `ResponseResource` requires (2026-04-24)."""
 
 
 def raw_events(proxy: Any, body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -113,6 +147,73 @@ def test_streamed_events_are_the_sdks_types_and_rebuild_the_same_reply(proxy_for
     ]
 
 
+def test_every_response_carries_what_the_open_responses_spec_requires_as_asked(proxy_for):
+    usage = Usage(
+        input_tokens=21,
+        output_tokens=9,
+        raw={
+            "prompt_tokens_details": {"cached_tokens": 16},
+            "completion_tokens_details": {"reasoning_tokens": 5},
+        },
+    )
+    turn = reply("Rain.", call("get_weather", city="Oslo"), usage=usage)
+    proxy = proxy_for([turn, turn])
+    bare_tool = {k: v for k, v in WEATHER.items() if k not in ("description", "strict")}
+    answer_format = {
+        "type": "json_schema",
+        "name": "forecast",
+        "schema": {"type": "object", "properties": {"sky": {"type": "string"}}},
+        "strict": True,
+    }
+    body = {
+        "model": MODEL,
+        "input": "Weather in Oslo?",
+        "tools": [bare_tool],
+        "tool_choice": "required",
+        "text": {"format": answer_format},
+        "temperature": 0.2,
+        "metadata": {"run": "7"},
+        "prompt_cache_key": "notebook-1",
+    }
+    whole = httpx.post(
+        f"{proxy.url}/v1/responses", json=body, headers={"Authorization": f"Bearer {proxy.token}"}
+    ).json()
+    events = raw_events(proxy, body)
+    created, completed = events[0]["response"], events[-1]["response"]
+
+    for response in (whole, created, completed):
+        missing = [key for key in OPEN_RESPONSES_REQUIRED if key not in response]
+        assert missing == []
+        Response.model_validate(response, strict=True)
+        assert response["tools"] == [{**bare_tool, "description": None, "strict": None}]
+        assert response["tool_choice"] == "required" and response["parallel_tool_calls"] is True
+        assert response["text"] == {"format": {**answer_format, "description": None}}
+        assert (response["temperature"], response["top_p"]) == (0.2, 1.0), "as asked, else 1"
+        assert (response["presence_penalty"], response["frequency_penalty"]) == (0.0, 0.0)
+        assert (response["top_logprobs"], response["max_tool_calls"]) == (0, None)
+        assert (response["service_tier"], response["background"]) == ("default", False)
+        assert response["truncation"] == "disabled" and response["metadata"] == {"run": "7"}
+        assert (response["prompt_cache_key"], response["safety_identifier"]) == (None, None), (
+            "what the proxy does not forward, it did not use"
+        )
+    assert (created["status"], created["completed_at"], created["usage"]) == (
+        "in_progress",
+        None,
+        None,
+    )
+    for response in (whole, completed):
+        assert response["status"] == "completed" and response["incomplete_details"] is None
+        assert isinstance(response["completed_at"], int)
+        assert response["completed_at"] >= response["created_at"]
+        assert response["usage"] == {
+            "input_tokens": 21,
+            "input_tokens_details": {"cached_tokens": 16, "cache_write_tokens": 0},
+            "output_tokens": 9,
+            "output_tokens_details": {"reasoning_tokens": 5},
+            "total_tokens": 30,
+        }
+
+
 def test_function_call_outputs_reach_the_model_as_tool_results(proxy_for):
     proxy = proxy_for([reply("It rains in Oslo.")])
     client = proxy.openai(max_retries=0)
@@ -145,6 +246,7 @@ def test_a_reply_cut_off_by_its_limit_is_incomplete(proxy_for):
     last = raw_events(proxy, body)[-1]
     assert last["type"] == "response.incomplete"
     assert last["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert last["response"]["completed_at"] is None, "it did not complete"
     whole = proxy.openai(max_retries=0).responses.create(**body)
     assert whole.status == "incomplete" and whole.output_text == "Once upon a"
 

@@ -14,35 +14,37 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
+import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..agent.conversations.usage import tokens_of
 from ..events import ToolCallDelta
 from ..messages import AssistantMessage, ToolCall, Usage
 from .api_errors import ApiError
 from .chat_response import finish_reason, tool_call_body
+from .responses_echo import UNASKED
 from .stream_encoder import StreamEncoder
-
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover
-    pass
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 """Finish reasons (as `chat_response.finish_reason` words them) that make a reply incomplete."""
 
 
 def usage_body(usage: Usage | None) -> dict[str, Any]:
-    """Usage as a Response carries it (0 where the upstream reported none)."""
-    usage = usage or Usage()
+    """Usage as a Response carries it, its details read from whichever wire the upstream
+    speaks (`tokens_of`: input is the whole prompt, cached tokens part of it; 0 where the
+    upstream reported none)."""
+    tokens = tokens_of(usage or Usage())
     return {
-        "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-        "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": usage.total_tokens,
+        "input_tokens": tokens["input"],
+        "input_tokens_details": {
+            "cached_tokens": tokens["cached"],
+            "cache_write_tokens": tokens["cache_write"],
+        },
+        "output_tokens": tokens["output"],
+        "output_tokens_details": {"reasoning_tokens": tokens["reasoning"]},
+        "total_tokens": tokens["input"] + tokens["output"],
     }
 
 
@@ -67,12 +69,20 @@ class ResponseEncoder(StreamEncoder):
     it stands (the whole reply once the stream ended)."""
 
     def __init__(
-        self, *, model: str, response_id: str, created: int, echo: Mapping[str, Any]
+        self,
+        *,
+        model: str,
+        response_id: str,
+        created: int,
+        echo: Mapping[str, Any],
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.model = model
         self.response_id = response_id
         self.created = created
         self.echo = dict(echo)
+        self.clock = clock
+        """When the reply completed (`completed_at`), read as it does."""
         self.output: list[dict[str, Any]] = []
         self.status = "in_progress"
         self.extra: dict[str, Any] = {}
@@ -89,17 +99,14 @@ class ResponseEncoder(StreamEncoder):
             "id": self.response_id,
             "object": "response",
             "created_at": self.created,
+            "completed_at": None,
             "status": self.status,
             "error": None,
             "incomplete_details": None,
             "model": self.model,
             "output": [dict(item) for item in self.output],
-            "previous_response_id": None,
-            "reasoning": None,
-            "store": False,
-            "text": {"format": {"type": "text"}},
-            "truncation": "disabled",
             "usage": None,
+            **UNASKED,
             **self.echo,
             **self.extra,
         }
@@ -263,6 +270,8 @@ class ResponseEncoder(StreamEncoder):
         self.extra = {"usage": usage_body(message.usage)}
         if reason:
             self.extra["incomplete_details"] = {"reason": reason}
+        else:
+            self.extra["completed_at"] = max(self.created, int(self.clock()))
         return out + self._event(f"response.{self.status}", response=self.response)
 
     def _refusal(self, refusal: str) -> bytes:

@@ -36,9 +36,8 @@ from .chat_request import (
     tool_choice_of,
 )
 from .image_parts import misplaced, read_parts, url_image
+from .responses_echo import echo_of
 
-ECHOED = ("instructions", "temperature", "top_p", "user", "metadata")
-"""Request fields a Response object repeats back as the client sent them."""
 _STATEFUL = {
     "previous_response_id": "this proxy stores no responses: send the whole conversation in input",
     "conversation": "this proxy keeps no conversations: send the whole conversation in input",
@@ -50,8 +49,8 @@ _ROLES = ("system", "developer", "user", "assistant")
 
 @dataclass(frozen=True, kw_only=True)
 class ResponsesRequest:
-    """A checked Responses request: the chat request the backend runs, and what the Response
-    object echoes (`tools` and `tool_choice` as sent, `ECHOED` fields)."""
+    """A checked Responses request: the chat request the backend runs, and the settings its
+    Response object repeats (`responses_echo.py`)."""
 
     chat: ChatRequest
     echo: Mapping[str, Any] = field(default_factory=dict)
@@ -81,11 +80,7 @@ def parse_responses_request(body: Any, *, models: Collection[str] | None) -> Res
         options["max_tokens"] = limit
     if (response_format := _response_format(body.get("text"))) is not None:
         options["response_format"] = response_format
-    echo = {key: body.get(key) for key in ECHOED}
-    echo["tools"] = [dict(tool) for tool in body.get("tools") or ()]
-    echo["tool_choice"] = body.get("tool_choice") or "auto"
-    echo["max_output_tokens"] = options.get("max_tokens")
-    echo["parallel_tool_calls"] = body.get("parallel_tool_calls") is not False
+    echo = echo_of(body, max_output_tokens=options.get("max_tokens"))
     chat = ChatRequest(
         model=model,
         messages=messages,
