@@ -124,3 +124,52 @@ async def test_a_question_the_turns_end_denies_keeps_the_outputs_provenance() ->
     request.deny("nobody could be asked")
     await callbacks_ran(request.decision)
     assert updates.metadata[-1]["copilot_nb"]["model"] == "m"
+
+
+PROFILE = (
+    '"""A one-call profile of a DataFrame: per column its dtype, missing values and distinct\n'
+    'values, and the number of duplicate rows."""\n'
+    "\n"
+    "import pandas as pd\n"
+    "\n"
+    "def profile(frame):\n"
+    "    return pd.DataFrame({'missing': frame.isna().sum(), 'distinct': frame.nunique()})\n"
+)
+
+
+async def test_a_skills_script_is_asked_about_as_the_skills_script_not_by_its_docstring(
+    serve, root, monkeypatch
+):
+    from copilot_nb.agent.approvals.policy import ApprovalPolicy
+    from copilot_nb.testing import call, reply
+    from copilot_nb.tools import tool
+    from tests.helpers import Answering, events_of, session_in
+    from tests.skill_samples import write_skill
+
+    monkeypatch.setenv("HOME", str(root.parent / "home"))
+    write_skill(
+        root / ".agents" / "skills", "tidy-data", "Tidy.", "", {"scripts/profile.py": PROFILE}
+    )
+
+    @tool(name="run_code", category="execute")
+    def run_code(code: str) -> str:
+        """Run Python code in the kernel (a stand-in: the question is what is tested)."""
+        return "ran"
+
+    server = serve([reply("", call("run_code", code=PROFILE + "\nprofile(df)\n")), reply("ok")])
+    session = session_in(root, server, monkeypatch)
+    session.add_tool(run_code)
+    approver = Answering(approve=False)
+
+    events = await events_of(
+        session, "profile it", approver=approver, approvals=ApprovalPolicy(execute="allow")
+    )
+
+    (asked,) = approver.asked
+    assert question(asked) == (
+        "run_code wants to run code: the skill's script .agents/skills/tidy-data/scripts/profile.py"
+    )
+    assert "A one-call profile" not in question(asked)
+    assert PROFILE in approval_text(asked), "the code itself is still shown in full"
+    started = next(e for e in events if isinstance(e, ToolStarted))
+    assert started.summary == "import pandas as pd", "the line names code, not its docstring"

@@ -4,6 +4,7 @@ with any argument text that was refused unparsed replaced by a short note."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 from ..messages import AssistantMessage, ToolCall
@@ -57,5 +58,14 @@ def summarize_call(call: ToolCall) -> str:
     for key in _SUMMARY_KEYS:
         value = call.arguments.get(key)
         if isinstance(value, str) and value:
-            return first_line(value)
+            return code_line(value) if key == "code" else first_line(value)
     return ""
+
+
+_DOCSTRING = re.compile(r"\A\s*[rRuU]?(\"\"\"|''')[\s\S]*?\1[ \t]*(?:\n|\Z)")
+
+
+def code_line(code: str) -> str:
+    """The first line of code past a leading docstring: a pasted script's docstring says what
+    the script is, not what this call does."""
+    return first_line(_DOCSTRING.sub("", code, count=1)) or first_line(code)

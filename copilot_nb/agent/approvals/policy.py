@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ...errors import ConfigError
 from ...events import APPROVED_ONCE
 from ...policy import approval_floor, floor_source, tightened
-from ..skills.scripts import ALWAYS, skill_script_in
+from ..skills.scripts import ALWAYS, skill_script_in, skill_text_source, what_runs
 from .edit_targets import acts_later
 
 if TYPE_CHECKING:
@@ -160,7 +160,19 @@ async def rule_on(policy: ApprovalPolicy, name: str, tool: Tool | None, argument
     category, decision = decide_call(policy, name, tool, arguments, runs=runs)
     why = skill_script_in(arguments, runs) if category == "execute" and decision == "ask" else ""
     note = f"{why}; {ALWAYS}" if why else ""
+    if why and preview is None:
+        preview = _skill_preview(arguments)
     return Ruling(category=category, decision=decision, why=why, note=note, preview=preview)
+
+
+def _skill_preview(arguments: Any) -> CallPreview | None:
+    """A call that runs a skill's script, named as that script (`run_code`'s first line would
+    be the script's docstring), its code shown whole; None where no `code` holds the text."""
+    from ...events import CallPreview
+
+    code = arguments.get("code") if isinstance(arguments, dict) else None
+    source = skill_text_source({"code": code}) if isinstance(code, str) else ""
+    return CallPreview(summary=what_runs(source), text=code) if source and code else None
 
 
 def policy_refusal(name: str, category: str) -> str:

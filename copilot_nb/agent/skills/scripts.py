@@ -59,6 +59,22 @@ def skill_script_in(arguments: Any, runs: str = "") -> str:
     return ""
 
 
+def skill_text_source(arguments: Any, runs: str = "") -> str:
+    """The skills file whose text a call would run (as `skill_script_in` finds it), or ''."""
+    for text in (*_texts(arguments), runs):
+        if text and (source := TEXTS.found_in(text)):
+            return source
+    return ""
+
+
+def what_runs(source: str) -> str:
+    """What an approval says will run, for code holding a skills file's text: the skill's
+    script, plainly, never the script's own docstring."""
+    if source.rsplit("/", 1)[-1].upper() == "SKILL.MD":
+        return f"commands from the skill file {source}"
+    return f"the skill's script {source}"
+
+
 def _names_skills_folder(code: str) -> str:
     """The part of `code` that names a skills folder, or ''."""
     if found := _NAMES_FOLDER.search(code):
