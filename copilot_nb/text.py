@@ -177,6 +177,12 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
+def counted(count: int, noun: str, many: str = "") -> str:
+    """`1 path`, `2 paths`, `1,024 lines`: a count with its noun as a reader says it, never
+    `path(s)`; `many` where the plural is not the noun and an s (`1 match`, `2 matches`)."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
+
+
 def first_line(text: str, limit: int = 120) -> str:
     """The first non-blank line of `text`, shortened: a summary for a line in a list."""
     stripped = text.strip()

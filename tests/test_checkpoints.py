@@ -291,13 +291,13 @@ def test_render_undo_lists_what_happened() -> None:
     ]
     report = render_undo(restored)
     assert report.text == (
-        "Undid the turn “fix the bug” (3 path(s)):\n\n"
+        "Undid the turn “fix the bug” (3 paths):\n\n"
         "- a.py restored\n"
         "- new.py removed (the turn had created it)\n"
         "- old/ recreated (the turn had deleted it)"
     )
     assert report.html == (
-        "<p>Undid the turn <strong>fix the bug</strong> (3 path(s)):</p><ul>"
+        "<p>Undid the turn <strong>fix the bug</strong> (3 paths):</p><ul>"
         "<li><code>a.py</code> restored</li>"
         "<li><code>new.py</code> removed (the turn had created it)</li>"
         "<li><code>old/</code> recreated (the turn had deleted it)</li></ul>"

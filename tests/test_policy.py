@@ -381,7 +381,7 @@ def test_the_fixed_folders_are_jupyters_defaults_without_variables(os_name, plat
     [
         ("{not json", "it is not valid JSON"),
         ("[]", "it must be a JSON object of rules"),
-        ('{"provider": ["openai"]}', "unknown key(s) provider; the keys are providers, "),
+        ('{"provider": ["openai"]}', "unknown key provider; the keys are providers, "),
         ('{"providers": "openai"}', "providers must be a list of strings"),
         ('{"serve": "no"}', "serve must be true or false"),
         ('{"approval_floors": {"execute": "maybe"}}', "approval_floors.execute is 'maybe'"),

@@ -191,7 +191,7 @@ async def test_the_approval_shows_the_cells_it_runs_and_which_read_files(tmp_pat
     preview = await rebuild_preview(ctx, {"names": ["model"]})
     assert preview is not None
     assert preview.summary == (
-        "rebuild model: 3 cell(s) of nb.ipynb; 1 reach(es) outside the kernel "
+        "rebuild model: 3 cells of nb.ipynb; 1 reaches outside the kernel "
         "(reads files or the network)"
     )
     assert preview.text.startswith("runs #1 (makes pd), #3 (makes df; reads files or the network")
@@ -211,7 +211,7 @@ async def test_the_approval_says_which_cells_run_commands(tmp_path: Path) -> Non
     preview = await rebuild_preview(ctx, {"names": ["df"]})
     assert preview is not None
     assert preview.summary.endswith(
-        "1 reach(es) outside the kernel (runs commands, reads files or the network)"
+        "1 reaches outside the kernel (runs commands, reads files or the network)"
     )
     assert "#2 (makes df; runs commands: !curl; reads files or the network: read_csv)" in (
         preview.text

@@ -91,7 +91,7 @@ def test_skills_are_found_in_each_project_user_and_admin_folder(root, home, tmp_
         ("x" * 65, f"name: {'x' * 65}\ndescription: x\n", "over 64 characters"),
         ("tidy", "name: tidy\n", "needs a 'description'"),
         ("tidy", f"name: tidy\ndescription: {'d' * 1025}\n", "1,025 characters (at most 1,024)"),
-        ("tidy", "name: tidy\ndescription: x\nversion: 2\n", "unexpected field(s) version"),
+        ("tidy", "name: tidy\ndescription: x\nversion: 2\n", "unexpected field version"),
         ("tidy", "name: [tidy\n", "not valid YAML"),
     ],
 )
@@ -129,7 +129,7 @@ def test_the_block_names_every_skill_within_its_budget():
     assert 0 < len(described) < 40
     assert sum(len(line) + 1 for line in described) <= BUDGET
     tail = listed.splitlines()[-1]
-    assert tail.startswith(f"({40 - len(described)} more skill(s) not described here")
+    assert tail.startswith(f"({40 - len(described)} more skills not described here")
     assert f"skill-{len(described):02d}, " in tail and tail.endswith("lists them all)")
     assert skills_block([]) == ""
 

@@ -9,7 +9,7 @@ from typing import Any
 from ..agent.context.compaction import SummaryMessage, is_elided
 from ..agent.context.window import ContextWindow
 from ..messages import AssistantMessage, Message, ToolResult
-from ..text import diffstat, first_line, shorten
+from ..text import counted, diffstat, first_line, shorten
 from ..workspace.restore import RestoredPath
 from .safe_html import Rendered, diff_html, escape, table_html
 
@@ -40,9 +40,10 @@ def render_undo(restored: Sequence[RestoredPath]) -> Rendered:
     ]
     loud = {item.path for item in restored[:100] if item.action == "not restored"}
     more = f"… and {len(restored) - 100} more" if len(restored) > 100 else ""
-    lead = f"Undid the turn “{label}” ({len(restored)} path(s)):"
+    paths = counted(len(restored), "path")
+    lead = f"Undid the turn “{label}” ({paths}):"
     markup = (
-        f"<p>Undid the turn <strong>{escape(label)}</strong> ({len(restored)} path(s)):</p><ul>"
+        f"<p>Undid the turn <strong>{escape(label)}</strong> ({paths}):</p><ul>"
         + "".join(
             f"<li><code>{escape(path)}</code> "
             + (f"<strong>{escape(what)}</strong>" if path in loud else escape(what))

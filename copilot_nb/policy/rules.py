@@ -184,7 +184,8 @@ def parse_rules(text: str, source: str) -> Rules:
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
         raise PolicyFormatError(
-            f"unknown key(s) {', '.join(unknown)}; the keys are {', '.join(KEYS)}"
+            f"unknown key{'s' * (len(unknown) != 1)} {', '.join(unknown)}; "
+            f"the keys are {', '.join(KEYS)}"
         )
     values: dict[str, Any] = {}
     for key in LIST_KEYS:

@@ -15,7 +15,7 @@ from ..events import ModelEvent, ModelResponse, ReasoningDelta, TextDelta, ToolC
 from ..messages import AssistantMessage
 from ..models.base import ChatModel, ModelRequest
 from ..models.openai.chat_request import chat_request
-from ..text import shorten
+from ..text import counted, shorten
 from .script import Reply, ScriptedFailure, ScriptedRequest, Step, pieces
 
 
@@ -62,7 +62,8 @@ class Script:
         if self.errors:
             raise AssertionError("; ".join(self.errors))
         if self._steps:
-            raise AssertionError(f"{len(self._steps)} scripted step(s) were never requested")
+            steps = counted(len(self._steps), "scripted step")
+            raise AssertionError(f"{steps} never requested")
 
 
 class ScriptedModel(ChatModel):

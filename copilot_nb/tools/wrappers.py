@@ -16,7 +16,7 @@ from typing import Any
 
 from ..config import DEFAULT_TOOL_TIMEOUT
 from ..messages import ToolSpec
-from ..text import first_line
+from ..text import counted, first_line
 from .registry import Tool, ToolOutput, ToolSet
 from .schema_check import own_schema
 from .toolset import ToolSource
@@ -193,7 +193,7 @@ def tool_search(owner: DeferredToolSet, pattern: str) -> ToolOutput:
         lines.append(f"({more} more match; a narrower pattern finds them)")
     return ToolOutput(
         content="These tools are now available; call them by name:\n" + "\n".join(lines),
-        summary=f"{len(shown)} tool(s) found",
+        summary=f"{counted(len(shown), 'tool')} found",
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...messages import AssistantMessage, Message, ToolResult, UserMessage
 from ...models.recording_scrub import HOME, WORKSPACE
+from ...text import counted
 from ..loop import INTERRUPTED
 from .format import OPAQUE, message_from
 
@@ -25,8 +26,8 @@ def history(records: Iterable[Mapping[str, Any]], *, root: str, left_out: int = 
     messages = closed(messages)
     if left_out and messages and isinstance(messages[0], UserMessage):
         note = (
-            f"[{left_out} earlier turn(s) of this conversation are saved but not loaded: they "
-            "would not fit the context window]\n\n"
+            f"[{counted(left_out, 'earlier turn')} of this conversation saved but not loaded: "
+            "too long for the context window]\n\n"
         )
         messages[0] = UserMessage(content=note + messages[0].content)
     return messages

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...text import shorten
+from ...text import counted, shorten
 from .skill_file import Skill
 
 BUDGET = 2_000
@@ -44,7 +44,7 @@ def skills_block(skills: Sequence[Skill]) -> str:
     if later:
         names = shorten(", ".join(later), max(left, 200))
         lines.append(
-            f"({len(later)} more skill(s) not described here, to keep this list short: "
+            f"({counted(len(later), 'more skill')} not described here, to keep this list short: "
             f"{names}; load_skill with a name loads it, with an unknown one lists them all)"
         )
     return HEAD + "\n\n" + "\n".join(lines) + "\n"

@@ -143,7 +143,8 @@ def parse_skill(text: str, *, folder: str) -> tuple[str, str, str]:
     unknown = sorted(str(key) for key in data if key not in FIELDS)
     if unknown:
         raise SkillProblem(
-            f"unexpected field(s) {', '.join(unknown)}; the specification allows "
+            f"unexpected field{'s' * (len(unknown) != 1)} {', '.join(unknown)}; the "
+            "specification allows "
             f"{', '.join(sorted(FIELDS))}"
         )
     name = check_name(data.get("name"), folder)

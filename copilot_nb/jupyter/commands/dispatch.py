@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 from ...agent.session import CopilotSession
 from ...errors import CopilotError
 from ...kernel_bridge import user_namespace
-from ...text import first_line
+from ...text import counted, first_line
 from ...tools import Tool, tool
 from ...workspace.restore import Action
 from ..safe_html import Rendered, table_html
@@ -44,7 +44,7 @@ def status(session: CopilotSession, args: argparse.Namespace, settings: Settings
     requests = sum(1 for m in agent.messages if m.role == "user") if agent else 0
     print(
         f"copilot: model {session.current_model_spec()}; workspace {os.getcwd()}; "
-        f"{requests} request(s) in this conversation"
+        f"{counted(requests, 'request')} in this conversation"
     )
     from ...agent.modes.review import edits_line
     from .policy import status_line

@@ -24,7 +24,7 @@ from ...agent.prompt.assembly import block_context
 from ...agent.session import CopilotSession
 from ...errors import CopilotError
 from ...kernel_bridge import hidden_names, user_namespace
-from ...text import human_bytes
+from ...text import counted, human_bytes
 from ...tools.context import ToolContext
 from ...tools.kernel.guard import let_go_note
 from ...tools.kernel.rebuild import Cell, Way
@@ -75,7 +75,7 @@ def state_lines(
 ) -> list[str]:
     """The lines `%copilot state` prints; `ways` says what brings each lost name back."""
     found = user_variables(namespace, hidden_names(shell))
-    lines = [f"copilot: {len(found)} variable(s) in the kernel"]
+    lines = [f"copilot: {counted(len(found), 'variable')} in the kernel"]
     for name, value in found:
         facts = [type_name(value), size_of(value), human_bytes(memory_of(value))]
         lines.append(f"  {name}: {', '.join(f for f in facts if f)}")

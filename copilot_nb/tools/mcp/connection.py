@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ...text import clip
+from ...text import clip, counted
 from .config import ServerConfig
 from .elicitation import Answer
 from .start_errors import start_error
@@ -106,8 +106,9 @@ class ServerConnection:
             if delay > 0:
                 if delay > wait:
                     raise ServerUnavailable(
-                        f"MCP server {self.config.name!r} crashed {self.crashes} time(s) in a "
-                        f"row; it is started again in {delay:.0f} s"
+                        f"MCP server {self.config.name!r} crashed "
+                        f"{counted(self.crashes, 'time')} in a row; it is started again in "
+                        f"{delay:.0f} s"
                     )
                 await asyncio.sleep(delay)
             loop = asyncio.get_running_loop()

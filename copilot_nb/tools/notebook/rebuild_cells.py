@@ -19,6 +19,7 @@ from typing import Any
 
 from ...errors import ToolError
 from ...events import CallPreview
+from ...text import counted
 from ...workspace.notebook_file import cell_source
 from ..context import ToolContext
 from ..kernel.effects import KINDS
@@ -105,12 +106,13 @@ async def rebuild_preview(ctx: ToolContext, arguments: Mapping[str, Any]) -> Cal
     path, found = await planned(ctx, names, notebook)
     outside = [step for step in found.steps if step.io]
     agent = sum(step.cell.agent for step in found.steps)
-    summary = f"rebuild {', '.join(names)}: {len(found.steps) - agent} cell(s) of {path}"
+    summary = f"rebuild {', '.join(names)}: {counted(len(found.steps) - agent, 'cell')} of {path}"
     if agent:
-        summary += f" and {agent} run(s) of the agent's earlier run_code"
+        summary += f" and {counted(agent, 'run')} of the agent's earlier run_code"
     if outside:
         kinds = [kind for kind in KINDS if any(e.kind == kind for s in outside for e in s.io)]
-        summary += f"; {len(outside)} reach(es) outside the kernel ({', '.join(kinds)})"
+        reach = "reaches" if len(outside) == 1 else "reach"
+        summary += f"; {len(outside)} {reach} outside the kernel ({', '.join(kinds)})"
     text = [found.describe(), ""]
     for step in found.steps:
         text += [f"# --- {step.cell.label}", step.cell.source.rstrip(), ""]
@@ -172,7 +174,7 @@ async def rebuild_plan(
         f"back: {', '.join(back) or 'none'}"
         + (f"; still missing: {', '.join(gone)}" if gone else "")
     )
-    summary = f"ran {len(found.steps)} step(s); back: {', '.join(back) or 'none'}"
+    summary = f"ran {counted(len(found.steps), 'step')}; back: {', '.join(back) or 'none'}"
     return ToolOutput(content="\n".join(lines), is_error=bool(gone), summary=summary)
 
 
