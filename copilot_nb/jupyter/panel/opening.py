@@ -12,6 +12,13 @@ from typing import Any
 from ...agent.session import CopilotSession
 from .widget import ChatPanel, execution_count
 
+OPENED = (
+    "_Copilot chat opened in JupyterLab's right-hand sidebar; “As tab” there moves it beside "
+    "your notebook (nowhere to be seen? `copilot_nb.chat(sidebar=False)` shows it here)._"
+)
+"""What the cell that opened the panel says: where it opened, which stays true once the panel
+moves to a tab (the cell's output is not redrawn then), and how to move it."""
+
 
 def chat(session: CopilotSession | None = None, **options: Any) -> ChatPanel:
     """Open the chat panel: in JupyterLab's right sidebar when `sidecar` is installed, else inline.
@@ -26,12 +33,7 @@ def chat(session: CopilotSession | None = None, **options: Any) -> ChatPanel:
     from IPython.display import Markdown, display
 
     if sidebar and _open_in_sidecar(panel):
-        display(
-            Markdown(
-                "_Copilot chat is open in JupyterLab's right-hand sidebar "
-                "(none there? `copilot_nb.chat(sidebar=False)` shows it here)._"
-            )
-        )
+        display(Markdown(OPENED))
     else:
         display(panel.widget)
     return panel
