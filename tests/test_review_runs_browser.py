@@ -115,7 +115,8 @@ def test_undo_of_cells_the_agent_ran_puts_back_the_variables_their_bars_promise(
         "Undo puts back df as it was before the run"
         in inserted.locator(".cnb-review-ran").inner_text()
     )
-    page.wait_for_timeout(1_000)  # what the page would say of the agent's writes has been said
+    # The page sends what it decides in the task that sees a write, before it asks the kernel
+    # to vouch for the new record; the promise shows only once the kernel answered.
     assert outcomes(events) == [], "the agent's own outputs and record are nobody's Keep"
     shot(page, "review-ran-1-promised.png")
 
