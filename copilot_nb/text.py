@@ -223,15 +223,18 @@ def editor_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def cell_diff(notebook: str, cell_id: str, before: str | None, after: str | None) -> str:
-    """A unified diff of one cell's source, named `notebook#cell_id`; a new or deleted cell is
-    diffed against /dev/null. Cells rarely end in a newline, so both sides get one: no
-    "No newline at end of file" noise."""
+def cell_diff(
+    notebook: str, cell_id: str, before: str | None, after: str | None, *, name: str = ""
+) -> str:
+    """A unified diff of one cell's source, named `notebook#cell_id` (the model addresses cells
+    by id) unless `name` says otherwise; a new or deleted cell is diffed against /dev/null.
+    Cells rarely end in a newline, so both sides get one: no "No newline at end of file"
+    noise."""
 
     def lines(source: str | None) -> list[str] | None:
         return None if source is None else [line + "\n" for line in editor_lines(source)]
 
-    return unified_diff(lines(before), lines(after), f"{notebook}#{cell_id}")
+    return unified_diff(lines(before), lines(after), name or f"{notebook}#{cell_id}")
 
 
 def _lines(text: str | Sequence[str] | None) -> list[str]:

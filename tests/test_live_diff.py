@@ -15,14 +15,30 @@ from tests.live_story import copilot, saved_notebook
 
 def test_cell_diffs_run_from_a_cells_first_source_to_its_last() -> None:
     undo = [
-        ("n.ipynb", [{"kind": "delete", "cell_id": "new", "expected": "d = 4"}]),
+        ("n.ipynb", [{"kind": "delete", "cell_id": "new", "expected": "d = 4", "number": 2}]),
         (
             "n.ipynb",
-            [{"kind": "set_source", "cell_id": "b", "source": "b = 1\nb", "expected": "b = 2\nb"}],
+            [
+                {
+                    "kind": "set_source",
+                    "cell_id": "b",
+                    "source": "b = 1\nb",
+                    "expected": "b = 2\nb",
+                    "number": 2,
+                }
+            ],
         ),
         (
             "n.ipynb",
-            [{"kind": "set_source", "cell_id": "b", "source": "b = 2\nb", "expected": "b = 3\nb"}],
+            [
+                {
+                    "kind": "set_source",
+                    "cell_id": "b",
+                    "source": "b = 2\nb",
+                    "expected": "b = 3\nb",
+                    "number": 3,
+                }
+            ],
         ),
         (
             "n.ipynb",
@@ -38,9 +54,9 @@ def test_cell_diffs_run_from_a_cells_first_source_to_its_last() -> None:
         ),
     ]
     assert cell_diffs(undo) == [
-        "--- /dev/null\n+++ b/n.ipynb#new\n@@ -0,0 +1 @@\n+d = 4\n",
-        "--- a/n.ipynb#b\n+++ b/n.ipynb#b\n@@ -1,2 +1,2 @@\n-b = 1\n+b = 3\n b\n",
-        "--- a/n.ipynb#c\n+++ /dev/null\n@@ -1 +0,0 @@\n-c=3\n",
+        "--- /dev/null\n+++ b/n.ipynb, cell 2\n@@ -0,0 +1 @@\n+d = 4\n",
+        "--- a/n.ipynb, cell 3\n+++ b/n.ipynb, cell 3\n@@ -1,2 +1,2 @@\n-b = 1\n+b = 3\n b\n",
+        "--- a/n.ipynb, cell id c\n+++ /dev/null\n@@ -1 +0,0 @@\n-c=3\n",
     ]
     assert "has not changed a file or a cell" in render_diff("").text
 
@@ -77,9 +93,10 @@ def test_copilot_diff_after_a_live_turn_shows_each_changed_cell(
     assert run.status == "ok", run.reply["content"]
     (text,) = run.final_displays().values()
     assert text.startswith("Changes of the turn “change the cells”:")
-    assert f"- diff.ipynb#{inserted} +1 −0" in text
-    assert f"- diff.ipynb#{ids[1]} +1 −1" in text
-    assert f"- diff.ipynb#{ids[2]} +0 −1" in text
-    assert f"--- a/diff.ipynb#{ids[1]}\n+++ b/diff.ipynb#{ids[1]}\n" in text
+    assert "- diff.ipynb, cell 2 +1 −0" in text  # numbered as the notebook showed each then
+    assert "- diff.ipynb, cell 3 +1 −1" in text
+    assert "- diff.ipynb, cell 4 +0 −1" in text
+    assert "--- a/diff.ipynb, cell 3\n+++ b/diff.ipynb, cell 3\n" in text
     assert "-b = 1\n+b = 2\n b" in text
-    assert f"--- a/diff.ipynb#{ids[2]}\n+++ /dev/null\n@@ -1 +0,0 @@\n-c = 3" in text
+    assert "--- a/diff.ipynb, cell 4\n+++ /dev/null\n@@ -1 +0,0 @@\n-c = 3" in text
+    assert inserted not in text and ids[1] not in text, "a cell is named by its number, not id"

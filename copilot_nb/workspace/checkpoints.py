@@ -301,12 +301,19 @@ class Checkpoints:
             return str(path)
 
 
+CELL_NUMBER = "number"
+"""In a cell change's inverse: the cell's number as the notebook showed it then (from 1), so
+`%copilot diff` names it as the user knows it; the front end applying the inverse ignores it."""
+
+
 def cell_diffs(cells: Iterable[tuple[str, list[dict[str, Any]]]]) -> list[str]:
     """One diff per cell a turn changed in open notebooks, from its first source to its last,
     rebuilt from the inverse changes: an inserted cell is undone by a delete (`expected`: the
     source it got), a deleted one by an insert (`cell`: the cell as it was), an edit by a
-    `set_source` (`source`: before, `expected`: after)."""
+    `set_source` (`source`: before, `expected`: after). Each is named as the user knows the
+    cell, `sales.ipynb, cell 4`, by the number the notebook showed at its last change."""
     sides: dict[tuple[str, str], list[str | None]] = {}
+    numbers: dict[tuple[str, str], int] = {}
     for notebook, undo in cells:
         for change in undo:
             kind, cell = change.get("kind"), change.get("cell") or {}
@@ -321,11 +328,19 @@ def cell_diffs(cells: Iterable[tuple[str, list[dict[str, Any]]]]) -> list[str]:
                 continue
             side = sides.setdefault((notebook, str(cell_id)), [before, after])
             side[1] = after  # the first change gave the cell's source before the turn
+            if isinstance(change.get(CELL_NUMBER), int):
+                numbers[(notebook, str(cell_id))] = change[CELL_NUMBER]
     return [
-        cell_diff(notebook, cell_id, before, after)
+        cell_diff(notebook, cell_id, before, after, name=_cell_name(notebook, cell_id, numbers))
         for (notebook, cell_id), (before, after) in sides.items()
         if before != after
     ]
+
+
+def _cell_name(notebook: str, cell_id: str, numbers: Mapping[tuple[str, str], int]) -> str:
+    """`sales.ipynb, cell 4`; by its id only where no number was kept."""
+    number = numbers.get((notebook, cell_id))
+    return f"{notebook}, cell {number}" if number else f"{notebook}, cell id {cell_id}"
 
 
 def _source(cell: Mapping[str, Any]) -> str:

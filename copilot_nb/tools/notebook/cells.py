@@ -21,6 +21,7 @@ from typing import Any, Literal
 from ...errors import SandboxError, ToolError
 from ...events import CellChanged
 from ...text import cell_diff, editor_lines, shorten, total_changes
+from ...workspace.checkpoints import CELL_NUMBER
 from ...workspace.notebook_file import (
     LoadedNotebook,
     as_written,
@@ -217,7 +218,7 @@ async def insert_cell(
         cells.insert(position, cell)
         change = {"kind": "insert", "after_id": after and after[1].id, "cell": dict(cell)}
         note = "" if opened.loaded.digest else f" (created {opened.path})"
-        undo = {"kind": "delete", "cell_id": cell.id, "expected": source}
+        undo = {"kind": "delete", "cell_id": cell.id, "expected": source, CELL_NUMBER: position + 1}
         await commit(ctx, opened, [change], [tagged(undo, turn)])
     return _changed(opened, cell, position, "inserted", None, source, note)
 
@@ -236,6 +237,7 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
         before = cell_source(cell)
         previous = opened.loaded.node.cells[index - 1].id if index else None
         undo = {"kind": "insert", "after_id": previous, "cell": copy.deepcopy(dict(cell))}
+        undo[CELL_NUMBER] = index + 1
         del opened.loaded.node.cells[index]
         change: dict[str, Any] = {"kind": "delete", "cell_id": cell.id, "expected": before}
         turn = review_turn(ctx, opened)
@@ -282,6 +284,7 @@ async def _change_source(
             "expected": after,
             "source": before,
             "cell": copy.deepcopy(dict(cell)),
+            CELL_NUMBER: index + 1,
         }
         cell["source"] = after
         cell.setdefault("metadata", {}).update(marks)
