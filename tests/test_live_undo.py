@@ -46,7 +46,7 @@ def test_undo_after_a_live_turn_restores_the_open_notebook_exactly(
     undo = kernel.execute("%copilot undo")
     assert undo.status == "ok", undo.reply["content"]
     (report,) = undo.final_displays("text/html").values()
-    assert "3 cell change(s) taken back in the notebook open in JupyterLab" in report
+    assert "3 cell changes taken back in the notebook open in JupyterLab" in report
     wait_until(lambda: len(front.requests("apply")) == applied + 1, what="the undo request")
     (request,) = front.requests("apply")[applied:]
     assert request["notify"] is True

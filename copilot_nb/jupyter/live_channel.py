@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..kernel_bridge import call_on
+from ..text import counted
 from .block_runs import PageRuns
 from .live_view import LiveView, next_id
 
@@ -251,7 +252,7 @@ class LiveChannel:
             return "restored", "you had undone all of them in review already"
         view.comm.send({"id": next_id(), "op": "apply", "changes": changes, "notify": True})
         return "restored", (
-            f"{len(changes)} cell change(s) taken back in the notebook open in {view.app} "
+            f"{counted(len(changes), 'cell change')} taken back in the notebook open in {view.app} "
             "(unless you edited those cells since: it then changes nothing and says so)"
         )
 
