@@ -224,18 +224,58 @@ def test_public_names_are_pinned():
         assert getattr(copilot_nb, name) is not None
 
 
-def test_load_ext_imports_nothing_heavy():
-    """`%load_ext` must stay fast: SDKs, data libraries and schema validators load on first use."""
+LOAD_EXT_PROBE = """
+import json, sys, threading
+from IPython.core.interactiveshell import InteractiveShell
+
+shell = InteractiveShell.instance()
+loaded = []
+
+
+def heard(event, args):
+    if event == "import" and threading.current_thread() is threading.main_thread():
+        loaded.append(args[0])
+
+
+sys.addaudithook(heard)
+shell.run_line_magic("load_ext", "copilot_nb")
+on_load = sorted(set(loaded))
+from copilot_nb.jupyter.extension import WARM_UP
+
+for thread in threading.enumerate():
+    if thread.name == WARM_UP:
+        thread.join()
+print(json.dumps({"on_load": on_load, "warmed": sorted(sys.modules)}))
+"""
+"""`%load_ext copilot_nb` in a fresh shell: the modules the kernel's own thread imported while
+it ran, then every module once the warm-up thread is done."""
+
+
+def test_load_ext_leaves_the_agent_to_the_warm_up_thread(tmp_path):
+    """`%load_ext` must stay fast: the agent, its tools and httpx load in the warm-up thread
+    while the user types, SDKs, data libraries and schema validators on first use."""
+    import json
+    import os
     import subprocess
     import sys
 
-    probe = "import sys, copilot_nb.jupyter.extension; print(' '.join(sorted(sys.modules)))"
-    loaded = set(subprocess.check_output([sys.executable, "-c", probe], text=True).split())
+    env = {**os.environ, "COPILOT_NB_CONFIG_DIR": str(tmp_path), "COPILOT_NB_MODEL": "offline"}
+    shown = subprocess.check_output(
+        [sys.executable, "-c", LOAD_EXT_PROBE], text=True, cwd=tmp_path, env=env
+    )
+    modules = json.loads(shown.splitlines()[-1])
+    on_load = set(modules["on_load"])
+    assert "copilot_nb.jupyter.extension" in on_load, "the probe heard the load path"
     heavy = {"openai", "anthropic", "pandas", "numpy", "jsonschema", "nbformat", "ipywidgets"}
     heavy |= {"markdown_it"}  # the safe renderer parses Markdown on first render
-    heavy |= {"httpx", "regex", "copilot_nb.agent.session", "copilot_nb.tools"}  # the first turn
     heavy |= {"mcp", "mcp_types", "anyio", "pydantic", "starlette", "uvicorn"}  # MCP servers
-    assert not heavy & loaded
+    assert not heavy & set(modules["warmed"])
+    agent = {"copilot_nb.agent.loop", "copilot_nb.agent.session", "copilot_nb.tools", "httpx"}
+    assert not agent & on_load, "the agent loads in the warm-up thread, off the load path"
+    later = {"copilot_nb.agent.conversations.recorder", "copilot_nb.models.cassettes.cassette"}
+    later |= {"copilot_nb.workspace.workspace"}
+    assert not later & on_load, "with nothing saved yet, the writer waits for the first turn"
+    assert agent <= set(modules["warmed"]), "the warm-up thread loads the agent"
 
 
 def test_a_turn_without_mcp_servers_does_not_import_the_sdk(tmp_path):

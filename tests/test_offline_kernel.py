@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from copilot_nb.agent.model_strings import NO_PROVIDER
+from copilot_nb.agent.model_spec import NO_PROVIDER
 from copilot_nb.offline import DEMO_REPLY
 from tests.kernel_session import Execution, KernelSession
 

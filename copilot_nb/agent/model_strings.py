@@ -2,48 +2,10 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-
 from ..errors import ConfigError
 from ..models.base import Model, collect
 from ..models.providers import PROVIDERS, Registry, chat_names
-
-DEFAULT_OPENAI_MODEL = "gpt-4o"
-OFFLINE = ("offline", "demo")
-"""The built-in demo model's names: it sends nothing anywhere, so it is no provider."""
-
-
-def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
-    """`COPILOT_NB_MODEL`, else OpenAI when `OPENAI_API_KEY` is set, else the offline demo."""
-    env = os.environ if environ is None else environ
-    if env.get("COPILOT_NB_MODEL"):
-        return env["COPILOT_NB_MODEL"]
-    if env.get("OPENAI_API_KEY"):
-        return f"openai:{DEFAULT_OPENAI_MODEL}"
-    return "offline"
-
-
-NO_PROVIDER = (
-    "copilot_nb: no model provider is set, so %%copilot will answer with an offline demo; "
-    "set one first: %env OPENAI_API_KEY=sk-... (or COPILOT_NB_MODEL=anthropic:claude-sonnet-4-5 "
-    "or ollama:qwen3), or %copilot login for GitHub Copilot."
-)
-"""What `%load_ext` says, in one line, when the demo is all a new user would get."""
-
-
-def provider_hint(chosen: str = "") -> str:
-    """`NO_PROVIDER` when the model in use (`chosen`, else the default) is the offline demo."""
-    provider, _ = split_spec(chosen or default_model_spec())
-    return NO_PROVIDER if provider in OFFLINE else ""
-
-
-def split_spec(spec: str) -> tuple[str, str]:
-    """(provider, model) of a model string; a bare name is an OpenAI model, `offline` none."""
-    provider, _, name = spec.strip().partition(":")
-    if not name and provider not in OFFLINE:
-        return "openai", provider
-    return provider.lower(), name
+from .model_spec import OFFLINE, default_model_spec, provider_hint, split_spec
 
 
 def resolve_model(spec: str | None = None, *, registry: Registry = PROVIDERS) -> Model:

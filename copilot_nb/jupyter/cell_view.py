@@ -306,34 +306,6 @@ async def render_turn(
     return False
 
 
-class TurnStopped(Exception):
-    """Ends a stopped cell in error, so that Run All stops there as after any interrupt, while
-    IPython shows nothing for it (`install_quiet_stop`): the transcript already says ■ Stopped."""
-
-
-def _shown_as_nothing(
-    shell: Any, etype: type, value: BaseException, tb: Any, **_: Any
-) -> list[str]:
-    return []
-
-
-def install_quiet_stop(shell: Any) -> None:
-    """Have IPython show nothing for `TurnStopped` (IPython keeps one such handler per shell:
-    one the user or another extension set is left alone, and a stopped cell then ends ok)."""
-    if not shell.custom_exceptions:
-        shell.set_custom_exc((TurnStopped,), _shown_as_nothing)
-
-
-def uninstall_quiet_stop(shell: Any) -> None:
-    if tuple(shell.custom_exceptions) == (TurnStopped,):
-        shell.set_custom_exc((), None)
-
-
-def stop_ends_in_error(shell: Any) -> bool:
-    """Whether a stopped cell may end in error without a traceback being shown."""
-    return TurnStopped in tuple(getattr(shell, "custom_exceptions", ()) or ())
-
-
 def uncancel() -> None:
     """Take back the interrupt's cancellation of the cell's task once the turn has stopped, so
     what the cell does next (its provenance, the kernel's reply) is not cancelled too."""

@@ -4,6 +4,7 @@ conversation taken up, and the slow imports warmed while the user types."""
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -18,20 +19,26 @@ if TYPE_CHECKING:
     from ..agent.session import CopilotSession
 
 
+WARM_UP = "copilot_nb-warm-up"
+"""The name of the thread that imports the agent while the user types."""
+
+
 def _warm_up() -> None:
-    """Load the agent and its tools while the user types the first request, so the first
-    `%%copilot` cell does not wait for them. Not jsonschema, the slowest import (its format
-    checkers build a grammar): with Run All the first request runs at once, and would share the
-    interpreter with it; a tool's first call imports it, off the kernel's loop."""
+    """Load the agent, its tools and the cell's view while the user types the first request, so
+    the first `%%copilot` cell does not wait for them, nor `%load_ext` itself. Not jsonschema,
+    the slowest import (its format checkers build a grammar): with Run All the first request
+    runs at once, and would share the interpreter with it; a tool's first call imports it, off
+    the kernel's loop."""
     from ..agent import session  # noqa: F401
+    from . import cell_view  # noqa: F401
 
 
 def load_ipython_extension(shell: Any) -> None:
     """`%load_ext copilot_nb`: register the magics, the cell transformer and the live channel."""
-    if "CopilotMagics" not in shell.magics_manager.registry:
+    first = "CopilotMagics" not in shell.magics_manager.registry
+    if first:
         shell.register_magics(CopilotMagics)
-        threading.Thread(target=_warm_up, name="copilot_nb-warm-up", daemon=True).start()
-        from ..agent.model_strings import provider_hint
+        from ..agent.model_spec import provider_hint
 
         if hint := provider_hint(shell.magics_manager.registry["CopilotMagics"].model):
             print(hint)
@@ -43,25 +50,36 @@ def load_ipython_extension(shell: Any) -> None:
         getattr(h, "__func__", h) is not complete_line for _, h in hooked.chain
     ):
         shell.set_hook("complete_command", complete_line, str_key=LINE_PREFIX)
-    from .cell_view import install_quiet_stop
+    from .quiet_stop import install_quiet_stop
 
     install_quiet_stop(shell)
     live_channel(shell).install()
     _resume_saved(shell)
+    if first:  # after the load path's own imports, so the two never wait on each other's
+        threading.Thread(target=_warm_up, name=WARM_UP, daemon=True).start()
 
 
 def _resume_saved(shell: Any) -> None:
     """Take up the notebook's saved conversation, if it has one (the session loads only then)."""
     magics = shell.magics_manager.registry["CopilotMagics"]
-    if not magics.resume or magics.cassette:
-        return
-    from ..agent.conversations.recorder import file_for
-
-    if magics._session is None and not file_for(user_namespace(shell)).exists():
+    if not magics.resume or (magics._session is None and not _saved(shell)) or magics.cassette:
         return
     from .commands.conversations import resume_on_load
 
     resume_on_load(magics.session, magics)
+
+
+def _saved(shell: Any) -> bool:
+    """Whether this kernel's conversation file holds anything; with no file there at all (a new
+    notebook), neither the store nor the cassettes are imported to say so."""
+    from ..agent.conversations.place import saved_path
+
+    path = saved_path(user_namespace(shell))
+    if not os.path.lexists(path):
+        return False
+    from ..agent.conversations.store import ConversationFile
+
+    return ConversationFile(path).exists()
 
 
 def unload_ipython_extension(shell: Any) -> None:
@@ -69,7 +87,7 @@ def unload_ipython_extension(shell: Any) -> None:
     (IPython keeps magics registered)."""
     if transform_copilot_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_copilot_cell)
-    from .cell_view import uninstall_quiet_stop
+    from .quiet_stop import uninstall_quiet_stop
 
     uninstall_quiet_stop(shell)
     live_channel(shell).uninstall()

@@ -254,7 +254,8 @@ class CopilotMagics(Magics):
         if not prompt:
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
         from .approval_prompt import CellApprover
-        from .cell_view import STOPPED, CellRenderer, TurnStopped, render_turn, stop_ends_in_error
+        from .cell_view import STOPPED, CellRenderer, render_turn
+        from .quiet_stop import TurnStopped, stop_ends_in_error
         from .turn_mirrors import mirrors_of
 
         policy = self.session.approvals

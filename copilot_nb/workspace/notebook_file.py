@@ -20,11 +20,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SandboxError, ToolError
 from ..jsonschema_import import import_jsonschema
-from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 NOTEBOOK_HINT = "pass notebook='path.ipynb'"
 _VALID_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

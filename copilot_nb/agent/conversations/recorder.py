@@ -9,13 +9,10 @@ full disk, a file of a newer format) never fails the turn: it is said once, and 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-from ...config import config_dir
 from ...errors import ConfigError
 from ...events import (
     AgentEvent,
@@ -31,23 +28,18 @@ from ...events import (
 from ...messages import AssistantMessage, Message
 from ...models.recording_scrub import Scrubber, withhold_results
 from ...text import first_line
-from ...workspace.notebook_file import current_notebook_path
 from ..context.tokens import message_tokens
-from .format import OPAQUE, conversation_path, message_record, new_id, now, record
+from .format import OPAQUE, message_record, new_id, now, record
+from .place import saved_path
 from .store import ConversationFile
 from .usage import add, tokens_of
 
 SECRET_CATEGORY = "read-secret"
-CONSOLE_FILE = "console" + ".copilot-chat.jsonl"
 
 
 def file_for(user_ns: Mapping[str, Any] | None) -> ConversationFile:
-    """Beside the notebook this kernel serves; a kernel with none (a console, a script) keeps
-    its conversations in `<config dir>/conversations/`."""
-    notebook = current_notebook_path(user_ns or {})
-    if notebook is not None:
-        return ConversationFile(conversation_path(os.path.abspath(notebook)))
-    return ConversationFile(Path(config_dir()) / "conversations" / CONSOLE_FILE)
+    """Beside the notebook this kernel serves, else in the config dir (`place.py`)."""
+    return ConversationFile(saved_path(user_ns))
 
 
 class Recorder:

@@ -25,9 +25,12 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError, SandboxError
-from ...workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ...workspace.workspace import Workspace
 
 MIN_LINE_CHARS = 20
 """Characters a line keeps without its whitespace to count: `print(df.head())` is anyone's."""
@@ -141,6 +144,8 @@ class SkillTexts:
         """Each file of a skills folder with its lines, read again only when it changed."""
         if not folder.is_dir():
             return
+        from ...workspace.workspace import Workspace  # not at the top: `%load_ext` stays light
+
         try:
             door = Workspace(folder, read_only=True)
         except ConfigError:  # a folder the Workspace refuses as a root: no file is read there
