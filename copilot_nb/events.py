@@ -245,9 +245,14 @@ class ToolsUpdated:
 
 @dataclass(frozen=True, kw_only=True)
 class UsageReported:
-    """Token usage of one model request."""
+    """Token usage of one model request: what a bill counts, so every request yields one."""
 
     usage: Usage
+    estimated: bool = False
+    """The server sent no usage: these counts are our estimate of the request and the reply
+    (`agent/context/tokens.py`), never to be shown or relayed as the provider's."""
+    parent: str = ""
+    """The `delegate` call whose subagent made the request; "" for the conversation's own."""
 
 
 @dataclass(frozen=True, kw_only=True)

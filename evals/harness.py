@@ -139,6 +139,8 @@ class Harness:
         text, provenance = turn.copilot_output()
         calls = tuple(str(c.get("tool", "")) for c in provenance.get("tool_calls", []))
         usage = provenance.get("usage")
+        if usage and usage.get("estimated"):  # our estimate, not the provider's count: unknown
+            usage = None
         used = (provenance.get("cassette") or {}).get("entries")
         rounds, premium = rounds_and_premium(
             cassette, str(provenance.get("provider", "")), used if self.replay else None

@@ -194,6 +194,34 @@ def test_money_only_from_the_users_prices():
     assert row.cost is None and row.unpriced == ("mystery",)
 
 
+def test_premium_requests_only_where_copilot_gave_a_multiplier():
+    tokens = {"input": 100, "output": 10}
+    elsewhere = {"conversation": "c", "at": "2025-01-02T10:00:00", "model": "gpt-4o"}
+    turns = [{**elsewhere, "provider": "openai", "tokens": tokens, "premium": None}]
+    (row,) = rows(turns, by="conversation", prices={})
+    assert row.premium is None, "no figure at all for a model outside Copilot, not 0"
+    copilot = {**elsewhere, "provider": "copilot", "tokens": tokens, "premium": 0.0}
+    (mixed,) = rows([*turns, copilot], by="conversation", prices={})
+    assert mixed.premium == 0.0, "an included Copilot model: 0 premium requests, said"
+
+
+async def test_copilot_usage_has_no_premium_column_for_other_providers(
+    serve, tmp_path, monkeypatch, capsys
+):
+    from argparse import Namespace
+    from types import SimpleNamespace
+
+    from copilot_nb.jupyter.commands.conversations import usage
+
+    monkeypatch.chdir(tmp_path)
+    server = serve([reply("one")])
+    session = notebook_session(tmp_path, server)
+    await events_of(session, "first")
+    usage(session, Namespace(), SimpleNamespace(prices={}))
+    shown = capsys.readouterr().out
+    assert "tokens in" in shown and "premium" not in shown
+
+
 # --- through the session ----------------------------------------------------------------------
 
 
@@ -284,8 +312,9 @@ async def test_reset_starts_a_new_conversation_and_keeps_the_old(serve, tmp_path
 async def test_the_panel_shows_a_saved_conversation_as_it_showed_it_live(
     serve, tmp_path, monkeypatch
 ):
+    from copilot_nb.agent.conversations.usage import Tally
     from copilot_nb.jupyter.panel.feed import Outbox, event_ops
-    from copilot_nb.jupyter.panel.saved import conversation_ops, tokens_of, usage_note
+    from copilot_nb.jupyter.panel.saved import conversation_ops, usage_note
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("x = 1\n")
@@ -317,11 +346,12 @@ async def test_the_panel_shows_a_saved_conversation_as_it_showed_it_live(
     resumed = notebook_session(tmp_path, server)
     resumed.saved.resume(resumed.current_model_spec())
     ops, turns = conversation_ops(resumed.saved)
-    tokens = tokens_of(turns)
+    tokens = Tally.of_turns(turns)
     saved = Outbox(lambda message: None)
     saved.seed(ops)
     assert saved.history == live.history
-    assert tokens["input"] > 0 and tokens["output"] > 0
+    assert tokens.input > 0 and tokens.output > 0
+    assert resumed.saved.usage.total == tokens, "the meter starts from the saved turns"
     assert usage_note(turns, {}) == (
         "cost unknown: no price set for scripted (CopilotMagics.prices)"
     )

@@ -1,17 +1,20 @@
 """Saved conversations in real kernels: two turns, a restart, and the third request carries the
 first two; a kernel killed mid-stream resumes with the turn it cut short; two kernels on one
-notebook both keep every line; an export is a readable, inert transcript."""
+notebook both keep every line; an export is a readable, inert transcript; a conversation's tokens
+are one number in the last cell's footer, `%copilot usage` and `%copilot conversations`."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from copilot_nb.messages import Usage
 from copilot_nb.testing import call, reply
 
 pytestmark = pytest.mark.kernel
@@ -115,3 +118,46 @@ def test_export_writes_an_inert_readable_transcript(serve, kernel_for, tmp_path)
     usage = kernel.execute("%copilot usage")
     assert usage.status == "ok"
     assert "no price set for scripted" in usage.final_displays()["0"]
+
+
+def _number(pattern: str, text: str) -> str:
+    found = re.search(pattern, text)
+    assert found is not None, f"{pattern!r} not in:\n{text}"
+    return found.group(1)
+
+
+def test_the_last_footer_usage_and_conversations_give_one_number(serve, kernel_for, tmp_path):
+    """Every request's whole prompt, summed, is the conversation's input in all three places;
+    once a server sends no usage, all three mark the figure as our estimate."""
+    cached = {"prompt_tokens_details": {"cached_tokens": 1024}}
+    server = serve(
+        [
+            reply("One.", usage=Usage(input_tokens=1500, output_tokens=20, raw=cached)),
+            reply("Two.", usage=Usage(input_tokens=1700, output_tokens=30, raw=cached)),
+            reply("Three."),
+        ]
+    )
+    kernel = kernel_for(server, JPY_SESSION_NAME=str(tmp_path / NOTEBOOK))
+    assert kernel.execute("%%copilot\nfirst question").status == "ok"
+
+    def three_places() -> tuple[str, str, str]:
+        cell = kernel.execute(f"%%copilot\nquestion {len(server.requests) + 1}")
+        assert cell.status == "ok", cell.reply
+        (footer,) = cell.final_displays().values()
+        usage = kernel.execute("%copilot usage")
+        listed = kernel.execute("%copilot conversations")
+        assert usage.status == listed.status == "ok"
+        (usage_text,) = usage.final_displays().values()
+        (listed_text,) = listed.final_displays().values()
+        assert "premium" not in usage_text, "no premium requests for a model outside Copilot"
+        return (
+            _number(r"conversation: (~?[\d,]+) in", footer),
+            _number(r"(?m)^by conversation:\n\S+\s+\d+\s+(~?[\d,]+)", usage_text),
+            _number(r"(~?[\d,]+) in", listed_text),
+        )
+
+    assert three_places() == ("3,200", "3,200", "3,200")
+    server.sends_usage = False  # the third reply comes without usage: estimated, and marked
+    footer, usage, listed = three_places()
+    assert footer == usage == listed and footer.startswith("~"), (footer, usage, listed)
+    assert int(footer[1:].replace(",", "")) > 3200

@@ -215,6 +215,7 @@ TEMPLATES: dict[str, dict[str, Any]] = {
         provider="openai",
         requests=2,
         tokens={"input": 10, "output": 5, "cached": 0, "reasoning": 0},
+        estimated=1,
         premium=1.0,
         tools=["read_file"],
         outcome="done",
@@ -270,7 +271,7 @@ def every_reader(folder: Path) -> list[str]:
     file = ConversationFile(folder / SAVED)
     said: list[str] = []
     for found in file.summaries():
-        said.append(f"{found.conversation} {found.turns} {found.input_tokens:,}")
+        said.append(f"{found.conversation} {found.turns} {found.usage.text()}")
     loaded = file.load("c1", budget=10**6)
     history(loaded.messages, root=str(folder))
     said += file.problems
@@ -344,7 +345,7 @@ def test_the_issues_crafted_lines_are_skipped_and_named(tmp_path, name):
         "a token count that is text": "tokens is an object, not an object of token counts",
     }[name]
     assert expected in problem
-    assert "c1 2 20" in said  # the two good turns still count
+    assert "c1 2 ~20 in · ~10 out" in said  # the two good turns still count, as estimated
 
 
 @pytest.mark.kernel

@@ -267,6 +267,40 @@ async def test_new_chat_forgets_the_conversation_and_clears_the_views(serve, ope
     assert [m["role"] for m in server.requests[1].messages] == ["system", "user"]
 
 
+async def test_the_meter_counts_every_requests_whole_prompt_as_a_bill_does(serve, open_panel):
+    """Anthropic counts its cache reads and writes beside `input_tokens`: the meter adds them
+    back, as `%copilot usage` does, and the window's fill is the last request's whole prompt."""
+    from copilot_nb.messages import Usage
+    from copilot_nb.models.anthropic.chat import AnthropicChat
+
+    cache = {"cache_read_input_tokens": 4000, "cache_creation_input_tokens": 96}
+    server = serve(
+        [
+            reply("", call("list_directory", path="."), usage=Usage(input_tokens=104, raw=cache)),
+            reply("Done.", usage=Usage(input_tokens=150, output_tokens=5, raw=cache)),
+        ]
+    )
+    claude = AnthropicChat("claude-sonnet-4-5", api_key="k", base_url=server.base_url)
+    panel, _, _ = open_panel(server, resolve=lambda spec: claude)
+    panel.send("look around")
+    await panel.wait()
+    assert panel.widget.tokens_in == 4200 + 4246, "every request's prompt, cache included"
+    assert panel.widget.context == 4246, "the window's fill: the last request's whole prompt"
+    assert not panel.widget.estimated
+    assert panel.session.saved.usage.total.input == panel.widget.tokens_in
+
+
+async def test_a_server_that_sends_no_usage_puts_a_marked_estimate_on_the_meter(serve, open_panel):
+    server = serve([reply("one " * 50), reply("two")], sends_usage=False)
+    panel, front, _ = open_panel(server)
+    panel.send("first")
+    await panel.wait()
+    assert panel.widget.tokens_in > 0 and panel.widget.tokens_out > 0, "not 0: unknown"
+    assert panel.widget.estimated, "the meter says ~: our estimate, not the provider's count"
+    front.say(kind="new")
+    assert panel.widget.tokens_in == 0 and not panel.widget.estimated
+
+
 async def test_new_chat_while_running_stops_first(serve, open_panel):
     server = serve([reply("talking " * 500, chunk_size=5, delay=0.01)])
     panel, front, agent = open_panel(server)

@@ -116,6 +116,19 @@ def test_auto_mode_runs_the_servers_tools_and_reports_each_call(proxy_for, root)
     )
 
 
+def test_auto_mode_relays_only_the_usage_the_upstream_sent(proxy_for):
+    """Our estimate of an upstream that sends no usage counts in the notebook, marked; it is
+    never handed to a client as the provider's count."""
+    proxy = proxy_for([reply("Hi."), reply("Hi again.")], allow_execution=True)
+    ask = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    auto = {"tool_execution": "auto"}
+    counted = proxy.openai().chat.completions.create(**ask, extra_body=auto)
+    assert counted.usage is not None and counted.usage.prompt_tokens == 10
+    proxy.upstream.sends_usage = False
+    silent = proxy.openai().chat.completions.create(**ask, extra_body=auto)
+    assert silent.usage is not None and silent.usage.total_tokens == 0
+
+
 def test_auto_mode_is_refused_unless_the_server_allows_it(proxy_for):
     proxy = proxy_for([reply("never")])
     with pytest.raises(openai.PermissionDeniedError) as refused:

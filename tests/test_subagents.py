@@ -1,13 +1,15 @@
 """Subagents through the session and the scripted server: a child with its own context window,
 read-only tools and instructions; its calls shown under the parent's; only its answer returned;
-custom agents from files; a denied child approval; a parent stopped mid-child."""
+custom agents from files; a denied child approval; a parent stopped mid-child; the child's
+requests counted in the conversation's tokens."""
 
 from __future__ import annotations
 
 from contextlib import aclosing
 
 from copilot_nb.agent.subagents import EXPLORE
-from copilot_nb.events import ApprovalNeeded, Done, ToolFinished, ToolStarted
+from copilot_nb.events import ApprovalNeeded, Done, ToolFinished, ToolStarted, UsageReported
+from copilot_nb.messages import Usage
 from copilot_nb.testing import call, reply
 from tests.helpers import Answering, events_of, offered, session_in
 
@@ -40,6 +42,23 @@ async def test_a_subagent_works_apart_and_only_its_answer_comes_back(serve, root
     finished = [e.call_id for e in events if isinstance(e, ToolFinished)]
     assert finished == ["d1/r1", "d1"] and isinstance(events[-1], Done)
     assert len(session.agent.messages) == 5, "the parent's history holds no child messages"
+
+
+async def test_a_subagents_requests_count_in_the_conversations_tokens(serve, root, monkeypatch):
+    """A bill counts the child's requests too; the window's fill is the parent's own prompt."""
+    server = serve(
+        [
+            reply("", call("delegate", id="d1", task="Look around.")),
+            reply("Seen it."),
+            reply("Done.", usage=Usage(input_tokens=77, output_tokens=2)),
+        ]
+    )
+    session = session_in(root, server, monkeypatch)
+    events = await events_of(session, "look around")
+    assert [e.parent for e in events if isinstance(e, UsageReported)] == ["", "d1", ""]
+    counted = session.saved.usage
+    assert counted.total.requests == 3 and counted.total.input == 10 + 10 + 77
+    assert counted.context == 77, "the parent's last request, not the child's"
 
 
 async def test_a_custom_agent_from_a_file_with_its_tools_and_a_denied_question(

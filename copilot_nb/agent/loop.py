@@ -217,7 +217,7 @@ class Agent:
     async def _turn(self, prompt: str | UserMessage) -> AsyncGenerator[AgentEvent, None]:
         run = self.active
         asked = prompt if isinstance(prompt, UserMessage) else UserMessage(content=prompt)
-        self.workspace.begin_turn(asked.content)
+        self.workspace.begin_turn(run.turn_label or asked.content)
         self._set_history_prompt(run.system_prompt)  # the run's instructions, current
         self._close_open_tool_calls()
         block = await run.context_block() if run.context_block is not None else ""
@@ -248,6 +248,8 @@ class Agent:
             if reply[0].usage is not None:
                 self.context.observe(reply[0].usage)
                 yield UsageReported(usage=reply[0].usage)
+            else:  # the request was billed all the same: counted from our estimate, marked
+                yield UsageReported(usage=self.context.estimated_usage(reply[0]), estimated=True)
             if cut is not None:
                 yield Notice(text=cut.notice)
             elif not answer.tool_calls:

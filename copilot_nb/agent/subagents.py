@@ -3,9 +3,10 @@ instructions, and gets back the child's final answer (not its transcript).
 
 The `delegate` tool starts the child on the same model (or the one its definition names), with a
 restricted tool list (read-only by default), a round limit and its own system prompt. The
-child's tool calls and approval requests go out through the parent's run (`Agent.emit`), marked
-with the parent's call id, so the cell and the panel show them under the `delegate` line and the
-user answers the child's questions where they answer the parent's. Interrupting the parent
+child's tool calls, approval requests and usage go out through the parent's run (`Agent.emit`),
+marked with the parent's call id, so the cell and the panel show them under the `delegate` line,
+the user answers the child's questions where they answer the parent's, and the child's requests
+count in the conversation's tokens (they are billed). Interrupting the parent
 cancels the `delegate` call, which closes the child's run. Children may delegate again down to
 `MAX_DEPTH`.
 
@@ -32,6 +33,7 @@ from ..events import (
     FileChanged,
     ToolFinished,
     ToolStarted,
+    UsageReported,
 )
 from ..models.base import Model
 from ..tools.registry import Tool, ToolOutput, ToolSet
@@ -190,6 +192,9 @@ async def _run_child(parent: Any, child: Any, task: str, *, call_id: str) -> Too
                 )
             elif isinstance(event, (FileChanged, CellChanged)):
                 parent.emit(event)
+            elif isinstance(event, UsageReported):
+                under = f"{call_id}/{event.parent}" if event.parent else call_id
+                parent.emit(dataclasses.replace(event, parent=under))
             elif isinstance(event, Done):
                 answer = event.text
             elif isinstance(event, Failed):

@@ -28,7 +28,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
-from ..agent.conversations.usage import add, tokens_line, tokens_of
+from ..agent.conversations.ledger import Ledger
+from ..agent.conversations.usage import Tally, tokens_line
 from ..agent.session import TurnEvent, TurnNote
 from ..events import (
     ApprovalNeeded,
@@ -82,11 +83,16 @@ class CellRenderer:
         page: PageGrowth | None = None,
         prompt: str = "",
         mirrors: list[TurnMirror] | None = None,
+        usage: Ledger | None = None,
     ) -> None:
         """`cost`: dollars for the turn's tokens, None where no price is known. `page`: where
         the output grows in the page instead (`cell_growth.py`); with IPython's own display,
-        the page that sent the request, if it can."""
+        the page that sent the request, if it can. `usage`: the session's count of the
+        conversation (`CopilotSession.saved.usage`), which the session feeds; without one the
+        renderer counts this turn alone."""
         self._cost = cost
+        self._usage = usage if usage is not None else Ledger()
+        self._counts = usage is None
         if display is None:
             from IPython import get_ipython
             from IPython.display import display as ipython_display
@@ -108,13 +114,12 @@ class CellRenderer:
         self._current: ToolLine | None = None
         self._waiting: Prose | None = None
         """The notice of a retry's wait, shown until the request goes on."""
-        self.tokens_in = self.tokens_out = 0
-        self.tokens: dict[str, int] = {}
-        """Input (the whole prompt), cached input, output and reasoning, summed (`tokens_of`)."""
+        self.turn = Tally()
+        """The turn's tokens, as the conversation's count has them (`usage.py`)."""
+        self.conversation = Tally()
+        """The conversation's tokens with this turn's, for the footer."""
         self.error = ""
         """The error the turn ended in, if it failed (the cell itself still runs to the end)."""
-        self.reported = False
-        """Whether the server reported any usage: if not, the tokens are unknown, not 0."""
         self._mirrors = Mirrors(mirrors or [], prompt)
         """Other views of this conversation (an open chat panel): they show the turn too."""
         first = self.transcript.rendered()
@@ -195,10 +200,10 @@ class CellRenderer:
             case ToolFinished(call_id=call_id, name=name, ok=ok, summary=summary):
                 line = self._tools.get(call_id) or ToolLine(name=name, target="")
                 line.ok, line.outcome, line.outputs = ok, summary, event.outputs
-            case UsageReported(usage=usage):
-                self.reported = True
-                self.tokens = add(self.tokens, tokens_of(usage))
-                self.tokens_in, self.tokens_out = self.tokens["input"], self.tokens["output"]
+            case UsageReported():
+                if self._counts:
+                    self._usage.observe(event)
+                self.turn, self.conversation = self._usage.turn, self._usage.total
             case Notice(text=text, retry=True):
                 while blocks and isinstance(blocks[-1], (str, Reasoning)):
                     blocks.pop()  # the failed attempt's text: the retry streams it again
@@ -211,9 +216,9 @@ class CellRenderer:
             case TurnNote(text=text):
                 self.transcript.footer.append(text)
             case Done():
-                if self.tokens_in or self.tokens_out:
-                    dollars = self._cost(self.tokens) if self._cost is not None else None
-                    self.notice(tokens_line(self.tokens, dollars))
+                if self.turn.requests:
+                    dollars = self._cost(self.turn.tokens) if self._cost is not None else None
+                    self.notice(tokens_line(self.turn, self.conversation, dollars))
             case Failed(error=error):
                 self.error = error
                 blocks.append(Prose(error, "Error:"))
@@ -248,15 +253,16 @@ class CellRenderer:
             {"tool": line.name, "target": line.target, "ok": line.ok}
             for line in self._tools.values()
         ]
-        usage = (
-            {
-                "input_tokens": self.tokens_in,
-                "output_tokens": self.tokens_out,
-                "cached_tokens": self.tokens.get("cached", 0),
+        turn = self.turn
+        usage: dict[str, int] | None = None  # no request counted: unknown, never a count of 0
+        if turn.requests:
+            usage = {
+                "input_tokens": turn.input,
+                "output_tokens": turn.output,
+                "cached_tokens": turn.cached,
             }
-            if self.reported
-            else None  # the server sent no usage: unknown, never a count of 0
-        )
+            if turn.estimated:  # requests whose server sent no usage: our estimate
+                usage["estimated"] = turn.estimated
         failed = {"error": self.error} if self.error else {}
         return {"tool_calls": calls, "usage": usage, **failed}
 

@@ -282,6 +282,7 @@ class CopilotMagics(Magics):
                 cost=_turn_cost(self, args.model),
                 prompt=prompt,
                 mirrors=mirrors_of(self.session),
+                usage=self.session.saved.usage,
             )
             stopped = await render_turn(turn, renderer)
         except ConfigError as exc:

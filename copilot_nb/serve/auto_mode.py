@@ -89,8 +89,8 @@ async def auto_response(
         async with aclosing(agent.run(prompt, settings=settings_of(chat))) as events:
             async for event in events:
                 _answer(backend, event, asked)
-                if isinstance(event, UsageReported):
-                    usage = _add(usage, event.usage)
+                if isinstance(event, UsageReported) and not event.estimated:
+                    usage = _add(usage, event.usage)  # what servers said, never our estimate
                 elif isinstance(event, ToolFinished):
                     calls.append(_report(event))
                 elif isinstance(event, Done):
@@ -135,7 +135,7 @@ async def _stream(
                     yield _progress(encoder, _started(event))
                 elif isinstance(event, ToolFinished):
                     yield _progress(encoder, {"tool": _report(event)})
-                elif isinstance(event, UsageReported):
+                elif isinstance(event, UsageReported) and not event.estimated:
                     usage = _add(usage, event.usage)
                 elif isinstance(event, Done):
                     done = AssistantMessage(text="", finish_reason="stop", usage=usage)

@@ -13,7 +13,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from ...errors import ConfigError
-from ...messages import Message, SystemMessage, ToolSpec, Usage
+from ...messages import AssistantMessage, Message, SystemMessage, ToolSpec, Usage
 from ...models.capabilities import (
     by_model_name,
     carries_images,
@@ -161,6 +161,8 @@ class ContextWindow:
         """What the last `fit()` did; None when the conversation fitted as it was."""
         self._sent: list[Message] = []
         self._sent_estimate = 0
+        self._sent_size = 0
+        """The request's tokens as `measure` put them (the last report plus what was added)."""
         self._sent_tools = 0
         self._reported: int | None = None
         self._costs: dict[int, tuple[Message, int]] = {}
@@ -199,6 +201,14 @@ class ContextWindow:
 
     def estimate(self, messages: Sequence[Message], tools_cost: int) -> int:
         return request_size((self.cost(m) for m in messages), tools_cost)
+
+    def estimated_usage(self, reply: AssistantMessage) -> Usage:
+        """What the request `fit()` last returned and its reply cost, by our calibrated
+        estimate: for a server that sends no usage, so its tokens are counted, never 0."""
+        return Usage(
+            input_tokens=self._sent_size,
+            output_tokens=self.calibration.scale(message_tokens(reply)),
+        )
 
     def observe(self, usage: Usage) -> None:
         """Learn from the provider's usage report for the request `fit()` last returned."""
@@ -240,6 +250,7 @@ class ContextWindow:
             messages, compaction = await compactor.run(messages, before)
             self.last_compaction = compaction
             self.compactions.append(compaction)
+        self._sent_size = self.measure(messages, tools)
         self._sent = list(messages)
         self._sent_tools = tools_tokens(tools)
         self._sent_estimate = self.estimate(messages, self._sent_tools)

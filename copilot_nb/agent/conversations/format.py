@@ -12,7 +12,8 @@ the lines of other conversations, or every message, without parsing them:
   `event`: `file` with `path` and `diff`, `cell` with `notebook`, `cell_id`, `change`, `diff`,
   or `done` with a call's `call_id` and `summary`).
 - `turn`: a turn ended: its provenance and usage (`request`, `at`, `seconds`, `model`,
-  `provider`, `tokens`, `premium`, `tools`, `outcome`, `error`), and in a kernel the kernel's
+  `provider`, `requests`, `tokens`, `estimated`: how many of the requests were counted from
+  our estimate, `premium`, `tools`, `outcome`, `error`), and in a kernel the kernel's
   id, the names the conversation used so far and the agent's new run_code runs (`kernel`,
   `names`, `runs`: `tools/kernel/state.py`).
 

@@ -18,6 +18,7 @@ from ...tools.kernel.state import KernelState
 from ..context.window import known_window
 from ..loop import Agent
 from .format import now, record
+from .ledger import Ledger
 from .recorder import Recorder, file_for
 from .resume import history
 from .store import ConversationFile, Loaded, place
@@ -74,6 +75,8 @@ class Keeper:
         self.pending: list[Message] | None = None
         """A resumed history, given to the next agent the session builds."""
         self.resumed: Resumed | None = None
+        self.usage = Ledger()
+        """The conversation's tokens, counted whether or not it is saved (`ledger.py`)."""
         self._said = False
         self._refused = ""
         """Why the file beside the notebook is not used (not the user's own), until said."""
@@ -99,6 +102,7 @@ class Keeper:
 
     def begin(self, prompt: str, *, cassette: bool) -> Recorder | None:
         """The writer of this turn (None: not saving); its `message` hears the run's messages."""
+        self.usage.begin()
         if not self.enabled or cassette:
             return None
         if self.recorder is None:
@@ -117,10 +121,12 @@ class Keeper:
         return None
 
     def observe(self, agent: Agent, event: AgentEvent) -> None:
+        self.usage.observe(event)
         if self.recorder is not None and self.recorder.turn:
             self.recorder.event(event, lambda name, arguments: _category(agent, name, arguments))
 
     def end(self, agent: Agent) -> None:
+        used = self.usage.end()
         if self.recorder is None or not self.recorder.turn:
             return
         model = agent.active.model
@@ -131,7 +137,9 @@ class Keeper:
         info = getattr(model, "info", None)
         premium = getattr(info, "premium_multiplier", None) if provider == "copilot" else None
         kernel = self.kernel.record() if self.kernel is not None else None
-        self.recorder.end(model=model.name, provider=provider, premium=premium, kernel=kernel)
+        self.recorder.end(
+            model=model.name, provider=provider, premium=premium, kernel=kernel, usage=used
+        )
 
     # --- the conversation ---------------------------------------------------------------------
 
@@ -144,6 +152,7 @@ class Keeper:
         """A new conversation, written down at once so a restart resumes it, not the old one."""
         self.pending = None
         self.resumed = None
+        self.usage.restart()
         if self.kernel is not None:
             self.kernel.forget()
         if self.recorder is not None:
@@ -165,6 +174,7 @@ class Keeper:
         if conversation is not None:  # the next restart resumes this one
             self.recorder._write(record("resume", chosen, at=now()))
         self.resumed = _resumed(file, loaded)
+        self.usage.restart(loaded.turns)
         ran = [t for t in loaded.turns if isinstance(t.get("kernel"), str)]
         if self.kernel is not None and ran:
             runs = [code for turn in ran for code in turn.get("runs") or []]

@@ -23,18 +23,18 @@ from ...events import (
     FileChanged,
     ToolFinished,
     ToolStarted,
-    UsageReported,
 )
-from ...messages import AssistantMessage, Message
+from ...messages import Message
 from ...models.recording_scrub import Scrubber, withhold_results
 from ...text import first_line
-from ..context.tokens import message_tokens
 from .format import OPAQUE, message_record, new_id, now, record
 from .place import saved_path
 from .store import ConversationFile
-from .usage import add, tokens_of
+from .usage import Tally, add
 
 SECRET_CATEGORY = "read-secret"
+NOTHING_USED = Tally()
+"""The usage of a turn that asked no model (its end without the session's ledger)."""
 
 
 def file_for(user_ns: Mapping[str, Any] | None) -> ConversationFile:
@@ -53,15 +53,8 @@ class Recorder:
         """Why saving stopped (said once by the session), else ""."""
         self.turn = ""
         self.last_turn: dict[str, Any] | None = None
-        """The record of the turn that ended last (the panel adds it to its meter)."""
+        """The record of the turn that ended last (the panel's cost and premium note)."""
         self._secret: set[str] = set()
-        self._tokens: dict[str, int] = {}
-        self._requests = 0
-        self._unreported = 0
-        """Replies of this turn whose server sent no usage: their tokens are estimated."""
-        self._seen = 0
-        """Estimated tokens of the messages this recorder was given: a request's input, when
-        its server does not say."""
         self._tools: list[str] = []
         self._outcome = ("stopped", "")
         self._began = 0.0
@@ -80,9 +73,6 @@ class Recorder:
         self.start()
         self.turn = new_id()
         self._secret = set()
-        self._tokens = {}
-        self._requests = 0
-        self._unreported = 0
         self._tools = []
         self._outcome = ("stopped", "")
         self._began = time.monotonic()
@@ -91,13 +81,7 @@ class Recorder:
         self._scrubber = Scrubber.here()
 
     def message(self, message: Message) -> None:
-        """One message the loop just added: scrubbed, a secret read's result withheld. A reply
-        whose server sent no usage is counted from the estimate (`context/tokens.py`), and said so."""
-        if isinstance(message, AssistantMessage) and message.usage is None:
-            estimate = {"input": self._seen, "output": message_tokens(message)}
-            self._tokens = add(self._tokens, estimate)
-            self._unreported += 1
-        self._seen += message_tokens(message)
+        """One message the loop just added: scrubbed, a secret read's result withheld."""
         data = message_record(message)
         if data is None or not self.turn:
             return
@@ -107,7 +91,7 @@ class Recorder:
         self._write(record("message", self.conversation, turn=self.turn, message=data))
 
     def event(self, event: AgentEvent, category_of: Callable[[str, Any], str]) -> None:
-        """What the turn's events say: which calls read secrets, tokens, the outcome."""
+        """What the turn's events say: which calls read secrets, the outcome."""
         if isinstance(event, ToolStarted) and not event.parent:
             self._tools.append(event.name)
             if category_of(event.name, event.arguments) == SECRET_CATEGORY:
@@ -126,9 +110,6 @@ class Recorder:
             )
         elif isinstance(event, ToolFinished) and not event.parent:
             self._shown(event="done", call_id=event.call_id, summary=event.summary)
-        elif isinstance(event, UsageReported):
-            self._tokens = add(self._tokens, tokens_of(event.usage))
-            self._requests += 1
         elif isinstance(event, Done):
             self._outcome = ("done", "")
         elif isinstance(event, Failed):
@@ -147,10 +128,12 @@ class Recorder:
         provider: str,
         premium: float | None,
         kernel: Mapping[str, Any] | None = None,
+        usage: Tally = NOTHING_USED,
     ) -> None:
-        """The turn's record (its provenance and usage, and the kernel it ran in with the names
-        the conversation used and the agent's new runs: `tools/kernel/state.py`), flushed to
-        the disk."""
+        """The turn's record (its provenance, its usage as the session's ledger closed it, and
+        the kernel it ran in with the names the conversation used and the agent's new runs:
+        `tools/kernel/state.py`), flushed to the disk. Requests whose server sent no usage are
+        counted from our estimate and the turn says how many (`estimated`), never 0 tokens."""
         if not self.turn:
             return
         outcome, error = self._outcome
@@ -163,8 +146,8 @@ class Recorder:
             request=self._scrubber.text(self._request),
             model=model,
             provider=provider,
-            requests=self._requests,
-            tokens=add(self._tokens, {}),
+            requests=usage.requests,
+            tokens=add(usage.tokens, {}),
             premium=premium,
             tools=self._tools,
             outcome=outcome,
@@ -175,8 +158,8 @@ class Recorder:
             turn.update(kernel)
             if "runs" in kernel:  # the agent's code, scrubbed as its tool call's arguments are
                 turn["runs"] = [self._scrubber.text(code) for code in kernel["runs"]]
-        if self._unreported:  # not 0 tokens: the server did not say, and this is our estimate
-            turn["estimated"] = self._unreported
+        if usage.estimated:  # not 0 tokens: the server did not say, and this is our estimate
+            turn["estimated"] = usage.estimated
         self.last_turn = turn
         self.turn = ""
         self._write(turn)

@@ -91,6 +91,7 @@ _RECORDS: dict[str, dict[str, Check]] = {
         "provider": TEXT,
         "requests": COUNT,
         "tokens": TOKENS,
+        "estimated": COUNT,
         "premium": OPTIONAL_NUMBER,
         "tools": TEXTS,
         "outcome": TEXT,

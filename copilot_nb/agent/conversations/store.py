@@ -36,6 +36,7 @@ from ...policy import conversations_allowed
 from ...workspace.own_files import NotOwnFile, open_own, own_or_missing
 from .format import SUFFIX, check_header, encode, header, line_prefix
 from .records import parse_json, parse_record
+from .usage import Tally
 
 _RECORD_START = re.compile(rb'\{"kind":"(\w+)","conversation":"([0-9A-Za-z_-]+)"')
 _TURN_OF_MESSAGE = re.compile(rb'^\{"kind":"message","conversation":"[^"]*","turn":"([^"]*)"')
@@ -52,8 +53,7 @@ class Summary:
     started: str
     last: str
     turns: int
-    input_tokens: int
-    output_tokens: int
+    usage: Tally
     first_request: str
 
 
@@ -179,15 +179,13 @@ class ConversationFile:
                 turns.setdefault(conversation, []).append(record)
         out = []
         for conversation, done in turns.items():
-            tokens = [t.get("tokens") or {} for t in done]
             out.append(
                 Summary(
                     conversation=conversation,
                     started=starts.get(conversation, str(done[0].get("at", ""))),
                     last=str(done[-1].get("at", "")),
                     turns=len(done),
-                    input_tokens=sum(int(t.get("input", 0)) for t in tokens),
-                    output_tokens=sum(int(t.get("output", 0)) for t in tokens),
+                    usage=Tally.of_turns(done),
                     first_request=str(done[0].get("request", "")),
                 )
             )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...links import safe_url
+from .usage import Tally
 
 _IMAGE = re.compile(r"!\[")
 _LINK_END = re.compile(r"\](?=[(:])")
@@ -41,12 +42,10 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str) -> str:
         elif kind == "message":
             out += _message(item.get("message") or {})
         elif kind == "turn":
-            tokens = item.get("tokens") or {}
             out += [
                 f"_{data(str(item.get('model', '')))} ({data(str(item.get('provider', '')))}), "
                 f"{data(str(item.get('at', '')))}, {_number(item.get('seconds', 0))} s, "
-                f"{_number(tokens.get('input', 0))} tokens in, "
-                f"{_number(tokens.get('output', 0))} out"
+                f"tokens: {Tally.of_turns([item]).text()}"
                 + (f"; {data(str(item['error']))}" if item.get("error") else "")
                 + "_",
                 "",

@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from ...agent.conversations.format import SUFFIX
 from ...agent.conversations.store import ConversationFile, Summary
 from ...agent.conversations.transcript import markdown
-from ...agent.conversations.usage import UsageRow, rows
+from ...agent.conversations.usage import UsageRow, amount, rows
 from ...agent.session import CopilotSession
 from ...errors import ConfigError
 from ..safe_html import Rendered, escape, table_html
@@ -51,7 +51,7 @@ def conversations(session: CopilotSession, args: argparse.Namespace, settings: A
             s.started[:16].replace("T", " "),
             s.last[:16].replace("T", " "),
             s.turns,
-            f"{s.input_tokens:,} in / {s.output_tokens:,} out",
+            s.usage.text(),
             s.first_request[:80],
         )
         for s in found
@@ -143,18 +143,12 @@ def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> N
 
     parts_html, parts_text = [], []
     for by in ("conversation", "day"):
-        table = [_row(row) for row in rows(turns, by=by, prices=prices)]
-        header = (
-            by,
-            "turns",
-            "tokens in",
-            "cached",
-            "tokens out",
-            "reasoning",
-            "premium requests",
-            "cost",
-        )
-        parts_html.append(table_html(header, table, align="lrrrrrrr"))
+        found = rows(turns, by=by, prices=prices)
+        premium = any(row.premium is not None for row in found)  # Copilot's multipliers only
+        table = [_row(row, premium=premium) for row in found]
+        header = (by, "turns", "tokens in", "cached", "tokens out", "reasoning")
+        header += (*(("premium requests",) if premium else ()), "cost")
+        parts_html.append(table_html(header, table, align="l" + "r" * (len(header) - 1)))
         parts_text += [f"by {by}:", *("  ".join(str(c) for c in row) for row in table)]
     unpriced = sorted({m for row in rows(turns, by="day", prices=prices) for m in row.unpriced})
     if unpriced:
@@ -169,18 +163,20 @@ def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> N
     display(Rendered(html="".join(parts_html), text="\n".join(parts_text)))
 
 
-def _row(row: UsageRow) -> tuple[Any, ...]:
-    t = row.tokens
+def _row(row: UsageRow, *, premium: bool = False) -> tuple[Any, ...]:
+    """One line of the table; `premium`: the table has the column (some turn was Copilot's)."""
+    t = row.usage
     cost = "unknown" if row.cost is None else f"${row.cost:,.4f}"
-    about = "~" if row.estimated else ""  # a server sent no usage: our estimate, not its count
+    about = row.estimated  # a server sent no usage: our estimate, not its count
+    premiums = ("" if row.premium is None else f"{row.premium:g}",) if premium else ()
     return (
         row.key,
         row.turns,
-        f"{about}{t.get('input', 0):,}",
-        f"{t.get('cached', 0):,}",
-        f"{about}{t.get('output', 0):,}",
-        f"{t.get('reasoning', 0):,}",
-        f"{row.premium:g}",
+        amount(t.input, about),
+        f"{t.cached:,}",
+        amount(t.output, about),
+        f"{int(t.tokens.get('reasoning', 0)):,}",
+        *premiums,
         cost,
     )
 

@@ -345,14 +345,18 @@ function watchModel(model, root, v, transcript, view, completion, link) {
   const usage = () => {
     const [inTok, outTok, ctx, budget] = ["tokens_in", "tokens_out", "context", "budget"].map((k) => model.get(k));
     const note = model.get("usage_note") || "";
-    v.meter.textContent = inTok || outTok ? `${fmt(inTok)} in · ${fmt(outTok)} out` : "";
-    v.meter.title = `${inTok.toLocaleString()} input and ${outTok.toLocaleString()} output tokens in this chat` + (note ? `; ${note}` : "");
+    const about = model.get("estimated") ? "~" : ""; // a server sent no usage: our estimate
+    v.meter.textContent = inTok || outTok ? `${about}${fmt(inTok)} in · ${about}${fmt(outTok)} out` : "";
+    v.meter.title =
+      `${about}${inTok.toLocaleString()} input tokens (every request's prompt, summed) and ${about}${outTok.toLocaleString()} output tokens in this chat` +
+      (about ? " (~: partly our estimate, a server sent no usage)" : "") +
+      (note ? `; ${note}` : "");
     v.bar.hidden = !budget;
     if (budget) {
       const share = Math.min(1, ctx / budget);
       v.fill.style.width = `${(share * 100).toFixed(1)}%`;
       v.bar.classList.toggle("cnb-warn", share > 0.8);
-      v.bar.title = `context: ${ctx.toLocaleString()} of ${budget.toLocaleString()} tokens`;
+      v.bar.title = `context: ${ctx.toLocaleString()} of ${budget.toLocaleString()} tokens (the last request's prompt)`;
     }
   };
   const mode = () => {
@@ -373,6 +377,7 @@ function watchModel(model, root, v, transcript, view, completion, link) {
     "change:title": () => (v.title.textContent = model.get("title")),
     "change:tokens_in": usage,
     "change:tokens_out": usage,
+    "change:estimated": usage,
     "change:context": usage,
     "change:budget": usage,
     "change:usage_note": usage,

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...agent.conversations.format import message_from
 from ...agent.conversations.keeper import Keeper
-from ...agent.conversations.usage import add, rows
+from ...agent.conversations.usage import rows
 from ...agent.tool_calls import summarize_call
 from ...errors import ConfigError
 from ...events import (
@@ -37,7 +37,7 @@ def saved_ops(
     records: Iterable[Mapping[str, Any]], *, turns: int = SHOWN_TURNS
 ) -> tuple[list[Op], list[Mapping[str, Any]]]:
     """The ops of the newest `turns` turns (a note first when there were more), and every
-    turn's record (for the meter).
+    turn's record (for the meter's note of cost).
 
     Live, a call's card starts when the call runs, its diffs follow, then its result: so a
     saved call's card is shown when its result is, and the result once its diffs are."""
@@ -89,14 +89,6 @@ def saved_ops(
     for ops in kept:
         out += ops
     return out, ended
-
-
-def tokens_of(turns: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Tokens the turns used, summed."""
-    total: dict[str, int] = {}
-    for turn in turns:
-        total = add(total, turn.get("tokens") or {})
-    return total
 
 
 def _message(data: Mapping[str, Any]) -> UserMessage | AssistantMessage | ToolResult | None:
@@ -159,13 +151,14 @@ def conversation_ops(keeper: Keeper) -> tuple[list[Op], list[Mapping[str, Any]]]
 
 
 def usage_note(turns: list[Mapping[str, Any]], prices: Mapping[str, Any]) -> str:
-    """What the meter's tooltip adds: premium requests and cost, or why there is no cost."""
+    """What the meter's tooltip adds: premium requests (where Copilot gave a multiplier) and
+    cost, or why there is no cost."""
     if not turns:
         return ""
     row = rows([{**t, "conversation": ""} for t in turns], by="conversation", prices=prices)[0]
     cached = int(row.tokens.get("cached", 0))
     parts = [f"{cached:,} input tokens cached"] if cached else []
-    parts += [f"{row.premium:g} premium request(s)"] if row.premium else []
+    parts += [f"{row.premium:g} premium request(s)"] if row.premium is not None else []
     if row.cost is not None:
         parts.append(f"${row.cost:,.4f}")
     else:

@@ -56,8 +56,12 @@ class ChatWidget(anywidget.AnyWidget):
     """The mode of the next turn sent from the panel (ask, plan or agent)."""
     busy = traitlets.Bool(False).tag(sync=True)
     tokens_in = traitlets.Int(0).tag(sync=True)
+    """The conversation's input: every request's whole prompt, summed (what a bill counts)."""
     tokens_out = traitlets.Int(0).tag(sync=True)
+    estimated = traitlets.Bool(False).tag(sync=True)
+    """Some request's server sent no usage: the counts hold our estimate, shown as `~`."""
     context = traitlets.Int(0).tag(sync=True)
+    """The window's fill: the last request's whole prompt (shown against `budget`)."""
     budget = traitlets.Int(0).tag(sync=True)
     usage_note = traitlets.Unicode("").tag(sync=True)
     """Premium requests and cost of the conversation (or why no cost): the meter's tooltip."""
@@ -119,14 +123,22 @@ class ChatPanel:
     def _show_saved(self, session: CopilotSession) -> None:
         """Open on the conversation so far (saved, e.g. before a kernel restart), as it was shown
         live, with its tokens on the meter."""
-        from .saved import conversation_ops, tokens_of
+        from .saved import conversation_ops
 
         ops, self._turns = conversation_ops(session.saved)
         self.outbox.seed(ops)
-        tokens = tokens_of(self._turns)
-        self.widget.tokens_in = tokens.get("input", 0)
-        self.widget.tokens_out = tokens.get("output", 0)
+        self._meter(session)
         self._note_usage()
+
+    def _meter(self, session: CopilotSession) -> None:
+        """The meter shows the session's count of the conversation (`saved.usage`): the one
+        that cells' footers and `%copilot usage` show too."""
+        ledger = session.saved.usage
+        total = ledger.total
+        with self.widget.hold_sync():
+            self.widget.tokens_in, self.widget.tokens_out = total.input, total.output
+            self.widget.estimated = total.estimated > 0
+            self.widget.context = ledger.context
 
     def _note_usage(self) -> None:
         from ..extension import copilot_magics
@@ -263,12 +275,10 @@ class ChatPanel:
         self._asking[request.call_id] = request
 
     def show(self, event: TurnEvent) -> None:
-        """One event of a turn: usage to the meter, the rest as transcript ops."""
+        """One event of a turn: usage to the meter (the session has counted it already), the
+        rest as transcript ops."""
         if isinstance(event, UsageReported):
-            with self.widget.hold_sync():
-                self.widget.tokens_in += event.usage.input_tokens
-                self.widget.tokens_out += event.usage.output_tokens
-                self.widget.context = event.usage.input_tokens
+            self._meter(self.session)
         for op in event_ops(event):
             self.outbox.put(op)
 
@@ -321,8 +331,9 @@ class ChatPanel:
 
     def _reset(self) -> None:
         self.session.reset()
-        with self.widget.hold_sync():
-            self.widget.tokens_in = self.widget.tokens_out = self.widget.context = 0
+        self._turns = []
+        self._meter(self.session)
+        self._note_usage()
         self.outbox.clear()
 
     # --- messages from the front end --------------------------------------------------------
