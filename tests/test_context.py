@@ -27,7 +27,7 @@ from copilot_nb.agent.context.window import (
     model_budget,
 )
 from copilot_nb.errors import ConfigError, ContextBudgetError, ModelConnectionError
-from copilot_nb.events import Done, Failed, Notice
+from copilot_nb.events import Done, Failed, Notice, UsageReported
 from copilot_nb.jupyter.reports import render_history
 from copilot_nb.messages import (
     AssistantMessage,
@@ -449,6 +449,8 @@ async def test_fifty_rounds_reading_200_kb_files_stay_under_a_32k_window(serve, 
         assert_valid(as_messages(request.messages))
     notices = [e.text for e in events if isinstance(e, Notice)]
     assert notices and all(n.startswith("compacted the conversation: ") for n in notices)
+    counted = [e for e in events if isinstance(e, UsageReported)]
+    assert len(counted) == len(server.requests), "each request is billed: summaries counted too"
     print(
         f"\n50 rounds ({factor=}): {len(summaries)} summaries, {len(notices)} compactions; "
         f"largest request: {max(estimates):,} estimated tokens (limit {limit:,}), "

@@ -289,6 +289,8 @@ class Agent:
         self.messages = await self.context.fit(self.messages, run.model, tools)
         if self.context.last_compaction is not None:
             yield Notice(text=self.context.last_compaction.describe())
+            for used in self.context.last_compaction.used:  # its summary request, billed
+                yield used
         for attempt in range(1 + STREAM_RETRIES):
             partial: list[str] = []
             try:

@@ -7,7 +7,8 @@ below the limit, so the next requests need no compaction at once):
    marker (the model can call the tool again); a shortened result loses its images;
 2. a tool result larger than `max_result_share` of the limit is cut to that share;
 3. the kept rounds' tool results, but the newest round's, shrink too;
-4. the older rounds are summarised by the model itself into one `SummaryMessage`;
+4. the older rounds are summarised by the model itself into one `SummaryMessage` (a request
+   billed as any other: its usage goes out with the compaction, `Compaction.used`);
 5. whatever tool results are left are cut, largest first, until the request fits the limit.
 
 The system prompt and the latest user request are never touched; an assistant's tool calls and
@@ -23,9 +24,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...errors import ContextBudgetError, ModelError
-from ...messages import AssistantMessage, Message, SystemMessage, ToolResult, UserMessage
+from ...events import UsageReported
+from ...messages import AssistantMessage, Message, SystemMessage, ToolResult, Usage, UserMessage
 from ...text import clip
-from .tokens import MESSAGE_OVERHEAD, Calibration, estimate_tokens, request_size
+from .tokens import (
+    MESSAGE_OVERHEAD,
+    Calibration,
+    estimate_tokens,
+    message_tokens,
+    request_size,
+    request_tokens,
+)
 
 HEAD_LINES = 6
 HEAD_CHARS = 600
@@ -64,6 +73,8 @@ class Compaction:
     summarized: int = 0
     """Messages replaced by a summary."""
     note: str = ""
+    used: tuple[UsageReported, ...] = ()
+    """What asking the model for the summary cost: billed as any request is."""
 
     def describe(self) -> str:
         parts = []
@@ -107,6 +118,7 @@ class Compactor:
         self.costs: list[int] = []
         self.shortened: set[str] = set()
         self.summarized = 0
+        self.used: list[UsageReported] = []
 
     def total(self) -> int:
         return self.offset + self.calibration.scale(request_size(self.costs, self.tools_cost))
@@ -145,6 +157,7 @@ class Compactor:
             elided=len(self.shortened),
             summarized=self.summarized,
             note=note,
+            used=tuple(self.used),
         )
 
     # --- the structure of the conversation ------------------------------------------------
@@ -241,12 +254,15 @@ class Compactor:
         room = math.floor((self.limit - self.offset) / self.calibration.ratio)
         room -= estimate_tokens(SUMMARY_INSTRUCTIONS) + 2 * SUMMARY_TOKENS
         text = keep_ends(transcript(replaced), max(room, 200))
+        asked: list[Message] = [
+            SystemMessage(content=SUMMARY_INSTRUCTIONS),
+            UserMessage(content=text),
+        ]
         try:
-            reply = await self.model.complete(
-                [SystemMessage(content=SUMMARY_INSTRUCTIONS), UserMessage(content=text)]
-            )
+            reply = await self.model.complete(asked)
         except ModelError as exc:
             return f"summarising failed: {exc}"
+        self.used.append(_usage_of(reply, asked, self.calibration))
         summary = reply.text.strip()
         if not summary:
             return "summarising failed: the model answered with no text"
@@ -371,3 +387,16 @@ def _unmark(content: str) -> tuple[str, int]:
     if match is None:
         return content, 0
     return content[: match.start()], int(match.group(1).replace(",", ""))
+
+
+def _usage_of(
+    reply: AssistantMessage, asked: Sequence[Message], calibration: Calibration
+) -> UsageReported:
+    """The summary request's usage as its server said, else our estimate, marked so."""
+    if reply.usage is not None:
+        return UsageReported(usage=reply.usage)
+    estimate = Usage(
+        input_tokens=calibration.scale(request_tokens(asked)),
+        output_tokens=calibration.scale(message_tokens(reply)),
+    )
+    return UsageReported(usage=estimate, estimated=True)
