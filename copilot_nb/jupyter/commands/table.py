@@ -129,7 +129,7 @@ TABLE: tuple[Subcommand, ...] = (
     ),
     Subcommand(
         name="usage",
-        help="tokens, premium requests and cost, per conversation and per day",
+        help="tokens, Copilot's premium requests and cost, per conversation and per day",
         run=conversations.usage,
     ),
     Subcommand(
