@@ -177,3 +177,25 @@ async def test_a_revised_plan_goes_back_to_the_model_which_plans_again(
     assert "1. write b.txt" in server.requests[2].body["messages"][-1]["content"]
     assert (tmp_path / "b.txt").read_text() == "b\n" and not (tmp_path / "a.txt").exists()
     assert [e for e in events if isinstance(e, Done)] == [events[-1]]
+
+
+async def test_an_approved_plans_changes_are_titled_with_the_users_request(
+    serve, tmp_path, monkeypatch
+):
+    from copilot_nb.jupyter.reports import render_diff
+
+    server = serve(
+        [
+            reply("1. write a.txt"),
+            reply("", call("write_file", id="w", path="a.txt", content="a\n")),
+            reply("done"),
+        ]
+    )
+    session = scripted_session(server, tmp_path, monkeypatch)
+    session.approvals = session.approvals.approve_changes()
+    await events_of(session, "make a.txt", Answering(approve=True), mode="plan")
+
+    label, diff = session.workspace().checkpoints.last_diff()
+    shown = render_diff(diff, label=label).text
+    assert shown.startswith("Changes of the turn “make a.txt”:"), shown.splitlines()[0]
+    assert "approved your plan" not in shown and "+++ b/a.txt" in shown

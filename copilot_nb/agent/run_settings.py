@@ -63,6 +63,9 @@ class RunSettings:
     """Asked before each model request: how the tool set changed (an MCP server's tools)."""
     request_options: Mapping[str, Any] = field(default_factory=dict)
     """Extra request fields for every model call of the run (temperature, tool_choice, ...)."""
+    turn_label: str | None = None
+    """What `%copilot diff` and `undo` call the run's changes (None: its request): an approved
+    plan's run is the user's request, not the instruction that carries the plan out."""
 
     def __post_init__(self) -> None:
         timeout = self.tool_timeout
@@ -86,6 +89,7 @@ class ActiveRun:
     on_message: Callable[[Message], None] | None = None
     tool_updates: Callable[[], Awaitable[ToolChanges]] | None = None
     request_options: Mapping[str, Any] = field(default_factory=dict)
+    turn_label: str | None = None
 
 
 def resolve(settings: RunSettings, own: ActiveRun) -> ActiveRun:
@@ -101,4 +105,5 @@ def resolve(settings: RunSettings, own: ActiveRun) -> ActiveRun:
         on_message=settings.on_message,
         tool_updates=settings.tool_updates,
         request_options=settings.request_options,
+        turn_label=settings.turn_label,
     )

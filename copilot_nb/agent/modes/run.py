@@ -15,6 +15,7 @@ import asyncio
 import itertools
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...events import AgentEvent, ApprovalNeeded, Done, revision
@@ -78,6 +79,7 @@ async def run_in_mode(
     instructions). A plan turn's answer becomes a question; approved, the turn goes on in agent
     mode with the plan as its request; revised, the user's words go to the model as their answer
     and it plans again; otherwise it ends with the plan (headless: the plan only)."""
+    asked = prompt
     for number in itertools.count(1):
         plan: str | None = None
         async with aclosing(agent.run(prompt, settings=settings_for(mode))) as events:
@@ -98,7 +100,8 @@ async def run_in_mode(
             yield Done(text=plan)
             return
         prompt = changes
-    run = agent.run(RUN_PLAN.format(plan=plan), settings=settings_for("agent"))
+    carry_out = replace(settings_for("agent"), turn_label=asked)  # the user's words, not ours
+    run = agent.run(RUN_PLAN.format(plan=plan), settings=carry_out)
     async with aclosing(run) as events:
         async for event in events:
             yield event
