@@ -1,6 +1,7 @@
 """`%load_ext copilot_nb` and `%unload_ext copilot_nb`: the magics registered, the cell
-transformer and the `%copilot` completer installed, the live channel opened, the notebook's saved
-conversation taken up, and the slow imports warmed while the user types."""
+transformer, the `%copilot` completer and the magic's `?` help installed, the live channel
+opened, the notebook's saved conversation taken up, and the slow imports warmed while the user
+types."""
 
 from __future__ import annotations
 
@@ -50,9 +51,11 @@ def load_ipython_extension(shell: Any) -> None:
         getattr(h, "__func__", h) is not complete_line for _, h in hooked.chain
     ):
         shell.set_hook("complete_command", complete_line, str_key=LINE_PREFIX)
+    from .magic_help import install_magic_help
     from .quiet_stop import install_quiet_stop
 
     install_quiet_stop(shell)
+    install_magic_help(shell)
     live_channel(shell).install()
     _resume_saved(shell)
     if first:  # after the load path's own imports, so the two never wait on each other's
@@ -87,9 +90,11 @@ def unload_ipython_extension(shell: Any) -> None:
     (IPython keeps magics registered)."""
     if transform_copilot_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_copilot_cell)
+    from .magic_help import uninstall_magic_help
     from .quiet_stop import uninstall_quiet_stop
 
     uninstall_quiet_stop(shell)
+    uninstall_magic_help(shell)
     live_channel(shell).uninstall()
     magics = shell.magics_manager.registry.get("CopilotMagics")
     if magics is not None and magics._session is not None:

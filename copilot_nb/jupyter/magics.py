@@ -214,7 +214,7 @@ class CopilotMagics(Magics):
 
         As a line magic: `%copilot [COMMAND] [ARGS]`, e.g. `%copilot model openai:gpt-4o`,
         `%copilot undo`, `%copilot mcp add NAME -- COMMAND`; `%copilot --help` lists every
-        command (`commands/table.py`) and `%copilot COMMAND --help` explains one.
+        command and `%copilot COMMAND --help` explains one.
         """
         if cell is None:
             from .commands.table import parse_line
