@@ -178,8 +178,8 @@ def shorten(text: str, limit: int) -> str:
 
 
 def counted(count: int, noun: str, many: str = "") -> str:
-    """`1 path`, `2 paths`, `1,024 lines`: a count with its noun as a reader says it, never
-    `path(s)`; `many` where the plural is not the noun and an s (`1 match`, `2 matches`)."""
+    """`1 path`, `2 paths`, `1,024 lines`: a count with its noun as a reader says it, never a
+    hedged plural; `many` where the plural is not the noun and an s (`1 match`, `2 matches`)."""
     return f"{count:,} {noun if count == 1 else many or noun + 's'}"
 
 

@@ -36,7 +36,7 @@ def test_a_restart_resumes_the_conversation_and_the_next_request_carries_it(
     assert kernel.execute("%%copilot\nfirst question").status == "ok"
     assert kernel.execute("%%copilot\nsecond question").status == "ok"
     said = kernel.restart()
-    assert "resumed conversation" in said and "2 turn(s)" in said
+    assert "resumed conversation" in said and "2 turns" in said
     history = kernel.execute("%copilot history")
     assert history.status == "ok"
     # a chat panel opened now shows the two turns, and its meter their tokens
@@ -111,7 +111,7 @@ def test_export_writes_an_inert_readable_transcript(serve, kernel_for, tmp_path)
     kernel = kernel_for(server, JPY_SESSION_NAME=str(tmp_path / NOTEBOOK))
     assert kernel.execute("%%copilot\nsay something").status == "ok"
     done = kernel.execute("%copilot export --markdown out.md")
-    assert done.status == "ok" and "wrote 1 turn(s)" in done.stdout
+    assert done.status == "ok" and "wrote 1 turn of conversation" in done.stdout
     text = Path(tmp_path / "out.md").read_text()
     assert "## Request" in text and "say something" in text
     assert "<script>" not in text and "&lt;script&gt;" in text and "![x]" not in text

@@ -338,7 +338,7 @@ def test_the_issues_crafted_lines_are_skipped_and_named(tmp_path, name):
     write_saved(tmp_path / SAVED, [*good, THE_ISSUES_LINES[name], *good])
     said = every_reader(tmp_path)
     (problem,) = {line.removeprefix("copilot: ") for line in said if "skipped" in line}
-    assert "1 line(s) skipped (line 5 " in problem
+    assert "1 line skipped (line 5 " in problem
     expected = {
         "nested 100,000 deep": "nests deeper than 64 levels",
         "tool_calls as text": "tool_calls is text, not a list of calls",
@@ -361,7 +361,7 @@ def test_load_ext_succeeds_on_every_crafted_file_and_says_so_in_one_line(serve, 
     write_saved(tmp_path / SAVED, lines)
     (tmp_path / ("deep" + SUFFIX)).write_bytes(b"[" * 100_000 + b"\n")
     (tmp_path / ("deep" + SUFFIX)).chmod(0o600)
-    for notebook, said in ((NOTEBOOK, "line(s) skipped"), ("deep.ipynb", "is not a saved")):
+    for notebook, said in ((NOTEBOOK, "lines skipped"), ("deep.ipynb", "is not a saved")):
         kernel = KernelSession(tmp_path, scripted_env(server, JPY_SESSION_NAME=notebook))
         try:
             loaded = kernel.execute("%load_ext copilot_nb")

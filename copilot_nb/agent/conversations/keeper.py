@@ -14,6 +14,7 @@ from typing import Any
 
 from ...events import AgentEvent, Notice
 from ...messages import Message
+from ...text import counted
 from ...tools.kernel.state import KernelState
 from ..context.window import known_window
 from ..loop import Agent
@@ -49,7 +50,7 @@ class Resumed:
             when += f" to {_short(self.last)}"
         lines = [
             f"copilot: resumed conversation {self.conversation} from {self.file}: "
-            f"{self.turns} turn(s) {when}".rstrip()
+            f"{counted(self.turns, 'turn')} {when}".rstrip()
             + (f", {self.cut_short} of them cut short" if self.cut_short else "")
             + (
                 f" ({self.left_out} earliest not loaded: beyond the context window)"

@@ -33,6 +33,7 @@ from typing import Any, BinaryIO
 from ...config import config_dir, private_dir
 from ...errors import PolicyError
 from ...policy import conversations_allowed
+from ...text import counted
 from ...workspace.own_files import NotOwnFile, open_own, own_or_missing
 from .format import SUFFIX, check_header, encode, header, line_prefix
 from .records import parse_json, parse_record
@@ -90,7 +91,7 @@ class ConversationFile:
         named = [f"line {number} {why}" for number, why in self._skipped[:_EXAMPLES]]
         more = len(self._skipped) - _EXAMPLES
         return [
-            f"{self.path.name}: {len(self._skipped):,} line(s) skipped ("
+            f"{self.path.name}: {counted(len(self._skipped), 'line')} skipped ("
             + "; ".join(named)
             + (f"; {more:,} more" if more > 0 else "")
             + ")"

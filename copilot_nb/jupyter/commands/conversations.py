@@ -16,6 +16,7 @@ from ...agent.conversations.transcript import markdown
 from ...agent.conversations.usage import UsageRow, amount, rows
 from ...agent.session import CopilotSession
 from ...errors import ConfigError
+from ...text import counted
 from ..safe_html import Rendered, escape, table_html
 
 
@@ -120,9 +121,8 @@ def export(session: CopilotSession, args: argparse.Namespace, settings: Any) -> 
     title = f"{file.path.name[: -len(SUFFIX)]}: conversation {chosen.conversation}"
     text = markdown(file.records(chosen.conversation), title=title)
     target.write_text(text, encoding="utf-8")
-    print(
-        f"copilot: wrote {chosen.turns} turn(s) of conversation {chosen.conversation} to {target}"
-    )
+    turns = counted(chosen.turns, "turn")
+    print(f"copilot: wrote {turns} of conversation {chosen.conversation} to {target}")
 
 
 def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:

@@ -26,7 +26,7 @@ from ...events import (
     ToolStarted,
 )
 from ...messages import AssistantMessage, ToolResult, UserMessage
-from ...text import first_line
+from ...text import counted, first_line
 from .feed import Op, event_ops
 
 SHOWN_TURNS = 50
@@ -83,7 +83,10 @@ def saved_ops(
     out: list[Op] = []
     if len(kept) > turns:
         out.append(
-            ["note", f"{len(kept) - turns} earlier turn(s) not shown: %copilot export has them all"]
+            [
+                "note",
+                f"{counted(len(kept) - turns, 'earlier turn')} not shown: %copilot export has them all",
+            ]
         )
         kept = kept[-turns:]
     for ops in kept:
@@ -158,7 +161,8 @@ def usage_note(turns: list[Mapping[str, Any]], prices: Mapping[str, Any]) -> str
     row = rows([{**t, "conversation": ""} for t in turns], by="conversation", prices=prices)[0]
     cached = int(row.tokens.get("cached", 0))
     parts = [f"{cached:,} input tokens cached"] if cached else []
-    parts += [f"{row.premium:g} premium request(s)"] if row.premium is not None else []
+    if row.premium is not None:
+        parts.append(f"{row.premium:g} premium request{'s' * (row.premium != 1)}")
     if row.cost is not None:
         parts.append(f"${row.cost:,.4f}")
     else:
