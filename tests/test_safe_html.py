@@ -23,7 +23,12 @@ from copilot_nb.events import (
     ToolFinished,
     ToolStarted,
 )
-from copilot_nb.jupyter.approval_prompt import approval_html, approval_text, split_preview
+from copilot_nb.jupyter.approval_prompt import (
+    approval_html,
+    approval_text,
+    more_label,
+    split_preview,
+)
 from copilot_nb.jupyter.cell_view import CellRenderer
 from copilot_nb.jupyter.commands.dispatch import render_tools
 from copilot_nb.jupyter.commands.login import copilot_table, model_list
@@ -239,7 +244,10 @@ def test_the_approval_prompt_shows_all_of_a_long_body():
     head, rest = split_preview(body)
     assert head + rest == body and head.count("\n") == 40
     markup = approval_html(event)
-    assert "Show all 250 lines (12," in markup and "line 249: " in markup
+    assert "line 249: " in markup, "all of it, once the rest is shown"
+    folded = approval_html(event, folded=True)
+    assert "line 39: " in folded and "line 40: " not in folded
+    assert more_label(rest) == "Show 210 more lines"
     assert approval_text(event).endswith("line 249: " + "x" * 40)
 
 

@@ -7,11 +7,12 @@ end draws them (the request came from a notebook, or a live notebook view is att
 `input()` there. Where nobody can answer (a notebook run headless by nbclient/nbval: stdin is
 not allowed), asking denies at once and says how to allow.
 
-A prompt shows everything it asks about: the whole edit, content or code (long ones folded
-behind an expander, never cut), what kind of action it is (reading a secret, changing files,
-running code), and whether the file changed runs code later, runs in CI or instructs future
-agents (`later_effects.py`). Every piece of it is
-model-controlled text, escaped (`safe_html`).
+A prompt shows everything it asks about: the whole edit, content or code, what kind of action it
+is (reading a secret, changing files, running code), and whether the file changed runs code
+later, runs in CI or instructs future agents (`later_effects.py`). Nothing of it hides in a box
+of its own to scroll above Approve: a long one shows its first lines and a "Show N more lines"
+button, and Approve is enabled once the rest is shown (the panel's card and a code block's Run
+dialog fold it the same way). Every piece of it is model-controlled text, escaped (`safe_html`).
 """
 
 from __future__ import annotations
@@ -74,7 +75,13 @@ ALLOW = ". Allow? [y/N] "
 program driving the kernel (the evaluation harness), tells it from a question by this."""
 HEAD_LINES = 40
 HEAD_CHARS = 3000
-"""A preview longer than this shows its start, and the rest behind "show all"."""
+"""A preview longer than this shows its start, and the rest once asked for ("Show N more lines");
+the panel (`cards.js`) and a code block's Run dialog (`blockRuns.ts`) fold at the same place."""
+LONG_LINE = 100
+"""Characters a line of the rest holds on average beyond which its label counts characters too."""
+SEE_ALL_FIRST = "{more} first: approve only what you have seen"
+"""Approve's tooltip while the rest of a long preview is not shown yet."""
+PRE_STYLE = "margin:4px 0;white-space:pre-wrap"
 
 
 def question(event: ApprovalNeeded) -> str:
@@ -154,22 +161,23 @@ def split_preview(text: str, lines: int = HEAD_LINES, chars: int = HEAD_CHARS) -
     return text[:cut], text[cut:]
 
 
-def approval_html(event: ApprovalNeeded) -> str:
-    """The question, any warning, and the whole preview (the long part folded), as safe HTML."""
+def more_label(rest: str) -> str:
+    """What the button that shows the rest of a long preview says: `Show 20 more lines`."""
+    lines = rest.count("\n") + (not rest.endswith("\n"))
+    label = f"Show {lines:,} more line{'' if lines == 1 else 's'}"
+    return label + (f" ({len(rest):,} characters)" if len(rest) > LONG_LINE * lines else "")
+
+
+def approval_html(event: ApprovalNeeded, *, folded: bool = False) -> str:
+    """The question, any warning and the preview as safe HTML: all of it, or (`folded`) only
+    the start of a long one, the rest being the prompt's "Show N more lines"."""
     text = preview(event)
-    head, rest = split_preview(text)
-    count = text.count("\n") + (not text.endswith("\n"))
+    shown = split_preview(text)[0] if folded else text
     parts = [f"<div><b>{escape(question(event))}</b></div>"]
     if note := warning(event):
         parts.append(f"<div style='color:var(--jp-warn-color0,#b45309)'>⚠ {escape(note)}</div>")
-    pre = "<pre style='max-height:24em;overflow:auto;margin:4px 0;white-space:pre-wrap'>"
-    if text:
-        parts.append(f"{pre}{escape(head)}</pre>")
-    if rest:
-        parts.append(
-            f"<details class='cnb-more'><summary>Show all {count:,} lines "
-            f"({len(text):,} characters)</summary>{pre}{escape(rest)}</pre></details>"
-        )
+    if shown:
+        parts.append(f"<pre style='{PRE_STYLE}'>{escape(shown)}</pre>")
     return "".join(parts)
 
 
@@ -336,14 +344,16 @@ class CellApprover:
                 lambda _: event.revise(changes.value) if changes.value.strip() else None
             )
             buttons += [changes, revise]
-        box = widgets.VBox([widgets.HTML(approval_html(event)), widgets.HBox(buttons)])
+        shown = widgets.HTML()
+        more = more_button(event, shown, approve)
+        box = widgets.VBox([shown, *([more] if more else []), widgets.HBox(buttons)])
 
         def answered(_: object) -> None:  # the outcome shows in the transcript, where it asked
             box.children = ()
             box.layout.display = "none"
 
         event.decision.add_done_callback(answered)
-        approve.on_click(lambda _: event.approve())
+        approve.on_click(lambda _: None if approve.disabled else event.approve())
         deny.on_click(lambda _: event.deny())
         self._display_box(box)
 
@@ -354,6 +364,27 @@ class CellApprover:
             from IPython.display import display
 
             display(box)
+
+
+def more_button(event: ApprovalNeeded, shown: Any, approve: Any) -> Any:
+    """Fill `shown` (an HTML widget) with the prompt; for a long preview, only its start, and
+    the "Show N more lines" button that shows the rest and enables `approve` (None otherwise)."""
+    import ipywidgets as widgets
+
+    rest = split_preview(preview(event))[1]
+    shown.value = approval_html(event, folded=bool(rest))
+    if not rest:
+        return None
+    more = widgets.Button(description=more_label(rest), layout=widgets.Layout(width="auto"))
+    approve.disabled, approve.tooltip = True, SEE_ALL_FIRST.format(more=more.description)
+
+    def show_all(_: object) -> None:
+        shown.value = approval_html(event)
+        more.layout.display = "none"
+        approve.disabled, approve.tooltip = False, ""
+
+    more.on_click(show_all)
+    return more
 
 
 def ask_question_input(

@@ -169,9 +169,18 @@ class PageApprover:
         self.request: ApprovalNeeded | None = None
 
     def answer(self, request: ApprovalNeeded) -> None:
+        """The page's dialog asks as a cell would: its question and warning (`approval_prompt`)."""
+        from .approval_prompt import question, warning
+
         self.request = request
         self.view.comm.send(
-            {"event": "run_block_ask", "id": self.block, "category": request.category}
+            {
+                "event": "run_block_ask",
+                "id": self.block,
+                "category": request.category,
+                "question": question(request),
+                "warning": warning(request),
+            }
         )
 
 

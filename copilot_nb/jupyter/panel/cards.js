@@ -12,6 +12,8 @@ const fmt = (n) => (n < 1000 ? String(n) : n < 1e6 ? `${(n / 1e3).toFixed(1)}k` 
 const ASK = { edit: "change files", execute: "run code", read: "read", "read-secret": "read a secret (a credential file or a masked variable)", external: "call an MCP server's tool (it runs outside copilot_nb's sandbox)", plan: "carry out this plan in agent mode" };
 const FOLD_LINES = 40;
 const FOLD_CHARS = 3000;
+const LONG_LINE = 100;
+// where a long preview folds and what its button says: as approval_prompt.py does in a cell
 const EMPTY = [
   "Ask about your notebook, files or data.",
   "Enter sends, Shift+Enter starts a new line; @ attaches a file, a cell or a variable. The conversation is shared with %%copilot cells.",
@@ -29,26 +31,65 @@ function toolCard(name, target, kind, preview) {
   head.append(outcome);
   const body = el("div", "cnb-tool-body");
   const args = el("pre", "cnb-args");
-  if (kind === "diff") args.innerHTML = diffHtml(preview);
-  else args.textContent = preview;
   const label = { diff: "Change", code: "Content" }[kind] || "Arguments";
   if (preview) body.append(el("div", "cnb-label", label), args);
-  const lines = preview ? preview.split("\n").length : 0;
-  if (lines > FOLD_LINES || (preview && preview.length > FOLD_CHARS)) {
-    // all of it is here: folded to a few lines, a click shows everything (nothing is cut)
-    args.classList.add("cnb-folded");
-    const more = el("button", "cnb-more", `Show all ${lines.toLocaleString()} lines (${preview.length.toLocaleString()} characters)`);
-    more.type = "button";
-    more.onclick = () => {
-      const folded = args.classList.toggle("cnb-folded");
-      args.classList.toggle("cnb-unfolded", !folded);
-      more.textContent = folded ? `Show all ${lines.toLocaleString()} lines` : "Fold";
-    };
-    body.append(more);
-  }
   details.append(head, body);
   box.append(details);
-  return { name, box, details, body, args, outcome, approve: null, diffed: false };
+  const entry = { name, box, details, body, args, outcome, approve: null, diffed: false };
+  showArgs(entry, kind, preview);
+  return entry;
+}
+
+// The start of a long text and the rest, cut where approval_prompt.split_preview cuts it (and
+// frontend/src/codeFold.ts, for a code block's Run).
+function foldAt(text) {
+  let cut = 0;
+  for (let line = 0; line < FOLD_LINES; line++) {
+    const newline = text.indexOf("\n", cut);
+    if (newline < 0) {
+      cut = text.length;
+      break;
+    }
+    cut = newline + 1;
+  }
+  cut = Math.min(cut, FOLD_CHARS);
+  return [text.slice(0, cut), text.slice(cut)];
+}
+
+function moreLabel(rest) {
+  const lines = (rest.match(/\n/g) || []).length + (rest.endsWith("\n") ? 0 : 1);
+  const label = `Show ${lines.toLocaleString("en-US")} more line${lines === 1 ? "" : "s"}`;
+  return rest.length > LONG_LINE * lines ? `${label} (${rest.length.toLocaleString("en-US")} characters)` : label;
+}
+
+// What a call will do, in its card: all of it, or a long one's start and a "Show N more lines"
+// button. Until that is pressed, the card's Approve (askBar) stays disabled: nothing is approved
+// unseen, and nothing hides in a box of its own to scroll above Approve.
+function showArgs(entry, kind, text) {
+  const [head, rest] = foldAt(text || "");
+  const fill = (shown) => {
+    if (kind === "diff") entry.args.innerHTML = diffHtml(shown);
+    else entry.args.textContent = shown;
+  };
+  fill(head);
+  entry.more?.remove();
+  entry.more = null;
+  entry.unseen = Boolean(rest);
+  if (!rest) return;
+  const more = el("button", "cnb-more", moreLabel(rest));
+  more.type = "button";
+  more.onclick = () => {
+    fill(text);
+    more.remove();
+    entry.more = null;
+    entry.unseen = false;
+    if (entry.yes && !entry.answered) {
+      entry.yes.disabled = false;
+      entry.yes.title = "";
+    }
+  };
+  entry.args.after(more);
+  entry.more = more;
 }
 
 function questionBar(model, id, question, options) {
@@ -80,8 +121,14 @@ function askBar(model, entry, id, category, warning) {
   yes.type = no.type = "button";
   const answer = (kind) => {
     yes.disabled = no.disabled = true;
+    entry.answered = true;
     model.send({ kind, id });
   };
+  entry.yes = yes;
+  if (entry.unseen) {
+    yes.disabled = true;
+    yes.title = `${entry.more.textContent} first: approve only what you have seen`;
+  }
   yes.onclick = () => answer("approve");
   no.onclick = () => answer("deny");
   if (category === "plan") {

@@ -155,9 +155,9 @@ class Transcript {
     if (!entry) return;
     if (preview !== undefined) {
       // what will happen (run_cell: the code in that cell), in place of the call's arguments
-      entry.args.textContent = preview;
-      entry.args.previousElementSibling?.remove();
+      if (entry.args.parentNode === entry.body) entry.args.previousElementSibling?.remove();
       entry.body.prepend(el("div", "cnb-label", "Code"), entry.args);
+      showArgs(entry, kind, preview);
       if (target) entry.box.querySelector(".cnb-tool-target")?.replaceChildren(target);
     }
     entry.box.dataset.state = "asking";
@@ -180,6 +180,8 @@ class Transcript {
   diff(path, diff) {
     if (!this.lastCard) return;
     const { body, args } = this.lastCard;
+    this.lastCard.more?.remove(); // what the call did replaces what it would do
+    this.lastCard.more = null;
     args.innerHTML = diffHtml(diff);
     if (args.parentNode === body) args.previousElementSibling?.remove();
     else body.prepend(args);

@@ -2,17 +2,20 @@
  * Run for a code block of a `%%copilot` cell's answer: the page never runs the code itself. It
  * sends `{event: 'run_block', id, code}` over the document's live comm; the kernel runs it
  * through the model's own `run_code` tool under the same approval policy (`block_runs.py`).
- * Where the policy asks, the kernel says `run_block_ask` and a dialog shows the code with Run and
- * Cancel; `run_block_result` ends the run, shown under the block: its outputs as the kernel
- * rendered them (`output_html.py`: safe HTML, sanitized here again as JupyterLab sanitizes an
+ * Where the policy asks, the kernel says `run_block_ask` (with the question and any warning a
+ * cell's prompt shows) and a dialog shows the code with Run and Cancel, asked as a cell asks: all
+ * of the code above Run, in one scroll with it, and a long one's start with "Show N more lines",
+ * which Run waits for (`codeFold.ts`). `run_block_result` ends the run, shown under the block:
+ * its outputs as the kernel rendered them (`output_html.py`: safe HTML, sanitized here again as JupyterLab sanitizes an
  * output), else its text. Where the run kept the variables it changed, the result says what
  * Undo puts back beside an Undo button (`run_block_undo`, answered by `run_block_undone`).
  */
-import { Dialog, Sanitizer, showDialog } from '@jupyterlab/apputils';
+import { Dialog, Sanitizer } from '@jupyterlab/apputils';
 import { Kernel } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
 import { JSONObject } from './changes';
+import { foldAt, moreLabel } from './codeFold';
 import { el } from './reviewNodes';
 
 interface IRun {
@@ -56,7 +59,7 @@ export class BlockRuns {
     }
     if (data.event === 'run_block_ask') {
       say(run.shown, 'Waiting for your approval…');
-      void this.ask(id, run);
+      void this.ask(id, run, data);
     } else if (data.event === 'run_block_result') {
       this.runs.delete(id);
       this.result(id, run.shown, data);
@@ -108,17 +111,20 @@ export class BlockRuns {
     );
   }
 
-  private async ask(id: string, run: IRun): Promise<void> {
-    const body = el('pre', 'cnb-block-approve', run.code);
-    const result = await showDialog({
-      title: 'Run this code in the kernel?',
-      body: new Widget({ node: body }),
+  private async ask(id: string, run: IRun, data: JSONObject): Promise<void> {
+    const body = new CodeToApprove(run.code, text(data.warning));
+    const dialog = new Dialog({
+      title: text(data.question) || 'Run this code in the kernel?',
+      body,
       buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Run' })]
     });
+    dialog.addClass('cnb-block-dialog');
+    body.gate(dialog.node.querySelector('.jp-Dialog-button.jp-mod-accept'));
+    const result = await dialog.launch();
     this.comm()?.send({
       event: 'run_block_answer',
       id,
-      approved: result.button.accept
+      approved: result.button.accept && result.value === true
     });
   }
 
@@ -126,6 +132,59 @@ export class BlockRuns {
   private readonly runs = new Map<string, IRun>();
   private readonly undos = new Map<string, HTMLElement>();
   private readonly sanitizer = new Sanitizer();
+}
+
+/**
+ * The dialog's body: any warning, the code (a long one's start and a "Show N more lines"
+ * button), and its value, whether all of the code was shown: Run is disabled until it is, and
+ * an Enter that accepts the dialog before then does not approve.
+ */
+class CodeToApprove extends Widget {
+  constructor(code: string, warning: string) {
+    super({ node: el('div', 'cnb-block-ask') });
+    const [head, rest] = foldAt(code);
+    this.seen = !rest;
+    if (warning) {
+      this.node.append(el('div', 'cnb-block-warn', `⚠ ${warning}`));
+    }
+    const pre = el('pre', 'cnb-block-approve', head);
+    this.node.append(pre);
+    if (rest) {
+      this.more = el('button', 'cnb-blockbtn cnb-block-more', moreLabel(rest));
+      (this.more as HTMLButtonElement).type = 'button';
+      this.more.addEventListener('click', () => {
+        pre.textContent = code;
+        this.more?.remove();
+        this.seen = true;
+        if (this.run) {
+          this.run.disabled = false;
+          this.run.title = '';
+        }
+      });
+      this.node.append(this.more);
+    }
+  }
+
+  /** Keep `run` (the dialog's Run) disabled until all of the code was shown. */
+  gate(run: HTMLButtonElement | null): void {
+    this.run = run;
+    if (run && !this.seen && this.more) {
+      run.disabled = true;
+      run.title = `${this.more.textContent} first: run only what you have seen`;
+    }
+  }
+
+  getValue(): boolean {
+    return this.seen;
+  }
+
+  private seen: boolean;
+  private more: HTMLElement | null = null;
+  private run: HTMLButtonElement | null = null;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
 
 /** One line of text in place of what `shown` held. */
