@@ -152,7 +152,7 @@ def test_the_last_footer_usage_and_conversations_give_one_number(serve, kernel_f
         assert "premium" not in usage_text, "no premium requests for a model outside Copilot"
         return (
             _number(r"conversation: (~?[\d,]+) in", footer),
-            _number(r"(?m)^by conversation:\n\S+\s+\d+\s+(~?[\d,]+)", usage_text),
+            _number(r"(?m)^by conversation:\nconversation .*\n\S+\s+\d+\s+(~?[\d,]+)", usage_text),
             _number(r"(~?[\d,]+) in", listed_text),
         )
 

@@ -21,6 +21,7 @@ import pytest
 
 from copilot_nb.tools import Tool, ToolSet
 from copilot_nb.tools.schema_validator import CHECK_SECONDS
+from tests.patience import patient
 
 NESTED = "^(a+)+$"
 """Backtracks exponentially on `re`: 26 `a`s and a `!` held the loop 3 s."""
@@ -198,7 +199,7 @@ async def test_a_catastrophic_pattern_is_cut_off_and_the_model_reads_why(
     took = time.monotonic() - started
     assert out.is_error and ran == [{}]
     assert CATASTROPHIC in out.content and f"{CHECK_SECONDS:g} s" in out.content, out.content
-    assert took < CHECK_SECONDS + 2.0, f"the check held the loop {took:.1f} s"
+    assert took < CHECK_SECONDS + patient(2.0), f"the check held the loop {took:.1f} s"
 
 
 async def test_a_nested_quantifier_that_stalled_re_answers_at_once() -> None:
@@ -218,7 +219,7 @@ async def test_many_slow_patterns_share_one_budget() -> None:
     started = time.monotonic()
     out = await tools.call_tool("srv__open", {f"p{i}": STALLING for i in range(8)})
     assert out.is_error
-    assert time.monotonic() - started < CHECK_SECONDS + 2.0
+    assert time.monotonic() - started < CHECK_SECONDS + patient(2.0)
 
 
 async def test_patterns_that_match_as_python_regexes_do_still_match() -> None:
@@ -253,7 +254,7 @@ async def test_a_schema_whose_check_doubles_with_each_level_stops_at_the_budget(
     await tools.call_tool("srv__open", {})
     started = time.monotonic()
     out = await tools.call_tool("srv__open", {"tree": tree})
-    assert time.monotonic() - started < CHECK_SECONDS + 2.0
+    assert time.monotonic() - started < CHECK_SECONDS + patient(2.0)
     assert out.is_error and f"took over {CHECK_SECONDS:g} s" in out.content, out.content
 
 

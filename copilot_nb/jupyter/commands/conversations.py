@@ -149,7 +149,8 @@ def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> N
         header = (by, "turns", "tokens in", "cached", "tokens out", "reasoning")
         header += (*(("premium requests",) if premium else ()), "cost")
         parts_html.append(table_html(header, table, align="l" + "r" * (len(header) - 1)))
-        parts_text += [f"by {by}:", *("  ".join(str(c) for c in row) for row in table)]
+        lines = [header, *table]  # a console reads the columns' names as the page does
+        parts_text += [f"by {by}:", *("  ".join(str(c) for c in row) for row in lines)]
     unpriced = sorted({m for row in rows(turns, by="day", prices=prices) for m in row.unpriced})
     if unpriced:
         note = (
