@@ -297,3 +297,13 @@ async def test_without_widgets_the_prompt_prints_everything_then_asks():
     assert text.endswith("line 499")
     assert asked == ["write_file wants to change files: setup.py. Allow? [y/N] "]
     assert await event.decision == (True, "")
+
+
+def test_a_markdown_table_reads_left_aligned_unless_its_columns_say_otherwise():
+    """JupyterLab's output styles right-align table cells; the model's table reads as the
+    panel shows it, and a column the Markdown aligns keeps its alignment."""
+    markup = markdown_html("| name | n |\n|---|--:|\n| alpha | 1 |\n| beta | 22 |\n")
+    assert '<th style="text-align:left">name</th>' in markup
+    assert '<td style="text-align:left">alpha</td>' in markup
+    assert '<th style="text-align:right">n</th>' in markup
+    assert '<td style="text-align:right">22</td>' in markup

@@ -135,7 +135,18 @@ def _parser() -> Any:
     md.add_render_rule("image", _image)
     md.add_render_rule("fence", _code_block)
     md.add_render_rule("code_block", _code_block)
+    md.add_render_rule("th_open", _table_cell)
+    md.add_render_rule("td_open", _table_cell)
     return md
+
+
+def _table_cell(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """A table cell that says its alignment: left where the Markdown says none, as the panel
+    shows it (JupyterLab's output styles right-align table cells)."""
+    token = tokens[idx]
+    if not token.attrGet("style"):
+        token.attrSet("style", "text-align:left")
+    return str(self.renderToken(tokens, idx, options, env))
 
 
 def _code_block(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
