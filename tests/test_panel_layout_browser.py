@@ -1,4 +1,5 @@
-"""The chat panel at the width of JupyterLab's right sidebar (~250 px), as a main-area tab, and
+"""The chat panel in JupyterLab's right sidebar, which it opens at a readable width (~400 px) and
+which reads at the sidebar's narrowest (250 px), as a main-area tab, and
 as one view: one panel however often `copilot_nb.chat()` runs, `%%copilot` turns shown in it as
 they happen, and after a kernel restart the panel back by itself in its place with its
 conversation (a plain word where it cannot come back). JupyterLab in headless Chromium
@@ -46,8 +47,13 @@ def test_at_sidebar_width_code_scrolls_approvals_show_whole_and_the_model_reads(
     open_notebook(page, lab, "narrow.ipynb", CHAT)
     panel = page.locator(".jupyterlab-sidecar .cnb-root")
     panel.wait_for(timeout=LONG)
+    page.wait_for_function(
+        "el => el.getBoundingClientRect().width >= 380", arg=panel.element_handle()
+    )
     width = panel.evaluate("el => el.getBoundingClientRect().width")
-    assert 200 <= width <= 320, f"the right sidebar's default width, not {width}"
+    assert 380 <= width <= 420, f"the sidebar opens readable, not at its 250 px minimum: {width}"
+    shot(page, "screenshots/panel-opens-readable.png")
+    panel.evaluate("el => { el.style.width = '250px'; }")  # as narrow as the sidebar goes
 
     ask(panel, "show me")
     panel.locator(".cnb-codeblock pre").wait_for()

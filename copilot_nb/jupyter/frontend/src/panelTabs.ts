@@ -4,10 +4,13 @@
  * panel is an anywidget outside this bundle) and the command `copilot-nb:chat-in-tab` move that
  * same widget to a tab of the main area, as jupyter-ai's chat can be; `copilot-nb:chat-in-sidebar`
  * moves it back. There is only ever one: when a new Copilot panel opens (`chat()` again, after a
- * kernel restart), the older ones close.
+ * kernel restart), the older ones close. A panel that arrives in the sidebar where none was
+ * widens it to a readable width (`chatWidth.ts`).
  */
 import { ILabShell, JupyterFrontEnd } from '@jupyterlab/application';
 import { Widget } from '@lumino/widgets';
+
+import { widenFor } from './chatWidth';
 
 const TAB_EVENT = 'copilot-nb:open-in-tab';
 const SIDECAR = 'jupyterlab-sidecar';
@@ -64,6 +67,9 @@ function move(
     app.shell.add(widget, 'right');
   }
   app.shell.activateById(widget.id);
+  if (!tab) {
+    requestAnimationFrame(() => widenFor(widget));
+  }
 }
 
 /** The commands, the panel's button and the one-panel rule. */
@@ -72,6 +78,7 @@ export function placeChatPanels(
   labShell: ILabShell | null
 ): void {
   const seen = new WeakMap<Widget, number>();
+  const placed = new WeakSet<Widget>(); // chats given their place and width once
   const newest = (): Widget | undefined => chats(app, seen).pop();
   const commands: [string, string, boolean][] = [
     [CHAT_IN_TAB, 'Open Copilot Chat in a Tab', true],
@@ -107,6 +114,11 @@ export function placeChatPanels(
         const last = older[older.length - 1];
         if (fresh && last?.hasClass(IN_MAIN) && !fresh.hasClass(IN_MAIN)) {
           move(app, fresh, true, last);
+        } else if (fresh && !placed.has(fresh)) {
+          placed.add(fresh);
+          if (!last && !fresh.hasClass(IN_MAIN)) {
+            widenFor(fresh); // the first chat in the sidebar; one that replaces another keeps its width
+          }
         }
         older.forEach(old => old.dispose());
       });
