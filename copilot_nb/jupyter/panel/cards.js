@@ -94,7 +94,7 @@ function showArgs(entry, kind, text) {
 
 function questionBar(model, id, question, options) {
   const bar = el("div", "cnb-approve");
-  const text = el("input", "cnb-answer");
+  const text = el("input", "cnb-reply");
   text.type = "text";
   text.placeholder = "Type an answer";
   const send = el("button", "cnb-approve-btn", "Send");
@@ -132,7 +132,7 @@ function askBar(model, entry, id, category, warning) {
   yes.onclick = () => answer("approve");
   no.onclick = () => answer("deny");
   if (category === "plan") {
-    const changes = el("input", "cnb-answer");
+    const changes = el("input", "cnb-reply");
     changes.type = "text";
     changes.placeholder = "What to change in the plan";
     const revise = el("button", "cnb-option-btn", "Revise");

@@ -279,8 +279,17 @@ class ChatPanel:
         rest as transcript ops."""
         if isinstance(event, UsageReported):
             self._meter(self.session)
+        if isinstance(event, ApprovalNeeded) and event.category == "plan":
+            event.decision.add_done_callback(self._plan_answered)
         for op in event_ops(event):
             self.outbox.put(op)
+
+    def _plan_answered(self, decision: asyncio.Future[tuple[bool, str]]) -> None:
+        """An approved plan runs in agent mode, and the picker follows it there: the next
+        request goes on with the work, not planning it again (a denied or revised plan leaves
+        the user planning)."""
+        if not decision.cancelled() and decision.result()[0]:
+            self.widget.mode = "agent"
 
     def _end(self, status: str) -> None:
         self._asking.clear()  # the session denied what was left unanswered
