@@ -344,9 +344,8 @@ class CellApprover:
                 lambda _: event.revise(changes.value) if changes.value.strip() else None
             )
             buttons += [changes, revise]
-        shown = widgets.HTML()
-        more = more_button(event, shown, approve)
-        box = widgets.VBox([shown, *([more] if more else []), widgets.HBox(buttons)])
+        shown = prompt_widgets(event, approve)
+        box = widgets.VBox([*shown, widgets.HBox(buttons)])
 
         def answered(_: object) -> None:  # the outcome shows in the transcript, where it asked
             box.children = ()
@@ -366,15 +365,15 @@ class CellApprover:
             display(box)
 
 
-def more_button(event: ApprovalNeeded, shown: Any, approve: Any) -> Any:
-    """Fill `shown` (an HTML widget) with the prompt; for a long preview, only its start, and
-    the "Show N more lines" button that shows the rest and enables `approve` (None otherwise)."""
+def prompt_widgets(event: ApprovalNeeded, approve: Any) -> list[Any]:
+    """The prompt above the buttons: its HTML, and for a long preview only its start and the
+    "Show N more lines" button that shows the rest and enables `approve`."""
     import ipywidgets as widgets
 
     rest = split_preview(preview(event))[1]
-    shown.value = approval_html(event, folded=bool(rest))
+    shown = widgets.HTML(approval_html(event, folded=bool(rest)))
     if not rest:
-        return None
+        return [shown]
     more = widgets.Button(description=more_label(rest), layout=widgets.Layout(width="auto"))
     approve.disabled, approve.tooltip = True, SEE_ALL_FIRST.format(more=more.description)
 
@@ -384,7 +383,7 @@ def more_button(event: ApprovalNeeded, shown: Any, approve: Any) -> Any:
         approve.disabled, approve.tooltip = False, ""
 
     more.on_click(show_all)
-    return more
+    return [shown, more]
 
 
 def ask_question_input(
