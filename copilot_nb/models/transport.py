@@ -33,6 +33,7 @@ from .cassettes.cassette import active_cassette
 from .cassettes.transport import CassetteTransport
 from .lookups import CUT_AT, ERROR_BODY_BYTES, read_body, with_body
 from .network import http_client
+from .read_pace import ReadPace, next_piece
 from .speaker import who_answered
 
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -40,11 +41,6 @@ DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 FINAL_STATUSES = frozenset({501, 505})
-COALESCE = 0.008
-"""Seconds a stream's reader pauses, at most once per this many seconds, while pieces come
-faster than this: the pieces that arrive meanwhile are then read from the socket at once (httpx
-still yields them one by one), which cut plain httpx's CPU for a 1,000-token/s stream by a third;
-no piece waits longer than this."""
 """5xx answers that say the server cannot do this request at all: asking again never helps."""
 
 try:
@@ -280,10 +276,12 @@ async def stream_reply(
     policy: RetryPolicy,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     reach_hint: str = "",
+    pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> AsyncIterator[ModelEvent]:
     """Open the stream (retrying what may pass, with a Notice per wait), then decode it to the end.
 
-    `reach_hint` is what to check when the server cannot be reached (see `env_settings`)."""
+    `reach_hint` is what to check when the server cannot be reached (see `env_settings`);
+    `pause` waits while the pieces of a fast stream gather (`read_pace.py`)."""
     response: httpx.Response | None = None
     opening = open_stream(
         send,
@@ -301,18 +299,16 @@ async def stream_reply(
             response = step
     assert response is not None, "open_stream ends with the response or raises"
     # Decoded here rather than in a helper generator: a second generator would cost a hop per event.
-    last = paused = 0.0
+    pace, chunks = ReadPace(), response.aiter_bytes()
     try:
-        async for chunk in response.aiter_bytes():
+        while (read := await next_piece(chunks)) is not None:
+            chunk, waited, received = read
             for event in merged(decoder.feed(chunk)):
                 yield event
             if decoder.done:
                 break
-            now = time.monotonic()
-            if now - last < COALESCE and now - paused > COALESCE:  # a fast stream
-                await asyncio.sleep(COALESCE)  # the next pieces gather in one socket read
-                paused = time.monotonic()
-            last = now
+            if gather := pace.pause_after(len(chunk), waited=waited, received=received):
+                await pause(gather)  # the next pieces gather in one socket read
     except httpx.TransportError as exc:
         raise ModelConnectionError(
             f"{provider}: the stream from {where} broke off before the reply was complete: "
