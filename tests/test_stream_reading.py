@@ -10,9 +10,16 @@ import pytest
 
 from copilot_nb.events import ReasoningDelta, TextDelta, ToolCallDelta
 from copilot_nb.models import transport
+from copilot_nb.models.anthropic.stream import MessagesStreamDecoder
+from copilot_nb.models.fast_json import available, use
+from copilot_nb.models.openai.chat_stream import ChatCompletionsDecoder
+from copilot_nb.models.openai.responses_stream import ResponsesDecoder
 from copilot_nb.models.read_pace import ARRIVING, BULK, GATHER, ReadPace
 from copilot_nb.models.transport import merged
 from copilot_nb.testing import ScriptedServer, call, reply
+from copilot_nb.testing.anthropic_wire import anthropic_sse_events
+from copilot_nb.testing.openai_wire import openai_sse_events
+from copilot_nb.testing.responses_wire import responses_sse_events
 from copilot_nb.testing.server import _Handler
 
 HI = [{"role": "user", "content": "hi"}]
@@ -68,6 +75,11 @@ def test_one_reads_runs_of_text_and_of_reasoning_become_one_piece_each():
         TextDelta(text="!"),
     ]
     assert merged([TextDelta(text="a")]) == [TextDelta(text="a")]
+    assert merged([tool, ReasoningDelta(text="a"), TextDelta(text="b"), TextDelta(text="c")]) == [
+        tool,
+        ReasoningDelta(text="a"),
+        TextDelta(text="bc"),
+    ]
 
 
 async def test_a_fast_stream_read_in_batches_arrives_whole_and_in_order(serve):
@@ -122,3 +134,33 @@ def test_a_big_read_counts_the_pieces_it_brought_from_memory():
     for _ in range(BULK // 100):
         assert pace.pause_after(100, waited=0.0, received=True) == 0
     assert pace.pause_after(100, waited=0.001, received=False) == 0, "a burst: nothing to gather"
+
+
+WIRES = {
+    "chat": (ChatCompletionsDecoder, lambda t: openai_sse_events(t, model="m", completion_id="c")),
+    "responses": (ResponsesDecoder, lambda t: responses_sse_events(t, model="m", response_id="r")),
+    "anthropic": (
+        MessagesStreamDecoder,
+        lambda t: anthropic_sse_events(t, model="m", message_id="m"),
+    ),
+}
+
+
+@pytest.mark.parametrize("parser", available())
+@pytest.mark.parametrize("wire", list(WIRES))
+def test_each_decoder_gives_one_reads_run_of_text_as_one_piece(wire, parser):
+    """Each wire's decoder joins the text pieces one read holds (with either JSON parser), and
+    keeps the pieces of separate reads apart, every character in order."""
+    make, encode = WIRES[wire]
+    events = list(encode(reply("".join(f"{n:03d} " for n in range(60)), chunk_size=4)))
+    previous = use(parser)
+    try:
+        decoder = make()
+        first = decoder.feed(b"".join(events[:30]))
+        second = decoder.feed(b"".join(events[30:]))
+        message = decoder.close()
+    finally:
+        use(previous)
+    texts = [[e.text for e in read if isinstance(e, TextDelta)] for read in (first, second)]
+    assert [len(t) for t in texts] == [1, 1]
+    assert texts[0][0] + texts[1][0] == message.text

@@ -32,6 +32,32 @@ def text_delta(text: str) -> TextDelta:
     return event
 
 
+class TextRun:
+    """The text pieces one read holds, leaving the decoder as one piece per run: a read holds
+    some 200, and each event costs every layer above a hop. `transport.merged` joins the runs
+    of every other decoder too, but only after each piece has been made an event."""
+
+    def __init__(self) -> None:
+        self._piece: TextDelta | None = None
+        self._parts: list[str] = []
+
+    def add(self, out: list[ModelEvent], text: str) -> None:
+        """`out.append(text_delta(text))`, or `text` onto the piece `out` ends with."""
+        if out and out[-1] is self._piece:
+            self._parts.append(text)
+            return
+        self.end()
+        self._piece = text_delta(text)
+        self._parts = [text]
+        out.append(self._piece)
+
+    def end(self) -> None:
+        """The read is decoded: its last piece gets its run's text (no one has seen it yet)."""
+        if self._piece is not None and len(self._parts) > 1:
+            self._piece.__dict__["text"] = "".join(self._parts)
+        self._piece, self._parts = None, []
+
+
 class JSONStreamDecoder:
     """The feed/flush/error lifecycle of a stream of JSON objects; subclasses turn SSE events
     into model events in `_events` and say what an object should be in `EXPECTED`."""
@@ -46,6 +72,7 @@ class JSONStreamDecoder:
         self._stopped = False  # an error was seen: ignore all input after it
         self._failure: StreamError | None = None  # seen but not raised yet
         self._flushed = False
+        self._run = TextRun()
 
     def feed(self, data: bytes) -> list[ModelEvent]:
         """Decode one network read of the response body."""
@@ -120,6 +147,8 @@ class JSONStreamDecoder:
             if not out:
                 raise
             self._failure = exc
+        finally:
+            self._run.end()
         return out
 
     def _json_object(self, data: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from ...events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from ...messages import AssistantMessage, ToolCall, Usage
 from ...text import SERVER_NAME_CHARS, server_text, shorten
 from .. import fast_json
-from ..json_stream import text_delta
+from ..json_stream import TextRun
 from ..sse import ServerSentEvent, SSEDecoder
 
 
@@ -55,6 +55,7 @@ class MessagesStreamDecoder:
         self._signature: str | None = None
         self._usage: dict[str, Any] | None = None
         self._closed = False
+        self._run = TextRun()
         self._failure: StreamError | None = None
         self.finish_reason: str | None = None
         self.message_id: str | None = None
@@ -80,6 +81,8 @@ class MessagesStreamDecoder:
             if not out:
                 raise
             self._failure = exc
+        finally:
+            self._run.end()
         return out
 
     def _feed(self, data: bytes, out: list[ModelEvent]) -> None:
@@ -104,7 +107,7 @@ class MessagesStreamDecoder:
                             if parts is not None:
                                 if value.delta.text:
                                     parts.append(value.delta.text)
-                                    out.append(text_delta(value.delta.text))
+                                    self._run.add(out, value.delta.text)
                                 continue
                     try:
                         event = fast(raw)
@@ -140,7 +143,7 @@ class MessagesStreamDecoder:
                         text = delta.get("text") or ""
                         if text:
                             parts.append(text)
-                            out.append(text_delta(text))
+                            self._run.add(out, text)
                         continue
             elif is_error and event.get("type") != "error":
                 event = {"type": "error", "error": event}

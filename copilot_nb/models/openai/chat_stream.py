@@ -26,7 +26,7 @@ from ...errors import StreamError
 from ...events import ModelEvent, ReasoningDelta, ToolCallDelta
 from ...messages import AssistantMessage, ToolCall, Usage
 from ...text import server_text, shorten
-from ..json_stream import JSONStreamDecoder, text_delta
+from ..json_stream import JSONStreamDecoder
 from ..sse import ServerSentEvent
 
 _loads = json.loads
@@ -135,7 +135,7 @@ class ChatCompletionsDecoder(JSONStreamDecoder):
         content = chunk.choices[0].delta.content
         if content:
             state.text.append(content)
-            events.append(text_delta(content))
+            self._run.add(events, content)
         return True
 
     def feed_chunk(self, chunk: Mapping[str, Any]) -> list[ModelEvent]:
@@ -165,7 +165,7 @@ class ChatCompletionsDecoder(JSONStreamDecoder):
                         content = _text_parts(content)
                     state.text.append(content)
                     if index == 0 and content:
-                        events.append(text_delta(content))
+                        self._run.add(events, content)
                 if content is None or len(delta) > 1:  # not the hot path: a bare text delta
                     _delta_extras(state, delta, events if index == 0 else None)
             finish_reason = choice.get("finish_reason")

@@ -147,7 +147,7 @@ class ResponsesDecoder(JSONStreamDecoder):
             return False
         if event.delta:
             slot.text.append(event.delta)
-            out.append(text_delta(event.delta))
+            self._run.add(out, event.delta)
         return True
 
     def _on_object(self, event: Mapping[str, Any], out: list[ModelEvent]) -> None:
@@ -158,7 +158,7 @@ class ResponsesDecoder(JSONStreamDecoder):
             if slot is not None:
                 if delta:
                     slot.text.append(delta)
-                    out.append(text_delta(delta))
+                    self._run.add(out, delta)
                 return
         out += self.feed_event(event)
 
