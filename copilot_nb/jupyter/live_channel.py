@@ -169,6 +169,7 @@ class LiveChannel:
             view.server_root = _root_from_session(view.path)
         comm.on_msg(view.receive)
         comm.on_close(lambda _msg: self._forget(view))
+        _route_by_header(comm)
         comm.send({"event": "kernel", "instance": _instance(self.shell)})
         self.views = [v for v in self.views if not _same_document(v, view)] + [view]
         self._close_hello()
@@ -358,6 +359,19 @@ def _handle(
         handler(channel, view, data)
     except Exception:  # a front end's message never takes the kernel down
         _log.exception("the front end's %r event could not be handled", data.get("event"))
+
+
+def _route_by_header(comm: Any) -> None:
+    """Each message from the page goes where its header says (a completion on a subshell while a
+    cell runs), not where the kernel last sent on this comm.
+
+    ipykernel 7 routes a comm's incoming messages to the subshell that last sent on it, so that
+    a reply reaches a loop blocked waiting for it. Ours never block: a kernel request awaits on
+    the kernel's loop and every handler hands its work there (`call_on`). Left as it is, the
+    kernel's first word on the comm, sent from the main shell, sent every later message there,
+    and ghost text waited behind the running cell."""
+    if hasattr(comm, "_reply_subshell_for"):
+        comm._reply_subshell_for = lambda _data, default: default
 
 
 def _instance(shell: Any) -> str:
