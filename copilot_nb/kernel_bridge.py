@@ -102,3 +102,15 @@ def user_namespace(shell: Any) -> dict[str, Any]:
 def hidden_names(shell: Any) -> dict[str, Any]:
     """IPython's own names (`user_ns_hidden`), so a user's variable is told from them."""
     return getattr(shell, "user_ns_hidden", None) or {}
+
+
+def request_header(shell: Any) -> dict[str, Any]:
+    """The header of the kernel request running now ({} outside a kernel or any request): which
+    front end asked (`session`) and what (`msg_type`, `msg_id`)."""
+    kernel = getattr(shell, "kernel", None)
+    try:
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:  # a kernel shutting down, or one without parents
+        parent = None
+    header = (parent or {}).get("header") or {}
+    return dict(header)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..kernel_bridge import call_on
+from ..kernel_bridge import call_on, request_header
 from ..text import counted
 from .block_runs import PageRuns
 from .live_view import LiveView, next_id
@@ -411,13 +411,7 @@ def _comm_manager(shell: Any) -> Any:
 
 def _request_client(shell: Any) -> str:
     """The kernel-connection id (`header.session`) of the request running now, or ""."""
-    kernel = getattr(shell, "kernel", None)
-    try:
-        parent = kernel.get_parent() if kernel is not None else None
-    except Exception:
-        parent = None
-    header = (parent or {}).get("header") or {}
-    return str(header.get("session") or "")
+    return str(request_header(shell).get("session") or "")
 
 
 def live_channel(shell: Any) -> LiveChannel:

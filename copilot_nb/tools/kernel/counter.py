@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...kernel_bridge import request_header
+
 _RENUMBERING = "_copilot_nb_renumbering"
 """The shell attribute naming the request that will take a new number as it ends."""
 
@@ -62,12 +64,7 @@ def _renumber_request(shell: Any) -> None:
 
 def _request_id(shell: Any) -> str:
     """The id of the execute request running now ('' when the code runs in none: a comm's)."""
-    kernel = getattr(shell, "kernel", None)
-    try:
-        parent = kernel.get_parent() if kernel is not None else None
-    except Exception:
-        parent = None
-    header = (parent or {}).get("header") or {}
+    header = request_header(shell)
     if header.get("msg_type") != "execute_request":
         return ""
     return str(header.get("msg_id") or "")
