@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from copilot_nb.testing import ScriptedRequest, reply
+from tests.patience import SLOWDOWN
 
 COMPLETION_PROMPT = "You complete code"
 COLUMNS = re.compile(r"#\s+columns: (.+)")
@@ -28,13 +29,15 @@ SETUP = (
 ATTACHED = (
     "import asyncio\n"
     "from copilot_nb.jupyter.live_channel import live_channel\n"
-    "for _ in range(400):\n"
+    f"for _ in range({int(400 * SLOWDOWN)}):\n"
     "    if live_channel(get_ipython()).views:\n"
     "        break\n"
     "    await asyncio.sleep(0.05)\n"
     'print("attached:", bool(live_channel(get_ipython()).views))'
 )
-"""A cell that waits (awaiting, so the comm is handled meanwhile) until this notebook attached."""
+"""A cell that waits (awaiting, so the comm is handled meanwhile) until this notebook attached:
+20 s on an idle machine, scaled with the run (a busy run attached after that and the cell said
+`attached: False`, which the page then waited for in vain)."""
 
 GHOSTS_SEEN = """
 (() => {

@@ -87,9 +87,14 @@ def open_with_df(page: Any, lab: dict[str, Any], name: str, *more: str) -> None:
     page.keyboard.press("Shift+Enter")  # the second cell
     page.wait_for_function(
         "() => JSON.stringify(window.jupyterapp.shell.currentWidget.content.model.cells.get(1)"
-        ".sharedModel.outputs).includes('attached: True')",
+        ".sharedModel.outputs).includes('attached: ')",
         timeout=LONG,
     )
+    said = page.evaluate(
+        "() => JSON.stringify(window.jupyterapp.shell.currentWidget.content.model.cells.get(1)"
+        ".sharedModel.outputs)"
+    )
+    assert "attached: True" in said, f"the notebook did not attach in time: {said[:300]}"
     page.evaluate(GHOSTS_SEEN)
 
 
