@@ -46,13 +46,15 @@ TIERS = {
     "check": Tier(name="check", workers=2),
     # Kernels and JupyterLab mostly wait on other processes: more workers than cores pays.
     "kernel": Tier(name="kernel", workers=3),
-    "browser": Tier(name="browser", workers=2),
+    # One JupyterLab and one Chromium at a time: on 2 cores a second pair saved a third of the
+    # time (651 s against about 900 s) but put pages past their limits (a dialog, a reload).
+    "browser": Tier(name="browser", workers=1),
     "external": Tier(name="external", workers=2, extra=tuple(NBVAL)),
 }
 
 
 def workers(tier: Tier) -> int:
-    """The tier's workers, or `COPILOT_NB_TEST_WORKERS` (0 runs in one process)."""
+    """The tier's workers, or `COPILOT_NB_TEST_WORKERS` (0 or 1 runs in one process)."""
     override = os.environ.get("COPILOT_NB_TEST_WORKERS")
     return int(override) if override else tier.workers
 
@@ -71,7 +73,7 @@ def pytest_command(tier: Tier, passthrough: list[str]) -> list[str]:
         f"--junitxml={REPORTS / f'{tier.name}.xml'}",
         "--durations=10",
     ]
-    if (n := workers(tier)) > 0:
+    if (n := workers(tier)) > 1:
         # A module's tests stay on one worker, so a module-scoped JupyterLab or kernel is shared.
         command += ["-n", str(n), "--dist", "loadfile"]
     return [*command, *passthrough, "tests", *tier.extra]
