@@ -21,6 +21,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from tests.patience import patient
+
 TARGET = "copilot_nb.live"
 CELL_KEYS = ("id", "cell_type", "source", "metadata", "outputs", "execution_count", "attachments")
 """What a cell of JupyterLab's shared model keeps of a cell it is given (`running` is not one)."""
@@ -92,8 +94,10 @@ class LiveFrontEnd:
         message = self._connection.session.msg("comm_open", content)
         self._opening = message["header"]["msg_id"]
         self._connection.shell_channel.send(message)
-        if not self._handled.wait(timeout):
-            raise TimeoutError(f"the kernel did not handle the comm_open within {timeout}s")
+        if not self._handled.wait(patient(timeout)):
+            raise TimeoutError(
+                f"the kernel did not handle the comm_open within {patient(timeout)}s"
+            )
 
     def send_event(self, data: dict[str, Any]) -> None:
         """Say something unasked, as the extension does (`{event: 'review', outcomes}`)."""
