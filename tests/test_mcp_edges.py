@@ -80,6 +80,17 @@ def test_a_stderr_tail_keeps_the_newest_bytes_only():
     tail.close()
 
 
+def test_last_words_written_just_before_a_crash_are_in_the_tail_when_asked_for():
+    """A server that prints why and exits is seen closed before the reader thread runs."""
+    for _ in range(50):
+        tail = StderrTail()
+        tail.file.write("server: the config is broken\n")
+        tail.file.flush()
+        tail.settle()
+        assert tail.text() == "server: the config is broken\n"
+        tail.close()
+
+
 async def test_a_server_flooding_stderr_keeps_a_bounded_tail_and_the_kernel_its_memory(workspace):
     megabytes = 200
 

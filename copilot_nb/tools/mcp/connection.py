@@ -363,6 +363,7 @@ class ServerConnection:
         return clip(self._stderr.text()[-STDERR_TAIL * 2 :].strip()[-STDERR_TAIL:], STDERR_TAIL)
 
     def _stderr_note(self) -> str:
+        self._stderr.settle()
         tail = self.stderr_tail()
         return f"\nits last stderr lines:\n{tail}" if tail else ""
 
