@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any, Generic, TypeVar, overload
 
+from .key_store import saved_key
+
 D = TypeVar("D", bound="str | None")
 
 
@@ -52,11 +54,12 @@ class FromEnv(Generic[D]):
         return obj.__dict__.get(self._slot) is not None
 
     def from_environment(self) -> str | None:
-        """The first of the variables that is set (and not empty) now, or None."""
+        """The first of the variables that is set (and not empty) now, else the key saved for
+        one of them in the model form (`key_store`; never a URL), or None."""
         for name in self.names:
             if os.environ.get(name):
                 return os.environ[name]
-        return None
+        return None if self.url else saved_key(*self.names)
 
 
 def reach_hint(model: object) -> str:
