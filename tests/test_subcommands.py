@@ -73,12 +73,22 @@ def test_completion_offers_the_tables_names_then_each_commands_words() -> None:
 
 
 def test_awaited_commands_are_the_coroutine_ones_and_a_cell_of_one_is_awaited() -> None:
-    assert [c.name for c in TABLE if c.awaited] == ["context", "state", "rebuild", "mcp", "serve"]
+    assert [c.name for c in TABLE if c.awaited] == [
+        "fix",
+        "context",
+        "state",
+        "rebuild",
+        "mcp",
+        "serve",
+    ]
     assert awaited("mcp") and not awaited("undo") and not awaited("nosuch")
     assert transform_copilot_cell(["%copilot serve --help\n"]) == [
         f"await {COPILOT_LINE_CALL}('serve --help')\n"
     ]
     assert transform_copilot_cell(["%copilot undo\n"]) == ["%copilot undo\n"]
+    assert transform_copilot_cell(["%copilot fix #4\n"]) == [
+        f"await {COPILOT_LINE_CALL}('fix #4')\n"
+    ], "a fix shows its turn in its cell, as a %%copilot cell does"
 
 
 def test_mcp_add_takes_a_command_after_the_double_dash_with_its_own_flags() -> None:

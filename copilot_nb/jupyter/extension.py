@@ -51,10 +51,12 @@ def load_ipython_extension(shell: Any) -> None:
         getattr(h, "__func__", h) is not complete_line for _, h in hooked.chain
     ):
         shell.set_hook("complete_command", complete_line, str_key=LINE_PREFIX)
+    from .failures import install_failure_record
     from .magic_help import install_magic_help
     from .quiet_stop import install_quiet_stop
 
     install_quiet_stop(shell)
+    install_failure_record(shell)
     install_magic_help(shell)
     live_channel(shell).install()
     _resume_saved(shell)
@@ -90,10 +92,12 @@ def unload_ipython_extension(shell: Any) -> None:
     (IPython keeps magics registered)."""
     if transform_copilot_cell in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform_copilot_cell)
+    from .failures import uninstall_failure_record
     from .magic_help import uninstall_magic_help
     from .quiet_stop import uninstall_quiet_stop
 
     uninstall_quiet_stop(shell)
+    uninstall_failure_record(shell)
     uninstall_magic_help(shell)
     live_channel(shell).uninstall()
     magics = shell.magics_manager.registry.get("CopilotMagics")

@@ -194,6 +194,15 @@ class CopilotMagics(Magics):
         help="apply this cell's edits at once in the open notebook and review them there",
     )
     @argument(
+        "--fix",
+        nargs="?",
+        const="last",
+        default=None,
+        metavar="CELL",
+        help="fix a failing cell: its source and error, read from the kernel and the notebook, "
+        "go with the request as data (CELL: its id or #N; none: the last cell that failed)",
+    )
+    @argument(
         "--skill",
         action="append",
         default=[],
@@ -210,7 +219,7 @@ class CopilotMagics(Magics):
     @line_cell_magic
     def copilot(self, line: str = "", cell: str | None = None) -> None:
         """Ask the agent: `%%copilot [--model M] [--mode ask|plan|agent] [--new]
-        [--yes|--read-only|--review] [--skill NAME]` then the request.
+        [--yes|--read-only|--review] [--fix [CELL]] [--skill NAME]` then the request.
 
         As a line magic: `%copilot [COMMAND] [ARGS]`, e.g. `%copilot model openai:gpt-4o`,
         `%copilot undo`, `%copilot mcp add NAME -- COMMAND`; `%copilot --help` lists every
@@ -250,7 +259,11 @@ class CopilotMagics(Magics):
             raise UsageError(
                 "%%copilot: --yes, --read-only and --review contradict each other; pick one"
             )
-        prompt = cell.strip()
+        prompt = shown = cell.strip()
+        if args.fix is not None:  # the failing cell and its error go with the words, as data
+            from .commands.fix import fix_prompt
+
+            prompt, shown = await fix_prompt(self.session, args.fix, prompt)
         if not prompt:
             raise UsageError("%%copilot needs a request in the cell body, e.g. 'explain utils.py'")
         from .approval_prompt import CellApprover
@@ -280,7 +293,7 @@ class CopilotMagics(Magics):
             )
             renderer = CellRenderer(
                 cost=_turn_cost(self, args.model),
-                prompt=prompt,
+                prompt=shown,
                 mirrors=mirrors_of(self.session),
                 usage=self.session.saved.usage,
             )
@@ -314,7 +327,10 @@ def parse_options(line: str) -> Any:
     except UsageError as exc:
         message = str(exc)
         if "unrecognized arguments" in message:
-            known = "--model, --mode, --new, --max-rounds, --yes, --read-only, --review, --skill"
+            known = (
+                "--model, --mode, --new, --max-rounds, --yes, --read-only, --review, --fix, "
+                "--skill"
+            )
             raise UsageError(
                 f"%%copilot: {message}; the options are {known} (written in full: options "
                 "are never abbreviated)"

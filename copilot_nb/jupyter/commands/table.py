@@ -7,7 +7,7 @@ function) all read `TABLE`; the first row is what a bare `%copilot` runs.
 
 from __future__ import annotations
 
-from . import cassette, context, conversations, dispatch, mcp, policy, serve, state
+from . import cassette, context, conversations, dispatch, fix, mcp, policy, serve, state
 from .skills import show_skills
 from .subcommand import Parsed, Subcommand, complete, parse
 
@@ -46,6 +46,12 @@ TABLE: tuple[Subcommand, ...] = (
         arguments=dispatch.undo_arguments,
     ),
     Subcommand(name="diff", help="the files and cells the last request changed", run=dispatch.diff),
+    Subcommand(
+        name="fix",
+        help="ask the agent to fix the cell that failed last (or one named: fix #4)",
+        run=fix.fix,
+        arguments=fix.arguments,
+    ),
     Subcommand(
         name="history",
         help="the conversation, message by message, and its token budget",
