@@ -99,7 +99,7 @@ async def test_a_plan_not_approved_ends_with_the_plan(serve, tmp_path, monkeypat
     events = await events_of(session, "make a.txt", Answering(approve=False), mode="plan")
     assert isinstance(events[-1], Done) and events[-1].text == "1. write a.txt"
     assert len(server.requests) == 1 and not (tmp_path / "a.txt").exists()
-    assert session.turn_mode == "agent" and not session.busy
+    assert not session.busy
 
 
 async def test_the_sessions_mode_is_the_default_and_a_turns_mode_wins(serve, tmp_path, monkeypatch):

@@ -92,6 +92,37 @@ def test_in_a_kernel_approvals_sent_to_a_subshell_reach_the_turn(serve, tmp_path
         kernel.close()
 
 
+def test_in_a_kernel_a_cells_turn_shows_in_the_open_panel_as_it_happens(serve, tmp_path):
+    """The cell's turn enters the panel's mirror as its first stage: the panel shows the
+    cell's words, the answer and how it ended, and its own next turn is not shown twice."""
+
+    server = serve([reply("from the cell"), reply("from the panel")])
+    kernel = KernelSession(tmp_path, {**scripted_env(server), "OPENAI_API_KEY": "k"})
+    try:
+        opened = kernel.execute(
+            "import copilot_nb\npanel = copilot_nb.chat(sidebar=False)\nprint(panel.widget.model_id)"
+        )
+        assert opened.status == "ok", opened.reply["content"]
+        model_id = opened.stdout.strip()
+        kernel.client.execute("%%copilot\nhello from a cell")
+        ops = _kernel_ops(kernel, model_id, until=["end", "done"])
+        assert ops[0] == ["u", "hello from a cell"]
+        assert "".join(op[1] for op in ops if op[0] == "t") == "from the cell"
+
+        content = {"kind": "prompt", "text": "and the panel"}
+        data = {"method": "custom", "content": content}
+        message = kernel.client.session.msg("comm_msg", {"comm_id": model_id, "data": data})
+        kernel.client.shell_channel.send(message)
+        ops = _kernel_ops(kernel, model_id, until=["end", "done"])
+        assert [op for op in ops if op[0] in ("u", "end")] == [
+            ["u", "and the panel"],
+            ["end", "done"],
+        ], "the panel's own turn, shown once"
+        assert "".join(op[1] for op in ops if op[0] == "t") == "from the panel"
+    finally:
+        kernel.close()
+
+
 RECORD_TURNS = """
 import copilot_nb
 from copilot_nb.jupyter.extension import session as kernel_session

@@ -14,6 +14,7 @@ import pytest
 from copilot_nb.agent.session import CopilotSession
 from copilot_nb.jupyter.cell_view import CellRenderer, render_turn
 from copilot_nb.jupyter.panel.widget import ChatPanel
+from copilot_nb.jupyter.turn_mirrors import mirrored
 from copilot_nb.models.transport import RetryPolicy
 from copilot_nb.testing import fail, reply
 from tests.panel_front import Front, RecordingComm
@@ -64,8 +65,9 @@ class CellDisplay:
 async def run_in_a_cell(panel: ChatPanel, prompt: str) -> str:
     """A `%%copilot` cell's turn on the panel's session, shown in the panel as it happens."""
     shown = CellDisplay()
-    renderer = CellRenderer(display=shown, prompt=prompt, mirrors=[panel.cell_turns])
-    await render_turn(panel.session.turn(prompt, approver=None), renderer)
+    renderer = CellRenderer(display=shown)
+    turn = panel.session.turn(prompt, approver=None, stages=[mirrored(panel.session)])
+    await render_turn(turn, renderer)
     panel.outbox.flush()
     return shown.text
 

@@ -1,9 +1,8 @@
-"""A run takes its settings as one object, and a session's turn is a list of stages: the agent
+"""A run takes its settings as one object, resolved in layers over the agent's own: the agent
 that keeps the conversation is never reconfigured by writing its attributes."""
 
 from __future__ import annotations
 
-from contextlib import aclosing
 from types import SimpleNamespace
 
 import pytest
@@ -11,7 +10,6 @@ import pytest
 from copilot_nb import Agent, RunSettings
 from copilot_nb.agent.approvals.policy import ApprovalPolicy
 from copilot_nb.agent.session import CopilotSession
-from copilot_nb.agent.turn import Turn, TurnNote, run_stages
 from copilot_nb.errors import ConfigError
 from copilot_nb.events import Done, Failed
 from copilot_nb.testing import ScriptedModel, call, reply
@@ -96,34 +94,29 @@ async def test_a_turn_leaves_the_conversations_agent_as_it_was_built(tmp_path, m
     assert session.model_name() == "scripted", "the conversation's model is the last turn's"
 
 
-async def test_stages_set_up_in_order_and_tear_down_in_reverse_when_one_ends_the_turn():
-    said: list[str] = []
-
-    def stage(name: str, *, fail: bool = False):
-        async def enter(turn: Turn):
-            said.append(f"enter {name}")
-            turn.stack.callback(said.append, f"leave {name}")
-            yield TurnNote(text=name)
-            if fail:
-                yield Failed(error=f"{name} failed")
-                said.append("never: the turn ended")
-
-        return enter
-
-    def never(turn: Turn):
-        raise AssertionError("a stage after the one that ended the turn is not entered")
-
-    turn = Turn(
-        host=SimpleNamespace(),  # type: ignore[arg-type]
-        prompt="p",
-        model=ScriptedModel(),
-        approver=None,  # type: ignore[arg-type]
-        asker=None,  # type: ignore[arg-type]
-        standing=ApprovalPolicy(),
-        mode="agent",
+def test_settings_resolve_field_by_field_each_later_layer_winning():
+    first, second = ScriptedModel(name="first"), ScriptedModel(name="second")
+    own = RunSettings(
+        model=first,
+        max_rounds=5,
+        tool_timeout=30.0,
+        request_options={"temperature": 0.1, "seed": 7},
     )
-    async with aclosing(run_stages(turn, [stage("a"), stage("b", fail=True), never])) as events:
-        shown = [e async for e in events]
+    turn = RunSettings(model=second, tool_timeout=None, request_options={"temperature": 0.5})
 
-    assert [type(e).__name__ for e in shown] == ["TurnNote", "TurnNote", "Failed"]
-    assert said == ["enter a", "enter b", "leave b", "leave a"]
+    run = own.resolve(turn, None, RunSettings(turn_label="the user's words"))
+
+    assert (run.model, run.max_rounds, run.turn_label) == (second, 5, "the user's words")
+    assert run.tool_timeout is None, "None is a setting (no limit), not a field left out"
+    assert run.request_options == {"temperature": 0.5, "seed": 7}, "merged key by key"
+    assert own.resolve() == own and own.max_rounds == 5, "resolving makes a new one"
+
+
+async def test_a_runs_settings_are_the_one_shape_the_agent_reports(tmp_path):
+    model = ScriptedModel([reply("hi")])
+    agent = Agent(model=model, workspace=tmp_path, tools=ToolSet([shout]), max_rounds=4)
+    assert isinstance(agent.active, RunSettings), "its own, before any run"
+    assert (agent.active.model, agent.active.max_rounds) == (model, 4)
+    await agent.ask("hello", settings=RunSettings(turn_label="greeting"))
+    assert isinstance(agent.active, RunSettings) and agent.active.turn_label == "greeting"
+    assert agent.active.tools.get("shout") is not None, "the agent's own fill what it left out"

@@ -11,7 +11,6 @@ import asyncio
 import os
 from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
-from dataclasses import replace
 from typing import Any
 
 from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
@@ -48,7 +47,7 @@ from ..workspace.workspace import Workspace
 from .approvals.policy import ApprovalPolicy, answer_of, call_preview, policy_refusal, rule_on
 from .context.window import ContextWindow
 from .cut_off import without_cut_off_call
-from .run_settings import ActiveRun, RunSettings, resolve
+from .run_settings import UNSET, RunSettings
 from .side_channel import SideChannel
 from .skills.scripts import note_result
 from .tool_calls import kept_reply, summarize_call
@@ -123,22 +122,29 @@ class Agent:
         self._side = SideChannel()
         self.current_call_id = ""
         """The id of the tool call running now (a subagent marks its events with it)."""
-        self._active: ActiveRun | None = None
+        self._active: RunSettings | None = None
 
     @property
-    def active(self) -> ActiveRun:
-        """The settings of the run under way, else of the last run, else the agent's own: what
-        a tool running under this agent follows (a subagent takes its model and approvals)."""
+    def active(self) -> RunSettings:
+        """The settings of the run under way, else of the last run, else the agent's own (every
+        field set): what a tool running under this agent follows (a subagent takes its model
+        and approvals)."""
         return self._active if self._active is not None else self._own()
 
-    def _own(self) -> ActiveRun:
-        return ActiveRun(
+    def _own(self) -> RunSettings:
+        """The bottom layer of every run's settings: what the agent was built with."""
+        return RunSettings(
             model=self.model,
             tools=self.tools,
             approvals=self.approvals,
             max_rounds=self.max_rounds,
             tool_timeout=self.tool_timeout,
             system_prompt=self.system_prompt,
+            context_block=None,
+            on_message=None,
+            tool_updates=None,
+            request_options={},
+            turn_label=None,
         )
 
     def emit(self, event: AgentEvent) -> None:
@@ -199,14 +205,11 @@ class Agent:
             yield Failed(error=BUSY)
             return
         self.running = True
-        run = resolve(settings or RunSettings(), self._own())
-        if max_rounds is not None or approvals is not None:
-            run = replace(
-                run,
-                max_rounds=max_rounds if max_rounds is not None else run.max_rounds,
-                approvals=approvals if approvals is not None else run.approvals,
-            )
-        self._active = run
+        given = RunSettings(
+            max_rounds=UNSET if max_rounds is None else max_rounds,
+            approvals=UNSET if approvals is None else approvals,
+        )
+        self._active = self._own().resolve(settings, given)
         try:
             async with aclosing(self._turn(prompt)) as events:
                 async for event in events:
@@ -282,7 +285,7 @@ class Agent:
         if run.tool_updates is not None:
             changes = await run.tool_updates()
             if changes.tools is not None:  # offered from this request on
-                self._active = run = replace(run, tools=changes.tools)
+                self._active = run = run.resolve(RunSettings(tools=changes.tools))
             for update in changes.updates:
                 yield update
         tools = run.tools.list_tools()

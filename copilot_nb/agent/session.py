@@ -9,6 +9,7 @@ surfaces only render its events and answer approvals through their `Approver`.
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import AsyncGenerator, Callable, Sequence
 from itertools import chain
 from typing import Any
@@ -39,7 +40,7 @@ from .conversations.keeper import Keeper
 from .loop import Agent
 from .model_strings import default_model_spec, resolve_model
 from .modes.run import TurnMode, tools_for_mode
-from .run_settings import RunSettings, ToolChanges
+from .run_settings import ToolChanges
 from .stages import TURN
 from .tool_assembly import (
     ToolListing,
@@ -49,7 +50,7 @@ from .tool_assembly import (
     listing,
     namespace_tools,
 )
-from .turn import Turn, TurnEvent, TurnNote, current_dir, run_stages
+from .turn import Stage, Turn, TurnEvent, TurnNote, current_dir, run_stages
 
 __all__ = ["CopilotSession", "ToolListing", "TurnEvent", "TurnNote", "current_dir"]
 
@@ -109,8 +110,9 @@ class CopilotSession:
             kernel=kernel_state(shell) if shell is not None else None,
         )
         """The conversation as saved beside the notebook (`agent/conversations/`)."""
-        self.turn_mode: TurnMode = "agent"
-        """The mode of the run under way (a plan turn becomes an agent turn once approved)."""
+        self.mirrors: weakref.WeakSet[Any] = weakref.WeakSet()
+        """The views that show this conversation's turns run elsewhere (an open chat panel
+        shows a cell's), held weakly: a view nobody holds any more stops showing them."""
         self.review_fallback_said = False
         """Whether a turn said review fell back to asking (once per kernel)."""
 
@@ -160,6 +162,7 @@ class CopilotSession:
         new: bool = False,
         mode: TurnMode | None = None,
         skills: Sequence[str] = (),
+        stages: Sequence[Stage] = (),
     ) -> AsyncGenerator[TurnEvent, None]:
         """One request on the shared conversation: the events to render, approvals to `approver`.
 
@@ -167,8 +170,9 @@ class CopilotSession:
         (a `TurnNote` first for the offline demo model); each `ApprovalNeeded` goes to
         `approver` once the surface has shown it (`None`: nobody answers, each is denied); the turn ends with the agent's `Done` or
         `Failed`. `model`, `approvals`, `max_rounds`, `mode` and `skills` (loaded up front)
-        hold for this turn only; `new` forgets the conversation first. Cancelling the consumer
-        stops the agent, and any request still unanswered is denied.
+        hold for this turn only; `new` forgets the conversation first; `stages` are the
+        surface's own, entered before the turn's (a cell's turn shown in an open panel too).
+        Cancelling the consumer stops the agent, and any request still unanswered is denied.
         """
         chosen = self.model(model)
         approver = approver or UNATTENDED
@@ -181,10 +185,10 @@ class CopilotSession:
             standing=approvals or self.approvals,
             mode=mode or self.mode,
             new=new,
+            max_rounds=max_rounds,
             skills=tuple(skills),
-            settings=RunSettings(max_rounds=max_rounds),
         )
-        return run_stages(turn, TURN)
+        return run_stages(turn, (*stages, *TURN))
 
     def cassette(self) -> Cassette | None:
         """The cassette this turn records to or replays from: the active one, else the one beside

@@ -51,7 +51,6 @@ from ..kernel_bridge import signals_heard
 from .approval_prompt import question
 from .cell_growth import PageGrowth, page_for_request
 from .cell_transcript import Prose, Reasoning, ToolLine, Transcript
-from .turn_mirrors import Mirrors, TurnMirror
 
 UPDATE_INTERVAL = 0.25
 """Seconds at least between display updates while streaming: smooth to the eye."""
@@ -81,8 +80,6 @@ class CellRenderer:
         clock: Callable[[], float] = time.monotonic,
         cost: Callable[[Mapping[str, int]], float | None] | None = None,
         page: PageGrowth | None = None,
-        prompt: str = "",
-        mirrors: list[TurnMirror] | None = None,
         usage: Ledger | None = None,
     ) -> None:
         """`cost`: dollars for the turn's tokens, None where no price is known. `page`: where
@@ -120,8 +117,6 @@ class CellRenderer:
         """The conversation's tokens with this turn's, for the footer."""
         self.error = ""
         """The error the turn ended in, if it failed (the cell itself still runs to the end)."""
-        self._mirrors = Mirrors(mirrors or [], prompt)
-        """Other views of this conversation (an open chat panel): they show the turn too."""
         first = self.transcript.rendered()
         if page is None:
             self._handle = display(first, display_id=True)
@@ -132,8 +127,6 @@ class CellRenderer:
     def notice(self, text: str) -> None:
         self.transcript.footer.append(text)
         self._dirty = True
-        if text == STOPPED:
-            self._mirrors.end("stopped")
 
     def handle(self, event: TurnEvent) -> None:
         """Apply one event; refresh the display if enough time has passed (at once for a
@@ -141,9 +134,6 @@ class CellRenderer:
         the model's next reply may keep waiting for a long time)."""
         self._apply(event)
         self._dirty = True
-        self._mirrors.event(event)
-        if isinstance(event, (Done, Failed)):
-            self._mirrors.end("done" if isinstance(event, Done) else "failed")
         at_once = isinstance(event, (ApprovalNeeded, ToolStarted, ToolFinished, ToolsUpdated))
         at_once = at_once or (isinstance(event, Notice) and event.retry)
         streamed = isinstance(event, (TextDelta, ReasoningDelta))

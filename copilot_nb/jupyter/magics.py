@@ -269,7 +269,7 @@ class CopilotMagics(Magics):
         from .approval_prompt import CellApprover
         from .cell_view import STOPPED, CellRenderer, render_turn
         from .quiet_stop import TurnStopped, stop_ends_in_error
-        from .turn_mirrors import mirrors_of
+        from .turn_mirrors import mirrored
 
         policy = self.session.approvals
         if args.yes or args.read_only:  # this cell only: the session keeps its own
@@ -290,12 +290,10 @@ class CopilotMagics(Magics):
                 new=args.new,
                 mode=args.mode,
                 skills=args.skill,
+                stages=(mirrored(self.session, shown),),  # an open panel shows it too
             )
             renderer = CellRenderer(
-                cost=_turn_cost(self, args.model),
-                prompt=shown,
-                mirrors=mirrors_of(self.session),
-                usage=self.session.saved.usage,
+                cost=_turn_cost(self, args.model), usage=self.session.saved.usage
             )
             stopped = await render_turn(turn, renderer)
         except ConfigError as exc:

@@ -2,25 +2,26 @@
 
 The chat panel and the `%%copilot` cells share one conversation; a cell's turn is shown in its
 cell and, while a panel on the same session is open, in the panel too (its prompt, answer, tool
-cards and end), so the panel is the conversation's one view. A cell registers nothing: its
-renderer hands each event to the session's mirrors (`CellRenderer(mirrors=...)`). Mirrors are
-held weakly: a panel nobody holds any more stops mirroring. A mirror that fails never breaks
-the cell.
+cards and end), so the panel is the conversation's one view. A panel registers on its session
+(`mirror_turns`); a cell's turn enters `mirrored(session)` as its first stage, whose event hook
+hands each event, once the cell has shown it, to the session's views. The views are the
+session's own, held weakly: a panel nobody holds any more stops mirroring. A view that fails
+never breaks the cell.
 """
 
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ..agent.turn import NOTHING, Adds, Stage, Turn
+from ..events import Done, Failed
 
 if TYPE_CHECKING:
     from ..agent.session import TurnEvent
 
 _log = logging.getLogger(__name__)
-_MIRRORS: weakref.WeakKeyDictionary[Any, weakref.WeakSet[Any]] = weakref.WeakKeyDictionary()
-"""Per session (the kernel's one conversation), the views mirroring its cell turns."""
 
 
 class TurnMirror(Protocol):
@@ -35,29 +36,45 @@ class TurnMirror(Protocol):
 
 def mirror_turns(session: Any, view: TurnMirror) -> None:
     """Show `session`'s cell turns in `view` from now on."""
-    _MIRRORS.setdefault(session, weakref.WeakSet()).add(view)
+    session.mirrors.add(view)
 
 
 def stop_mirroring(session: Any, view: TurnMirror) -> None:
-    _MIRRORS.get(session, weakref.WeakSet()).discard(view)
+    session.mirrors.discard(view)
 
 
-def mirrors_of(session: Any) -> list[TurnMirror]:
-    return list(_MIRRORS.get(session, ()))
+def mirrored(session: Any, shown: str | None = None) -> Stage:
+    """The stage that shows a turn in the views open on `session` as it happens: its request
+    now (`shown`: the user's words, else the turn's), each event once the surface has shown
+    it, and how it ended (`done`, `failed`, or `stopped` when it ended with neither)."""
+
+    def stage(turn: Turn) -> Adds:
+        views = list(session.mirrors)
+        if not views:
+            return NOTHING
+        mirror = Mirror(views, turn.text() if shown is None else shown)
+        return Adds(after=mirror.event, exit=mirror.stopped)
+
+    return stage
 
 
-class Mirrors:
-    """A cell turn's mirrors, each call guarded: the cell goes on whatever a view does."""
+class Mirror:
+    """One turn's views, each call guarded: the turn goes on whatever a view does."""
 
     def __init__(self, views: list[TurnMirror], prompt: str) -> None:
         self.views = views
         self.ended = False
         self._each(lambda view: view.cell_turn(prompt))
 
-    def event(self, event: TurnEvent) -> None:
+    async def event(self, event: TurnEvent) -> None:
         self._each(lambda view: view.cell_event(event))
+        if isinstance(event, (Done, Failed)):
+            self._end("done" if isinstance(event, Done) else "failed")
 
-    def end(self, status: str) -> None:
+    def stopped(self) -> None:
+        self._end("stopped")
+
+    def _end(self, status: str) -> None:
         if not self.ended:
             self.ended = True
             self._each(lambda view: view.cell_turn_end(status))

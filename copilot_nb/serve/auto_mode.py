@@ -11,15 +11,16 @@ the run, leaving the agent's conversation valid (it is thrown away with the requ
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any
 
-from ..agent.approvals.approver import UNANSWERED
 from ..agent.loop import Agent
 from ..agent.run_settings import RunSettings
+from ..agent.stages import SERVED
+from ..agent.turn import Turn, TurnEvent, run_stages
 from ..events import (
-    AgentEvent,
     ApprovalNeeded,
     Done,
     Failed,
@@ -84,21 +85,16 @@ async def auto_response(
     if chat.stream:
         return event_stream(_stream(backend, agent, prompt, chat, encoder, relay))
     text, usage, calls, failure = "", Usage(), [], ""
-    asked: list[ApprovalNeeded] = []
-    try:
-        async with aclosing(agent.run(prompt, settings=settings_of(chat))) as events:
-            async for event in events:
-                _answer(backend, event, asked)
-                if isinstance(event, UsageReported) and not event.estimated:
-                    usage = _add(usage, event.usage)  # what servers said, never our estimate
-                elif isinstance(event, ToolFinished):
-                    calls.append(_report(event))
-                elif isinstance(event, Done):
-                    text = event.text
-                elif isinstance(event, Failed):
-                    failure = event.error
-    finally:
-        _deny_unanswered(asked)
+    async with aclosing(served(backend, agent, prompt, chat)) as events:
+        async for event in events:
+            if isinstance(event, UsageReported) and not event.estimated:
+                usage = _add(usage, event.usage)  # what servers said, never our estimate
+            elif isinstance(event, ToolFinished):
+                calls.append(_report(event))
+            elif isinstance(event, Done):
+                text = event.text
+            elif isinstance(event, Failed):
+                failure = event.error
     if failure:
         return error_response(ApiError(relay.text(failure), status=502, type="upstream_error"))
     message = AssistantMessage(text=text, finish_reason="stop", usage=usage)
@@ -114,6 +110,34 @@ def settings_of(chat: ChatRequest) -> RunSettings:
     return RunSettings(request_options=dict(chat.options))
 
 
+def served(
+    backend: Backend, agent: Agent, prompt: UserMessage, chat: ChatRequest
+) -> AsyncGenerator[TurnEvent, None]:
+    """The run as a turn of the stages a session's turn asks through (`SERVED`): a call that
+    asks shows its buttons in the notebook that started the server, or is denied; whatever is
+    left unanswered when the run ends (the client went away) is denied."""
+    approver = backend.approver if backend.approver is not None else Refusing(backend.unapproved)
+    turn = Turn(
+        prompt=prompt,
+        model=agent.model,
+        approver=approver,
+        asker=approver,
+        agent=agent,
+        settings=settings_of(chat),
+    )
+    return run_stages(turn, SERVED)
+
+
+@dataclass(frozen=True)
+class Refusing:
+    """The approver where nobody can be asked: each request denied at once, saying why."""
+
+    reason: str
+
+    def answer(self, request: ApprovalNeeded) -> None:
+        request.deny(self.reason)
+
+
 async def _stream(
     backend: Backend,
     agent: Agent,
@@ -124,27 +148,22 @@ async def _stream(
 ) -> AsyncIterator[bytes]:
     yield encoder.start()
     usage = Usage()
-    asked: list[ApprovalNeeded] = []
-    try:
-        async with aclosing(agent.run(prompt, settings=settings_of(chat))) as events:
-            async for event in events:
-                _answer(backend, event, asked)
-                if isinstance(event, (TextDelta, ReasoningDelta)):
-                    yield encoder.event(event)
-                elif isinstance(event, ToolStarted):
-                    yield _progress(encoder, _started(event))
-                elif isinstance(event, ToolFinished):
-                    yield _progress(encoder, {"tool": _report(event)})
-                elif isinstance(event, UsageReported) and not event.estimated:
-                    usage = _add(usage, event.usage)
-                elif isinstance(event, Done):
-                    done = AssistantMessage(text="", finish_reason="stop", usage=usage)
-                    yield encoder.event(ModelResponse(message=done))
-                elif isinstance(event, Failed):
-                    failure = ApiError(relay.text(event.error), status=502, type="upstream_error")
-                    yield encoder.error(failure)
-    finally:
-        _deny_unanswered(asked)
+    async with aclosing(served(backend, agent, prompt, chat)) as events:
+        async for event in events:
+            if isinstance(event, (TextDelta, ReasoningDelta)):
+                yield encoder.event(event)
+            elif isinstance(event, ToolStarted):
+                yield _progress(encoder, _started(event))
+            elif isinstance(event, ToolFinished):
+                yield _progress(encoder, {"tool": _report(event)})
+            elif isinstance(event, UsageReported) and not event.estimated:
+                usage = _add(usage, event.usage)
+            elif isinstance(event, Done):
+                done = AssistantMessage(text="", finish_reason="stop", usage=usage)
+                yield encoder.event(ModelResponse(message=done))
+            elif isinstance(event, Failed):
+                failure = ApiError(relay.text(event.error), status=502, type="upstream_error")
+                yield encoder.error(failure)
     yield encoder.done()
 
 
@@ -157,23 +176,6 @@ def _started(event: ToolStarted) -> dict[str, Any]:
             "summary": event.summary,
         }
     }
-
-
-def _answer(backend: Backend, event: AgentEvent, asked: list[ApprovalNeeded]) -> None:
-    """An approval goes to the notebook that started the server, or is denied."""
-    if isinstance(event, ApprovalNeeded):
-        asked.append(event)
-        if backend.approver is not None:
-            backend.approver.answer(event)
-        else:
-            event.deny(backend.unapproved)
-
-
-def _deny_unanswered(asked: list[ApprovalNeeded]) -> None:
-    """A run that ended (the client left) leaves no question open in the notebook."""
-    for request in asked:
-        if not request.answered:
-            request.deny(UNANSWERED)
 
 
 def _report(event: ToolFinished) -> dict[str, Any]:
