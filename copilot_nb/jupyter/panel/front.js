@@ -9,6 +9,7 @@
 
 const MODES = [["ask", "Ask"], ["plan", "Plan"], ["agent", "Agent"]];
 const TAB_EVENT = "copilot-nb:open-in-tab";
+const FIX_EVENT = "copilot-nb:fix"; // Fix with Copilot on a cell's error (the extension's fixInPanel.ts)
 
 function buildView(model, root) {
   root.classList.add("cnb-root");
@@ -321,6 +322,10 @@ function wireInput(model, root, v, completion) {
   };
   v.fresh.onclick = () => model.send({ kind: "new" });
   v.tab.onclick = () => root.dispatchEvent(new CustomEvent(TAB_EVENT, { bubbles: true }));
+  root.addEventListener(FIX_EVENT, (event) => {
+    // only the failing cell's id: the kernel reads the cell and its error itself
+    if (!root.classList.contains("cnb-lost")) model.send({ kind: "fix", cell: String(event.detail?.cellId ?? "") });
+  });
   v.picker.onchange = () => {
     model.set("model", v.picker.value);
     model.save_changes();

@@ -34,6 +34,8 @@ from .feed import UPDATE_INTERVAL, Outbox, event_ops
 from .mentions import MAX_QUERY, Completer, session_context
 
 _HERE = Path(__file__).parent
+MAX_CELL_REFERENCE = 100
+"""Characters of a cell id a view may send (nbformat ids are at most 64)."""
 _USER_ERRORS = (CopilotError, UsageError)
 """Problems the user can fix (a bad model name, a missing key): shown without a traceback."""
 
@@ -152,8 +154,10 @@ class ChatPanel:
 
     # --- what the user (or a test) does -----------------------------------------------------
 
-    def send(self, prompt: str) -> asyncio.Task[None] | None:
-        """Start a turn for this prompt on the running loop; None if it was not started."""
+    def send(self, prompt: str, *, shown: str = "") -> asyncio.Task[None] | None:
+        """Start a turn for this prompt on the running loop; None if it was not started.
+        `shown`: what the transcript shows as the user's request, where the prompt carries
+        data besides their words (a failing cell and its error)."""
         prompt = prompt.strip()
         if not prompt:
             return None
@@ -163,7 +167,7 @@ class ChatPanel:
             return None
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
-        self.outbox.put(["u", prompt])
+        self.outbox.put(["u", shown.strip() or prompt])
         self.widget.busy = True
         self.task = self._loop.create_task(self._turn(prompt))
         return self.task
@@ -221,6 +225,27 @@ class ChatPanel:
         except Exception as exc:  # a bug of ours: shown here, not in a cell
             self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
         self.outbox.flush()
+
+    def fix(self, cell: str) -> asyncio.Task[None] | None:
+        """Fix with Copilot from the page: the turn for the failing cell `cell` (its id; empty:
+        the last that failed), whose source and error the kernel reads itself."""
+        if self._loop is None:
+            return None
+        task = self._loop.create_task(self._fix(cell))
+        self._blocks.add(task)
+        task.add_done_callback(self._blocks.discard)
+        return task
+
+    async def _fix(self, cell: str) -> None:
+        from ..commands.fix import fix_prompt
+
+        try:
+            prompt, shown = await fix_prompt(self.session, cell)
+        except _USER_ERRORS as exc:  # no such cell, or it shows no error: said here
+            self.outbox.put(["err", str(exc), ""])
+            self.outbox.flush()
+            return
+        self.send(prompt, shown=shown)
 
     def undo_block(self, call_id: str) -> None:
         """A Run's Undo in its card: the variables put back, and the card says how it went."""
@@ -379,6 +404,8 @@ class ChatPanel:
                 self.run_block(str(content.get("code", "")))
             elif kind == "undo":
                 self.undo_block(str(content.get("id", "")))
+            elif kind == "fix":  # Fix with Copilot: only the cell's id comes from the page
+                self.fix(str(content.get("cell", ""))[:MAX_CELL_REFERENCE])
         except Exception as exc:
             self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
 

@@ -125,7 +125,7 @@ export function reopenChatsAfterRestart(
 }
 
 /** Why the reopen code failed, in words for the old panel; empty if it ran. */
-function failure(content: {
+export function failure(content: {
   status: string;
   ename?: string;
   evalue?: string;

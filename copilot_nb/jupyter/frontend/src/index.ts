@@ -14,6 +14,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { reopenChatsAfterRestart } from './chatReopen';
 import { CodeBlockActions, listenForPanelInserts } from './codeBlocks';
+import { FixActions } from './fixError';
 import { inlineCompletionsPlugin } from './inlineCompletions';
 import { LiveDocuments } from './liveDocument';
 import { CHAT_IN_SIDEBAR, CHAT_IN_TAB, placeChatPanels } from './panelTabs';
@@ -37,6 +38,7 @@ const plugin: JupyterFrontEndPlugin<ICopilotLive> = {
       const doc = live.track(panel.context);
       new ReviewView(panel, doc.review);
       new CodeBlockActions(panel, doc.blocks);
+      new FixActions(app, panel, () => doc.comm !== null);
     };
     listenForPanelInserts(tracker);
     tracker.forEach(track);
