@@ -20,9 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from copilot_nb import Agent  # noqa: E402
-from copilot_nb.models.cassettes.cassette import Cassette, using  # noqa: E402
+from copilot_nb.models.cassettes.cassette import Cassette, active_cassette, using  # noqa: E402
 from copilot_nb.models.openai.chat import OpenAIChat  # noqa: E402
-from copilot_nb.models.transport import follow_cassette  # noqa: E402
 from copilot_nb.testing import ScriptedServer, call, reply  # noqa: E402
 
 REPEATS = 7
@@ -35,7 +34,7 @@ def script() -> list[Any]:
 
 def one_turn(url: str, workspace: Path) -> float:
     model = OpenAIChat("bench", base_url=url, api_key="k")
-    follow_cassette(model)
+    model.endpoint.tape = active_cassette  # as the session tapes the models it builds
     agent = Agent(model=model, workspace=workspace)
 
     async def run() -> float:

@@ -19,6 +19,7 @@ from typing import Any
 from .events import ModelEvent
 from .models.base import ChatModel, ModelRequest
 from .models.openai.chat import OpenAIChat
+from .models.provider import Provider
 from .testing.script import ScriptedRequest, ScriptedTurn, call, reply
 from .testing.server import ScriptedServer
 from .text import clip
@@ -162,19 +163,24 @@ def _arguments(tool_call: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class OfflineModel(ChatModel):
-    """The offline demo as a Model: an `OpenAIChat` talking to a loopback server it owns."""
-
-    offline = True
+    """The offline demo as a Model: an `OpenAIChat` talking to a loopback server it owns, on an
+    endpoint of the `offline` provider. It shows no `endpoint` of its own: what it sends never
+    leaves this process's loopback, and a cassette never records or replays it."""
 
     def __init__(self) -> None:
-        self.name = "offline-demo"
+        self.name = PROVIDER.default_model
         self.server = ScriptedServer(responder=offline_reply, model_name=self.name)
         self._chat: OpenAIChat | None = None
+
+    @property
+    def provider(self) -> str:
+        return PROVIDER.name
 
     def _model(self) -> OpenAIChat:
         if self._chat is None:
             self.server.start()
-            self._chat = self.server.model()
+            endpoint = PROVIDER.endpoint(self.name, base_url=self.server.url)
+            self._chat = OpenAIChat(self.name, endpoint=endpoint)
         return self._chat
 
     def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -185,3 +191,15 @@ class OfflineModel(ChatModel):
             await self._chat.aclose()
             self.server.stop()
             self._chat = None
+
+
+PROVIDER = Provider(
+    name="offline",
+    chat=lambda _endpoint: OfflineModel(),
+    sign_in="It needs no sign-in: it answers on this machine. Set COPILOT_NB_MODEL for a real one.",
+    window="name",
+    default_model="offline-demo",
+    note=OFFLINE_NOTE,
+)
+"""The offline demo's row: `offline` as a model string (`demo` too: `agent/model_spec.OFFLINE`);
+it names no model."""

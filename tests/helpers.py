@@ -30,9 +30,9 @@ from copilot_nb import Agent
 from copilot_nb.agent.session import CopilotSession
 from copilot_nb.events import ApprovalNeeded
 from copilot_nb.models.anthropic.chat import AnthropicChat
+from copilot_nb.models.cassettes.cassette import active_cassette
 from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.models.openai.responses import OpenAIResponses
-from copilot_nb.models.transport import follow_cassette
 from copilot_nb.tools import ToolOutput, ToolSet
 from tests.kernel_session import KernelSession
 
@@ -253,7 +253,8 @@ class Headless:
 
 
 def model_for(wire: str, url: str) -> Any:
-    """A model of this wire at `url` (None: nothing listens), following the cassette."""
+    """A model of this wire at `url` (None: nothing listens), taped to the active cassette, as
+    the session tapes the models it builds."""
     base = url or "http://127.0.0.1:9/v1"
     if wire == "anthropic":
         model = AnthropicChat("scripted", base_url=base.removesuffix("/v1"), api_key=KEY)
@@ -261,7 +262,7 @@ def model_for(wire: str, url: str) -> Any:
         model = OpenAIResponses("scripted", base_url=base, api_key=KEY)
     else:
         model = OpenAIChat("scripted", base_url=base, api_key=KEY)
-    follow_cassette(model)
+    model.endpoint.tape = active_cassette
     return model
 
 

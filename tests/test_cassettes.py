@@ -18,7 +18,13 @@ from copilot_nb import Agent
 from copilot_nb.agent.approvals.cassette import CassetteApprover
 from copilot_nb.errors import ModelConnectionError
 from copilot_nb.events import ApprovalNeeded, Done, Failed, Notice
-from copilot_nb.models.cassettes.cassette import Cassette, CassetteMismatch, Header, using
+from copilot_nb.models.cassettes.cassette import (
+    Cassette,
+    CassetteMismatch,
+    Header,
+    active_cassette,
+    using,
+)
 from copilot_nb.models.cassettes.entries import (
     REDACTED,
     WORKSPACE,
@@ -27,11 +33,10 @@ from copilot_nb.models.cassettes.entries import (
     recorded_response,
 )
 from copilot_nb.models.openai.chat import OpenAIChat
-from copilot_nb.models.transport import follow_cassette
 from copilot_nb.testing import ScriptedServer, call, fail, reply
 from copilot_nb.text import SECRET_VALUE
 from copilot_nb.tools.wrappers import FilteredToolSet
-from tests.helpers import KEY, callbacks_ran, model_for, run_agent
+from tests.helpers import KEY, callbacks_ran, events_of, model_for, run_agent, scripted_session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,6 +91,20 @@ def test_a_model_a_script_builds_itself_talks_to_its_server_whatever_is_recorded
     assert len(tape.read_text().splitlines()) == 1  # the header only
 
 
+async def test_a_turn_s_cassette_stage_tapes_its_model_for_the_turn_only(tmp_path, monkeypatch):
+    tape = tmp_path / "t.copilot.jsonl"
+    with ScriptedServer([reply("Hi."), reply("Live.")]) as server:
+        session = scripted_session(server, tmp_path, monkeypatch)
+        endpoint = session.model().endpoint
+        endpoint.tape = None  # no cassette of its own: only the turn's stage chooses one
+        with using(Cassette(tape, "record")):
+            assert (await events_of(session, "hi"))[-1] == Done(text="Hi.")
+        assert endpoint.tape is None, "the turn's tear-down put it back"
+        assert (await events_of(session, "again"))[-1] == Done(text="Live.")
+        assert len(server.requests) == 2
+    assert [json.loads(line).get("n") for line in tape.read_text().splitlines()] == [None, 1]
+
+
 # --- what differs ------------------------------------------------------------------------------
 
 
@@ -123,7 +142,7 @@ def test_a_changed_model_and_a_changed_tool_list_are_named(workspace, tmp_path):
     tape = tmp_path / "t.copilot.jsonl"
     recorded(tape, workspace)
     other = OpenAIChat("gpt-4.1", base_url="http://127.0.0.1:9/v1")
-    follow_cassette(other)
+    other.endpoint.tape = active_cassette
     with using(Cassette(tape, "replay")):
         error = failure(run_agent(other, "What is in data.txt?", workspace))
     assert "the model changed (recorded scripted, now gpt-4.1)" in error
@@ -169,10 +188,10 @@ def test_auto_mode_records_past_lookups_left_at_the_end_of_the_recording(workspa
     tape = tmp_path / "t.copilot.jsonl"
     recorded(tape, workspace)
     with ScriptedServer([]) as server, using(Cassette(tape, "auto")) as cassette:
-        client_of = model_for("openai", server.url)._http
+        endpoint = model_for("openai", server.url).endpoint
 
         async def list_models() -> int:
-            return (await client_of.get().get(f"{server.url}/models")).status_code
+            return (await endpoint.client().get(f"{server.url}/models")).status_code
 
         assert asyncio.run(list_models()) == 200  # a lookup after the last model request
     with ScriptedServer([reply("Still 42.")]) as server, using(Cassette(tape, "auto")):
@@ -190,10 +209,10 @@ def test_a_lookup_is_answered_as_often_as_it_is_asked(workspace, tmp_path):
     tape = tmp_path / "t.copilot.jsonl"
     with ScriptedServer([]) as server, using(Cassette(tape, "record")):
         model = model_for("openai", server.url)
-        http, url = model._http, server.url
+        endpoint, url = model.endpoint, server.url
 
         async def models() -> list[int]:
-            client = http.get()
+            client = endpoint.client()
             return [(await client.get(f"{url}/models")).status_code for _ in range(3)]
 
         assert asyncio.run(models()) == [200, 200, 200]

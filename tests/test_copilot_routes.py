@@ -217,7 +217,7 @@ async def test_a_model_that_moved_is_asked_again_through_its_new_endpoint(github
     ]
     assert posts(fake) == ["/chat/completions", "/v1/messages"]
     assert listings(fake) == 2, "the list was read again after the refusal"
-    assert model.endpoint() == MESSAGES
+    assert model.route() == MESSAGES
     await model.aclose()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copilot_nb.models.anthropic.chat import AnthropicChat
-from copilot_nb.models.env_settings import FromEnv, reach_hint
+from copilot_nb.models.env_settings import FromEnv
 from copilot_nb.models.openai.chat import OPENAI_BASE_URL, OpenAIChat
 from copilot_nb.models.openai.ollama import OllamaChat
 from copilot_nb.models.transport import sentence
@@ -49,25 +49,28 @@ def test_a_url_drops_its_trailing_slash_and_falls_back_to_its_default(monkeypatc
     [
         (lambda: OpenAIChat("m"), "OPENAI_API_KEY", "OPENAI_BASE_URL"),
         (lambda: AnthropicChat("m"), "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-        (lambda: OllamaChat("m", api_key=None), "OPENAI_API_KEY", "OLLAMA_BASE_URL"),
+        (lambda: OllamaChat("m"), None, "OLLAMA_BASE_URL"),
     ],
     ids=["openai", "anthropic", "ollama"],
 )
 def test_each_provider_reads_its_own_variables_after_it_was_built(monkeypatch, model, key, url):
-    monkeypatch.setenv(key, "old")
+    if key:
+        monkeypatch.setenv(key, "old")
     monkeypatch.setenv(url, "http://old.test/v1")
     built = model()
-    monkeypatch.setenv(key, "new")
+    if key:
+        monkeypatch.setenv(key, "new")
     monkeypatch.setenv(url, "http://new.test/v1/")
-    assert (built.api_key, built.base_url.removesuffix("/v1")) == ("new", "http://new.test")
-    assert url in reach_hint(built)
+    assert built.base_url.removesuffix("/v1") == "http://new.test"
+    assert built.endpoint.api_key == ("new" if key else None)
+    assert url in built.endpoint.reach_hint()
 
 
 def test_a_base_url_given_in_code_stays_and_names_no_variable(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://env.test/v1")
     model = OpenAIChat("m", base_url="http://given.test/v1/")
     assert model.base_url == "http://given.test/v1"
-    assert "OPENAI_BASE_URL" not in reach_hint(model)
+    assert "OPENAI_BASE_URL" not in model.endpoint.reach_hint()
     monkeypatch.delenv("OPENAI_BASE_URL")
     assert OpenAIChat("m").base_url == OPENAI_BASE_URL
 

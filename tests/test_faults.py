@@ -10,6 +10,7 @@ import pytest
 from copilot_nb import Agent, AuthError, ModelConnectionError, ModelHTTPError, OpenAIChat
 from copilot_nb.errors import ContextLengthError
 from copilot_nb.events import Done, Failed, ModelResponse, Notice
+from copilot_nb.models.providers import row
 from copilot_nb.models.transport import RetryPolicy, server_retry_after
 from copilot_nb.testing import call, fail, reply
 
@@ -129,7 +130,7 @@ async def test_a_model_that_rejects_tools_is_asked_again_without_them(serve):
             reply("plain answer"),
         ]
     )
-    model = fast_model(server, provider="ollama")
+    model = fast_model(server, endpoint=row("ollama").endpoint("scripted", base_url=server.url))
     events = [e async for e in model.stream(HI, tools=[TOOL])]
     (notice,) = [e for e in events if isinstance(e, Notice)]
     assert "does not accept tools" in notice.text

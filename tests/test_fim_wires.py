@@ -15,9 +15,10 @@ from copilot_nb.models.chat_fill import CURSOR, ChatFill
 from copilot_nb.models.copilot.fim_completions import CopilotFill
 from copilot_nb.models.fim import FillRequest, InfillDecoder, TextCompletionsDecoder
 from copilot_nb.models.openai.chat import OpenAIChat
-from copilot_nb.models.openai.fim_completions import DeepSeekFill, MistralFill, OpenAICompletions
+from copilot_nb.models.openai.fim_completions import MistralFill, OpenAICompletions
 from copilot_nb.models.openai.llama_infill import LlamaCppFill
 from copilot_nb.models.openai.ollama_generate import NDJSONGenerateDecoder, OllamaFill
+from copilot_nb.models.providers import row
 from copilot_nb.testing.fim_wires import (
     FillServer,
     completions_events,
@@ -87,10 +88,11 @@ async def test_a_server_that_refuses_suffix_is_asked_again_without_it_from_then_
         await model.aclose()
 
 
-async def test_deepseek_uses_its_beta_base_url(server, monkeypatch):
+async def test_deepseek_is_a_row_with_its_beta_base_url_and_its_own_key(server, monkeypatch):
     monkeypatch.setenv("DEEPSEEK_BASE_URL", f"{server.base_url}/beta")
     monkeypatch.setenv("DEEPSEEK_API_KEY", "ds-key")
-    model = DeepSeekFill("deepseek-chat")
+    model = row("deepseek").build_fill("deepseek-chat")
+    assert type(model) is OpenAICompletions and model.provider == "deepseek"
     _, final, _ = await drain(model.fill(REQUEST))
     assert final.message.text == "sum()['price']"
     (call,) = server.calls

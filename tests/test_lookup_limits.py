@@ -15,14 +15,16 @@ import time
 import pytest
 
 from copilot_nb import Agent
+from copilot_nb.agent.model_strings import PROVIDERS
 from copilot_nb.errors import LookupFailed
 from copilot_nb.events import Done, Notice
 from copilot_nb.jupyter.commands.login import show_models
+from copilot_nb.models.endpoint import Endpoint, Key
 from copilot_nb.models.lookups import LookupLimits
 from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.models.openai.ollama import OllamaChat
 from copilot_nb.models.openai.responses import OpenAIResponses
-from copilot_nb.models.providers import PROVIDERS, Provider
+from copilot_nb.models.provider import Provider
 from copilot_nb.testing import reply
 from copilot_nb.testing.github_fake import FakeGitHub, _FakeHandler
 from tests.hostile_server import Answer, hostile, json_bytes
@@ -43,14 +45,16 @@ HUGE = Answer(
 
 
 def listing(url: str) -> dict[str, Provider]:
-    def build(name: str) -> OpenAIChat:
-        model = OpenAIChat(name, base_url=url, api_key="k", provider="acme")
+    def build(endpoint: Endpoint) -> OpenAIChat:
+        model = OpenAIChat(endpoint.model, endpoint=endpoint)
         model.lookups = FAST
         return model
 
     acme = Provider(
         name="acme",
         chat=build,
+        keys=(Key("ACME_API_KEY"),),
+        base_url=url,
         sign_in="Set ACME_API_KEY.",
         list_models=lambda model: model.model_ids(),
         window="server",

@@ -17,11 +17,10 @@ import pytest
 from copilot_nb.errors import ModelConnectionError
 from copilot_nb.messages import UserMessage
 from copilot_nb.models.anthropic.chat import AnthropicChat
-from copilot_nb.models.cassettes.cassette import Cassette, using
+from copilot_nb.models.cassettes.cassette import Cassette
 from copilot_nb.models.copilot.github_sign_in import DeviceFlow
 from copilot_nb.models.network import EnvironmentTransport, ca_locations
 from copilot_nb.models.openai.chat import OpenAIChat
-from copilot_nb.models.transport import follow_cassette
 from copilot_nb.testing import reply
 from copilot_nb.testing.github_fake import FakeGitHub
 from copilot_nb.testing.server import ScriptedServer
@@ -136,8 +135,8 @@ async def test_a_recording_cassette_keeps_the_proxy_and_the_ca(
     _, proxy = network
     monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))  # its signing key
     model = OpenAIChat("scripted", base_url=tls_model_server.url, api_key="k")
-    follow_cassette(model)
-    with using(Cassette(tmp_path / "c.copilot.jsonl", "record")):
+    cassette = Cassette(tmp_path / "c.copilot.jsonl", "record")
+    with model.endpoint.taped(cassette):
         answer = await model.complete([UserMessage(content="hi")])
     assert answer.text == "through the proxy"
     assert proxy.seen == [f"CONNECT localhost:{port_of(tls_model_server.url)}"]

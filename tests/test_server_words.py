@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from copilot_nb.agent.model_strings import PROVIDERS
 from copilot_nb.agent.session import CopilotSession
 from copilot_nb.errors import AuthError, ModelHTTPError, StreamError
 from copilot_nb.events import Failed
@@ -30,7 +31,8 @@ from copilot_nb.models.openai.chat import OpenAIChat
 from copilot_nb.models.openai.fim_completions import OpenAICompletions
 from copilot_nb.models.openai.ollama_generate import OllamaFill
 from copilot_nb.models.openai.responses import OpenAIResponses
-from copilot_nb.models.providers import PROVIDERS, Provider
+from copilot_nb.models.provider import Provider
+from copilot_nb.models.providers import OPENAI_CHAT
 from copilot_nb.models.transport import RetryPolicy
 from copilot_nb.testing import fail
 from copilot_nb.testing.copilot_catalog import COPILOT_MODELS
@@ -254,7 +256,8 @@ async def test_a_failed_turn_shows_the_servers_words_plain_in_the_cell(
 def listing(url: str) -> dict[str, Provider]:
     hostile_provider = Provider(
         name="acme",
-        chat=lambda name: OpenAIChat(name, base_url=url, api_key="k", provider="acme"),
+        chat=OPENAI_CHAT,
+        base_url=url,
         sign_in="Set ACME_API_KEY.",
         list_models=lambda model: model.model_ids(),
         window="server",

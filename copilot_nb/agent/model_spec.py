@@ -11,15 +11,22 @@ from collections.abc import Mapping
 
 DEFAULT_OPENAI_MODEL = "gpt-4o"
 OFFLINE = ("offline", "demo")
-"""The built-in demo model's names: it sends nothing anywhere, so it is no provider."""
+"""The built-in demo model's names, its row's (`offline.PROVIDER`) first: it sends nothing
+anywhere."""
 
 
 def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
-    """`COPILOT_NB_MODEL`, else OpenAI when `OPENAI_API_KEY` is set, else the offline demo."""
+    """`COPILOT_NB_MODEL`, else the model saved in JupyterLab's settings (or the chat panel's
+    form), else OpenAI when an OpenAI key is set or saved, else the offline demo."""
+    from ..models.key_store import saved_key
+    from .model_setting import model_setting
+
     env = os.environ if environ is None else environ
     if env.get("COPILOT_NB_MODEL"):
         return env["COPILOT_NB_MODEL"]
-    if env.get("OPENAI_API_KEY"):
+    if chosen := model_setting(environ).spec:
+        return chosen
+    if env.get("OPENAI_API_KEY") or saved_key("OPENAI_API_KEY"):
         return f"openai:{DEFAULT_OPENAI_MODEL}"
     return "offline"
 
@@ -39,8 +46,11 @@ def provider_hint(chosen: str = "") -> str:
 
 
 def split_spec(spec: str) -> tuple[str, str]:
-    """(provider, model) of a model string; a bare name is an OpenAI model, `offline` none."""
+    """(provider, model) of a model string; a bare name is an OpenAI model, `offline` (or
+    `demo`) the offline demo's row, which names none."""
     provider, _, name = spec.strip().partition(":")
-    if not name and provider not in OFFLINE:
+    if provider.lower() in OFFLINE:
+        return OFFLINE[0], name
+    if not name:
         return "openai", provider
     return provider.lower(), name

@@ -25,7 +25,6 @@ from ..models.cassettes.cassette import (
     active_cassette,
     default_path,
 )
-from ..models.transport import follow_cassette
 from ..tools import Tool, ToolSet, workspace_tools
 from ..tools.context import LiveNotebooks
 from ..tools.kernel.state import kernel_state
@@ -126,7 +125,7 @@ class CopilotSession:
         """The provider of the conversation's model now (`openai`, `copilot`, …), or ""."""
         if self.agent is None:
             return ""
-        return str(getattr(self.agent.active.model, "provider", ""))
+        return self.agent.active.model.provider
 
     def current_model_spec(self, override: str | None = None) -> str:
         return override or self.model_spec or default_model_spec()
@@ -136,7 +135,8 @@ class CopilotSession:
         spec = self.current_model_spec(spec)
         if spec not in self._models:
             self._models[spec] = model = self._resolve(spec)
-            follow_cassette(model)
+            if model.endpoint is not None:  # the kernel's cassette, between turns too (a list)
+                model.endpoint.tape = active_cassette
         return self._models[spec]
 
     def forget_models(self, prefix: str) -> None:

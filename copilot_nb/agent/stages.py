@@ -31,6 +31,7 @@ from ..tools.kernel.state import MAX_ANSWER_CHARS, kernel_state
 from .approvals.approver import UNANSWERED
 from .approvals.cassette import CassetteApprover
 from .loop import BUSY
+from .model_strings import turn_note
 from .modes.names import TurnMode
 from .modes.review import edit_setting, fallback_note, fallback_said, list_file, resolved
 from .modes.run import run_in_mode, tools_for_mode
@@ -63,7 +64,12 @@ async def cassette(turn: Turn) -> Shows:
         return
     if recording is not None:
         recording.mark()
-        yield Adds(cassette=recording, approver=CassetteApprover(turn.approver, recording))
+        endpoint = turn.model.endpoint  # its requests: recorded to, or replayed from, it
+        yield Adds(
+            cassette=recording,
+            approver=CassetteApprover(turn.approver, recording),
+            exit=endpoint.tape_with(recording) if endpoint is not None else None,
+        )
 
 
 def conversation(turn: Turn) -> Adds:
@@ -159,11 +165,10 @@ async def skills(turn: Turn) -> Shows:
 
 
 async def model_note(turn: Turn) -> Shows:
-    """The offline demo model says what it is."""
-    if getattr(turn.model, "offline", False):
-        from ..offline import OFFLINE_NOTE
-
-        yield TurnNote(text=OFFLINE_NOTE)
+    """What the model's provider says first, if its row has a note: the offline demo says
+    what it is."""
+    if note := turn_note(turn.model):
+        yield TurnNote(text=note)
 
 
 async def review(turn: Turn) -> Shows:

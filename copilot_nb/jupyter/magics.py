@@ -342,8 +342,8 @@ def finish_cell(session: CopilotSession, renderer: CellRenderer, model: str | No
 
     chosen = session.model(model)
     record: dict[str, Any] = {
-        "model": getattr(chosen, "name", ""),
-        "provider": getattr(chosen, "provider", "offline" if getattr(chosen, "offline", 0) else ""),
+        "model": chosen.name,
+        "provider": chosen.provider,
     }
     cassette = active_cassette()
     if cassette is not None:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
 
 from ..errors import ModelError
 from ..events import ModelEvent, ModelResponse
 from ..messages import AssistantMessage, Message, ToolCall, ToolSpec
 from ..text import well_formed
 from .capabilities import ImageLimits, carries_images, image_limits_for, images_to_send
+
+if TYPE_CHECKING:  # the endpoint brings httpx, which a kernel loads only when a model is built
+    from .endpoint import Endpoint
 
 ToolChoice = Union[str, Mapping[str, Any], None]
 """`"auto"`, `"none"`, `"required"`, a tool name, or a provider-specific dict; None means not sent."""
@@ -29,6 +32,17 @@ class Model(Protocol):
     """A chat model: streams a reply to a conversation, optionally calling tools."""
 
     name: str
+
+    @property
+    def provider(self) -> str:
+        """The provider it speaks for, as model strings name it (`openai`); "" for a model a
+        script made of its own."""
+        ...
+
+    @property
+    def endpoint(self) -> Endpoint | None:
+        """Where its requests go (None: it sends none of its own to record or replay)."""
+        ...
 
     def stream(
         self,
@@ -114,6 +128,15 @@ class ChatModel:
     are the public signature, written once here, and `complete()` is the stream, collected."""
 
     name: str
+    endpoint: Endpoint | None = None
+    """Where its requests go: the provider's endpoint the model was built on (None: a model
+    that sends no request of its own, such as a scripted one)."""
+
+    @property
+    def provider(self) -> str:
+        """Its endpoint's provider, by name ("" without an endpoint)."""
+        return self.endpoint.provider.name if self.endpoint is not None else ""
+
     vision: bool | None = None
     """Whether the model accepts images (a cell's plot as a picture): None lets the provider
     say (Copilot's model list, Ollama's `/api/show`), else the name table of `capabilities`."""

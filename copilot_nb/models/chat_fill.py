@@ -38,7 +38,10 @@ class ChatFill:
     def __init__(self, model: Model) -> None:
         self.model = model
         self.name = model.name
-        self.provider = str(getattr(model, "provider", "chat"))
+        self.provider = model.provider or "chat"
+        self.endpoint = None
+        """None: its requests are its chat model's, sent in the conversation's order, so a
+        recording never keeps them (a completion is not part of a notebook's turns)."""
 
     async def fill(self, request: FillRequest) -> AsyncIterator[ModelEvent]:
         async for event in self.model.stream(chat_prompt(request)):

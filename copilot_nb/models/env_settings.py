@@ -1,10 +1,11 @@
-"""Settings a model reads from the environment at each request, not once when it is built.
+"""Settings read from the environment at each request, not once when a model is built.
 
 A user who fixes a refused key with `%env OPENAI_API_KEY=...` (or `os.environ[...] = ...`), or
 points `OPENAI_BASE_URL` at another server, expects the next request to use it: the kernel keeps
 its models for the whole session, so a value read in `__init__` would hold until a restart. A
 `FromEnv` attribute holds a value given in code if there is one, and otherwise reads its
-variables each time it is read.
+variables each time it is read; an endpoint (`endpoint.py`) reads its provider's key and base
+URL variables through `FromEnv.from_environment`, the one place they are read.
 """
 
 from __future__ import annotations
@@ -62,13 +63,4 @@ class FromEnv(Generic[D]):
         return None if self.url else saved_key(*self.names)
 
 
-def reach_hint(model: object) -> str:
-    """What to check when `model`'s server cannot be reached: the variable that names it, unless
-    code gave the address."""
-    setting = getattr(type(model), "base_url", None)
-    if isinstance(setting, FromEnv) and setting.names and not setting.given(model):
-        return f"Check that the server is running, or set {setting.names[0]} to where it is."
-    return "Check that the server is running and reachable from this kernel."
-
-
-__all__ = ["FromEnv", "reach_hint"]
+__all__ = ["FromEnv"]

@@ -5,8 +5,9 @@ A completion while the user types is not a chat turn: the model gets the text be
 own wire (`openai/fim_completions.py`, `openai/ollama_generate.py`, `openai/llama_infill.py`,
 `copilot/fim_completions.py`); a model that has no such wire is asked through its chat API with a
 completion prompt (`ChatFill`). Every wire is a `FillModel`: `fill(request)` streams
-`TextDelta`s and ends with a `ModelResponse`, like `Model.stream()`, through the same transport
-(retries, cassettes, redaction) as the chat models.
+`TextDelta`s and ends with a `ModelResponse`, like `Model.stream()`, through an endpoint as the
+chat models do (retries, policy, redaction); a recording cassette keeps its requests as lookups
+when the one that runs it says so (`agent/ghost_text/model_choice.py`).
 
 The decoders here are pure (bytes in, events out): the OpenAI-style text-completion chunk
 (`choices[0].text`, ended by `data: [DONE]`), which `/v1/completions` servers, DeepSeek's FIM
@@ -18,18 +19,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import StreamError
 from ..events import ModelEvent, TextDelta
 from ..messages import AssistantMessage, Usage
 from ..text import server_text
-from .cassettes.cassette import active_cassette
 from .json_stream import JSONStreamDecoder
 from .sse import ServerSentEvent
-from .transport import LoopBoundClient
+
+if TYPE_CHECKING:
+    from .endpoint import Endpoint
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,31 +62,20 @@ class FillModel(Protocol):
     """A model that completes at the cursor; `fill()` streams like `Model.stream()`."""
 
     name: str
-    provider: str
+
+    @property
+    def provider(self) -> str:
+        """The provider it speaks for, as model strings name it."""
+        ...
+
+    @property
+    def endpoint(self) -> Endpoint | None:
+        """Where its requests go (None: through a chat model's, which a fill never records)."""
+        ...
 
     def fill(self, request: FillRequest) -> AsyncIterator[ModelEvent]: ...
 
     async def aclose(self) -> None: ...
-
-
-class RecordingOnlyClient(LoopBoundClient):
-    """A fill model's connections: through the kernel's cassette while it records, and live
-    otherwise. Completions are recorded as lookups (their paths are not the in-order chat
-    paths), so a recording keeps them without changing the order its turns replay in; while a
-    cassette replays, what the user types now is no part of the recording and goes live."""
-
-    def get(self, endpoint: str | None = None) -> httpx.AsyncClient:
-        cassette = active_cassette()
-        self.follows_cassette = cassette is not None and cassette.recording
-        return super().get(endpoint)
-
-
-def record_with_cassettes(model: object) -> None:
-    """Let the kernel's cassette record this fill model's requests (never replay them)."""
-    http = getattr(model, "_http", None)
-    if isinstance(http, LoopBoundClient) and not isinstance(http, RecordingOnlyClient):
-        only = RecordingOnlyClient(timeout=http._timeout, guard=http._guard, client=http._given)
-        model._http = only  # type: ignore[attr-defined]
 
 
 def usage_from(raw: Any) -> Usage | None:

@@ -27,9 +27,8 @@ import httpx
 from ..errors import AuthError, ContextLengthError, ModelConnectionError, ModelHTTPError
 from ..events import ModelEvent, ModelResponse, Notice, ReasoningDelta, TextDelta
 from ..messages import AssistantMessage
-from ..policy import check_model
 from ..text import human_bytes, server_text
-from .cassettes.cassette import active_cassette
+from .cassettes.cassette import Cassette
 from .cassettes.transport import CassetteTransport
 from .lookups import CUT_AT, ERROR_BODY_BYTES, read_body, with_body
 from .network import http_client
@@ -52,24 +51,16 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a sourc
 
 Guard = Callable[[str | None], None]
 """Raises unless a request to the endpoint (None: the model's own base URL) may leave."""
-
-
-def policy_guard(model: Any) -> Guard:
-    """The administrator's policy for every request of `model` (its `provider`, `name` and
-    `base_url` as they are when the request leaves), for its `LoopBoundClient` to run."""
-
-    def guard(endpoint: str | None) -> None:
-        check_model(model.provider, model.name, endpoint or model.base_url)
-
-    return guard
+Tape = Callable[[], Cassette | None]
+"""Where requests are recorded to or replayed from now: a cassette, or None (the network)."""
 
 
 class LoopBoundClient:
     """An httpx.AsyncClient made lazily on the running loop, remade if the loop changes.
 
     A pooled connection belongs to the loop that opened it; a kernel, a script and a test runner
-    may each drive the same model object from different loops. While a cassette is active, a
-    model that follows it sends through a client of its own that records or replays.
+    may each drive the same model object from different loops. While its `tape` names a cassette,
+    requests go through a client of their own that records or replays.
 
     Every request a model makes takes its client from `get()` just before it is sent (the chat
     and fill wires, a model list, Ollama's `/api/show`, Copilot's token exchange), so `get()`
@@ -77,13 +68,17 @@ class LoopBoundClient:
     """
 
     def __init__(
-        self, *, timeout: httpx.Timeout, guard: Guard, client: httpx.AsyncClient | None = None
+        self,
+        *,
+        timeout: httpx.Timeout,
+        guard: Guard,
+        tape: Tape,
+        client: httpx.AsyncClient | None = None,
     ) -> None:
         self._timeout = timeout
         self._guard = guard
+        self._tape = tape
         self._given = client
-        self.follows_cassette = False
-        """Whether the kernel's cassette records and replays these requests (see `follow_cassette`)."""
         self._client: httpx.AsyncClient | None = None
         self._taped: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -98,10 +93,10 @@ class LoopBoundClient:
         if self._loop is not loop:
             self._client = self._taped = None
             self._loop = loop
-        if self.follows_cassette and active_cassette() is not None:
+        if self._tape() is not None:
             if self._taped is None or self._taped.is_closed:
                 self._taped = httpx.AsyncClient(
-                    timeout=self._timeout, transport=CassetteTransport()
+                    timeout=self._timeout, transport=CassetteTransport(self._tape)
                 )
             return self._taped
         if self._client is None or self._client.is_closed:
@@ -114,15 +109,6 @@ class LoopBoundClient:
                 if client is not None:
                     await client.aclose()
         self._client = self._taped = None
-
-
-def follow_cassette(model: object) -> None:
-    """Let the kernel's cassette record and replay this model's requests: the models the kernel
-    builds from a model string do; a model a script builds itself (a test's scripted server)
-    talks to its server whatever the kernel is recording."""
-    http = getattr(model, "_http", None)
-    if isinstance(http, LoopBoundClient):
-        http.follows_cassette = True
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -131,10 +131,7 @@ class Keeper:
         if self.recorder is None or not self.recorder.turn:
             return
         model = agent.active.model
-        provider = str(
-            getattr(model, "provider", "")
-            or ("offline" if getattr(model, "offline", False) else "")
-        )
+        provider = model.provider
         info = getattr(model, "info", None)
         premium = getattr(info, "premium_multiplier", None) if provider == "copilot" else None
         kernel = self.kernel.record() if self.kernel is not None else None

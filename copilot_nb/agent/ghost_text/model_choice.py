@@ -16,10 +16,12 @@ from collections.abc import Callable
 
 from ...errors import ConfigError
 from ...models.base import Model
+from ...models.cassettes.cassette import recording_cassette
 from ...models.chat_fill import ChatFill
-from ...models.fim import FillModel, record_with_cassettes
-from ...models.providers import PROVIDERS, Registry
-from ..model_strings import OFFLINE, split_spec
+from ...models.fim import FillModel
+from ...models.provider import Registry
+from ..model_spec import OFFLINE, split_spec
+from ..model_strings import PROVIDERS
 
 NO_MODEL = (
     "no model configured for completions: set %config CopilotMagics.completion_model "
@@ -34,8 +36,8 @@ def resolve_fill(
     A fill-in-the-middle wire's requests are recorded while the kernel's cassette records
     (as lookups, out of the turns' order); a chat model's are not (its path is in order)."""
     fill = _resolve(spec, chat_model, registry)
-    if not isinstance(fill, ChatFill):
-        record_with_cassettes(fill)
+    if fill.endpoint is not None:
+        fill.endpoint.tape = recording_cassette
     return fill
 
 
@@ -48,5 +50,5 @@ def _resolve(spec: str, chat_model: Callable[[str], Model], registry: Registry) 
         raise ConfigError(f"completion model {spec!r} names no model; write it as provider:model")
     entry = registry.get(provider)
     if entry is not None and entry.fill is not None:
-        return entry.fill(name)
+        return entry.build_fill(name)
     return ChatFill(chat_model(spec))

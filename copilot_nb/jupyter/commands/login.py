@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from ...agent.model_strings import resolve_model, split_spec
+from ...agent.model_strings import PROVIDERS, resolve_model, split_spec
 from ...kernel_bridge import run_blocking
 from ...models.copilot.catalog import PREFERENCE as SPOKEN
 from ...models.copilot.catalog import CopilotModelInfo, endpoint_label
 from ...models.copilot.github_sign_in import DeviceCode, DeviceFlow, fetch_user
 from ...models.copilot.github_tokens import GitHubHosts, GitHubToken, save_github_token
-from ...models.providers import PROVIDERS, Registry
+from ...models.provider import Registry
 from ..safe_html import escape, link_html, table_html
 
 T = TypeVar("T")
@@ -72,7 +72,7 @@ def show_models(spec: str, *, registry: Registry = PROVIDERS) -> None:
         _show(copilot_table(infos, getattr(model, "spoken", SPOKEN)))
     elif entry is not None and entry.list_models is not None:
         ids = run_blocking(_closing(model, entry.list_models(model)))
-        _show(model_list(entry.name, getattr(model, "base_url", ""), ids))
+        _show(model_list(entry.name, model.endpoint.base_url if model.endpoint else "", ids))
     else:
         print(
             f"copilot: {getattr(model, 'name', spec)} has no model list to show here; "

@@ -1,6 +1,7 @@
 """`AnthropicChat`: Claude through the Messages API, streamed over httpx.
 
-Configured like the official SDK (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`). The request body is
+Configured like the official SDK (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`): its provider's row
+says so, and the endpoint reads them. The request body is
 built by the pure `messages_request` (pinned by a snapshot test); the stream is decoded by the pure
 `MessagesStreamDecoder`; this module only moves bytes between them.
 """
@@ -25,14 +26,13 @@ from ...messages import (
     as_tool_spec,
 )
 from ..base import ChatModel, MessagesIn, ModelRequest, ToolChoice, ToolsIn
-from ..env_settings import FromEnv, reach_hint
-from ..transport import DEFAULT_TIMEOUT, LoopBoundClient, RetryPolicy, policy_guard, stream_reply
+from ..endpoint import Endpoint
+from ..providers import row
+from ..transport import DEFAULT_TIMEOUT, RetryPolicy, stream_reply
 from .cache import cache_breakpoints
 from .stream import MessagesStreamDecoder
 
-ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
-KEYS_URL = "https://console.anthropic.com/settings/keys"
 
 # --- conversation -> request body (pure) ----------------------------------------------------------
 
@@ -202,15 +202,14 @@ def openai_options_to_anthropic(body: dict[str, Any], options: Mapping[str, Any]
 class AnthropicChat(ChatModel):
     """A Claude model over the Messages API; `complete()` is `stream()` collected."""
 
-    api_key = FromEnv("ANTHROPIC_API_KEY", default=None)
-    auth_token = FromEnv("ANTHROPIC_AUTH_TOKEN", default=None)
-    """Gateways in front of Claude take a bearer token instead; as in the SDK, a key wins."""
-    base_url = FromEnv("ANTHROPIC_BASE_URL", default=ANTHROPIC_BASE_URL, url=True)
+    speaks_for = "anthropic"
+    """The built-in provider whose endpoint a model built by hand (with no `endpoint`) uses."""
 
     def __init__(
         self,
         model: str,
         *,
+        endpoint: Endpoint | None = None,
         api_key: str | None = None,
         auth_token: str | None = None,
         base_url: str | None = None,
@@ -219,39 +218,60 @@ class AnthropicChat(ChatModel):
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         max_retries: int = 2,
         http_client: httpx.AsyncClient | None = None,
-        connections: LoopBoundClient | None = None,
         vision: bool | None = None,
     ) -> None:
-        """`vision`: whether the model accepts images (None: Claude 3 and later do);
-        `connections`: another model's to share (its pool, policy guard and cassette)."""
+        """`endpoint`: its provider's, as a row builds it; without one, Anthropic's built with
+        `api_key` (`x-api-key`) or `auth_token` (a gateway's bearer token; None: each read
+        from its variable at each request), `base_url`, `headers`, `timeout`, `max_retries`
+        and `http_client`. `vision`: whether the model accepts images (None: Claude 3 and
+        later do)."""
         self.name = model
-        self.provider = "anthropic"
-        self.vision = vision
-        self.retry = RetryPolicy(max_retries=max_retries)
-        self.api_key = api_key  # None: each of these three is read from the environment
-        self.auth_token = auth_token  # at each request, so a fixed key needs no restart
-        self.base_url = base_url or None
-        self.max_tokens = max_tokens
-        self.headers = dict(headers or {})
-        self._http = connections or LoopBoundClient(
-            timeout=timeout, guard=policy_guard(self), client=http_client
+        self.endpoint: Endpoint = endpoint or row(self.speaks_for).endpoint(
+            model,
+            api_key=api_key,
+            keys={"ANTHROPIC_AUTH_TOKEN": auth_token},
+            base_url=base_url,
+            headers=headers,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
         )
+        self.vision = vision
+        self.max_tokens = max_tokens
 
     def __repr__(self) -> str:
         return f"AnthropicChat({self.name!r}, base_url={self.base_url!r})"
 
+    @property
+    def base_url(self) -> str:
+        """Its endpoint's base URL now (given in code, else `ANTHROPIC_BASE_URL`)."""
+        return self.endpoint.base_url
+
+    @base_url.setter
+    def base_url(self, value: str | None) -> None:
+        self.endpoint.base_url = value
+
+    @property
+    def api_key(self) -> str | None:
+        """The key its next request carries (its endpoint's: given in code, else read now)."""
+        return self.endpoint.api_key
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """Its endpoint's retry policy."""
+        return self.endpoint.retry
+
+    @retry.setter
+    def retry(self, policy: RetryPolicy) -> None:
+        self.endpoint.retry = policy
+
     def request_headers(self) -> dict[str, str]:
-        headers = {
+        return {
             "anthropic-version": ANTHROPIC_VERSION,
             "content-type": "application/json",
             "accept": "text/event-stream",
-            **self.headers,
+            **self.endpoint.auth_headers(),
         }
-        if self.api_key:
-            headers["x-api-key"] = self.api_key
-        elif self.auth_token:
-            headers["authorization"] = f"Bearer {self.auth_token}"
-        return headers
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         options = dict(request.options)
@@ -291,7 +311,7 @@ class AnthropicChat(ChatModel):
 
         async def send() -> httpx.Response:
             base_url, headers = await self.prepare_request(request)
-            client = self._http.get(base_url)  # the administrator's policy, for this endpoint
+            client = self.endpoint.client(base_url)  # the administrator's policy, for this URL
             wire = client.build_request(
                 "POST", f"{base_url}/v1/messages", content=content, headers=headers
             )
@@ -304,20 +324,13 @@ class AnthropicChat(ChatModel):
             where=self.base_url,
             sign_in_hint=self.sign_in_hint(),
             policy=self.retry,
-            reach_hint=reach_hint(self),
+            reach_hint=self.endpoint.reach_hint(),
         ):
             yield event
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self.endpoint.aclose()
 
     def sign_in_hint(self) -> str:
-        if self.auth_token and not self.api_key:
-            return "Check ANTHROPIC_AUTH_TOKEN (or auth_token=): the token was refused."
-        if not self.api_key:
-            return (
-                f"ANTHROPIC_API_KEY is not set: set it (or pass api_key=) to a key from {KEYS_URL}."
-            )
-        return (
-            f"Check ANTHROPIC_API_KEY (or api_key=): the key was refused; keys are at {KEYS_URL}."
-        )
+        """What to do when the key was refused or is missing (its endpoint says)."""
+        return self.endpoint.sign_in_hint()

@@ -337,6 +337,14 @@ def active_cassette() -> Cassette | None:
     return _active
 
 
+def recording_cassette() -> Cassette | None:
+    """The active cassette while it records (None otherwise): the tape of a completion model,
+    whose requests a recording keeps as lookups but a replay never answers (what the user types
+    now is no part of the recording)."""
+    cassette = _active
+    return cassette if cassette is not None and cassette.recording else None
+
+
 def activate(cassette: Cassette | None) -> Cassette | None:
     """Make `cassette` the active one (None: none); returns the one it replaces."""
     global _active

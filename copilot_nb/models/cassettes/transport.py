@@ -1,6 +1,6 @@
-"""The HTTP side of cassettes: an httpx transport every provider client sends through.
+"""The HTTP side of cassettes: the httpx transport of an endpoint whose tape names a cassette.
 
-With no active cassette it is the plain network transport. Recording, it passes each request on
+With no cassette named it is the plain network transport. Recording, it passes each request on
 and copies the response's bytes as they stream by (the reply still streams to the cell), writing
 the exchange when the response closes. Replaying, it answers from the cassette without opening a
 connection: the recorded bytes come back one server-sent event at a time, so the same decoders
@@ -10,14 +10,14 @@ see what they would have seen live, and the cell fills in as it would.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
 import httpx
 
 from ..network import EnvironmentTransport
 from ..recording_scrub import withhold_results
-from .cassette import Cassette, active_cassette
+from .cassette import Cassette
 from .entries import (
     WORKSPACE,
     RecordedRequest,
@@ -29,14 +29,16 @@ from .entries import (
 
 
 class CassetteTransport(httpx.AsyncBaseTransport):
-    """Records to or replays from the active cassette; sends on through the network (through
-    the environment's proxy and CA bundle, as a plain client would) when recording."""
+    """Records to or replays from the cassette `tape` names at each request (None: the network);
+    sends on through the network (through the environment's proxy and CA bundle, as a plain
+    client would) when recording."""
 
-    def __init__(self) -> None:
+    def __init__(self, tape: Callable[[], Cassette | None]) -> None:
+        self._tape = tape
         self._network = EnvironmentTransport()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        cassette = active_cassette()
+        cassette = self._tape()
         if cassette is None:
             return await self._network.handle_async_request(request)
         scrubber = Scrubber.here()

@@ -26,12 +26,14 @@ import httpx
 
 from ...errors import AuthError, ModelConnectionError, ModelError, ModelHTTPError
 from ...text import server_text, shorten
-from ..cassettes.cassette import active_cassette
+from ..cassettes.cassette import Cassette
+from ..providers import row
 from ..transport import error_text
 from .github_tokens import GitHubHosts, GitHubToken, find_github_token
 from .headers import EditorHeaders
 
-COPILOT_API_URL = "https://api.githubcopilot.com"
+COPILOT_API_URL = row("copilot").base_url
+"""The Copilot API when the token exchange names no `endpoints.api` (its provider's row)."""
 COPILOT_PROXY_URL = "https://proxy.individual.githubcopilot.com"
 """Where the editors' ghost-text completions go when the exchange names no `endpoints.proxy`."""
 REFRESH_MARGIN = 60.0
@@ -65,6 +67,7 @@ class CopilotAuth(httpx.Auth):
         github_token: GitHubToken | None,
         hosts: GitHubHosts,
         client: Callable[[], httpx.AsyncClient],
+        cassette: Callable[[], Cassette | None] = lambda: None,
         clock: Callable[[], float] = time.time,
         refresh_margin: float = REFRESH_MARGIN,
         editor: EditorHeaders | None = None,
@@ -77,6 +80,8 @@ class CopilotAuth(httpx.Auth):
         """How many Copilot tokens were obtained (one per expiry, plus one per 401)."""
         self._github_token = github_token
         self._client = client
+        self._cassette = cassette
+        """The cassette the model's requests go to now (its endpoint's tape), if any."""
         self._clock = clock
         self._token: CopilotToken | None = None
         self._lock_and_loop: tuple[asyncio.Lock, asyncio.AbstractEventLoop] | None = None
@@ -120,7 +125,9 @@ class CopilotAuth(httpx.Auth):
 
     async def _exchange(self) -> CopilotToken:
         """Trade the GitHub token for a Copilot token at `/copilot_internal/v2/token`."""
-        github = self._github_token or find_github_token(self.hosts) or replay_token()
+        github = (
+            self._github_token or find_github_token(self.hosts) or replay_token(self._cassette())
+        )
         if github is None:
             raise AuthError(
                 "copilot: not signed in to GitHub. Run `%copilot login` (or set "
@@ -149,10 +156,9 @@ class CopilotAuth(httpx.Auth):
         return _copilot_token(value, payload, now=self._clock())
 
 
-def replay_token() -> GitHubToken | None:
-    """A stand-in GitHub token while a cassette replays: the exchange is answered from the
+def replay_token(cassette: Cassette | None) -> GitHubToken | None:
+    """A stand-in GitHub token while `cassette` replays: the exchange is answered from the
     recording, so a reader replaying a notebook needs no GitHub sign-in of their own."""
-    cassette = active_cassette()
     if cassette is None or cassette.recording:
         return None
     return GitHubToken(value="replayed", source="the cassette being replayed")

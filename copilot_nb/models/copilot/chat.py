@@ -40,7 +40,7 @@ from ..lookups import lookup
 from ..openai.chat import LIST_TIMEOUT, OpenAIChat
 from ..openai.responses import OpenAIResponses
 from ..transport import error_text, http_error, provider_message
-from .auth import COPILOT_API_URL, REFRESH_MARGIN, CopilotAuth, CopilotToken
+from .auth import REFRESH_MARGIN, CopilotAuth, CopilotToken
 from .cache_hints import copilot_cache_hints
 from .catalog import (
     MESSAGES,
@@ -79,8 +79,8 @@ class CopilotChat(OpenAIChat):
     editor identification sent to Copilot (also `COPILOT_NB_EDITOR_VERSION` and friends).
     """
 
+    speaks_for = "copilot"
     spoken: tuple[str, ...] = SPOKEN
-    local_limits = False  # its window and output limit come from its model list
 
     def __init__(
         self,
@@ -96,7 +96,7 @@ class CopilotChat(OpenAIChat):
         integration_id: str | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(model, api_key="", base_url=COPILOT_API_URL, provider="copilot", **options)
+        super().__init__(model, **options)
         if isinstance(github_token, str):
             github_token = GitHubToken(value=github_token, source="the github_token argument")
         self.editor = EditorHeaders.resolve(
@@ -108,7 +108,8 @@ class CopilotChat(OpenAIChat):
         self.auth: CopilotAuth = CopilotAuth(
             github_token=github_token,
             hosts=hosts or GitHubHosts.from_env(),
-            client=self._http.get,
+            client=self.endpoint.client,
+            cassette=self.endpoint.cassette,
             clock=clock,
             refresh_margin=refresh_margin,
             editor=self.editor,
@@ -120,12 +121,6 @@ class CopilotChat(OpenAIChat):
         self._listed = False
         self._messages: _CopilotMessages | None = None
         self._responses: _CopilotResponses | None = None
-
-    def sign_in_hint(self) -> str:
-        return (
-            "Run `%copilot login` to sign in to GitHub again, and check that the account has "
-            "Copilot."
-        )
 
     async def copilot_token(self) -> CopilotToken:
         """The Copilot token for the next request, signing in first; it also names the API base
@@ -145,7 +140,7 @@ class CopilotChat(OpenAIChat):
             "Openai-Intent": "conversation-panel",
             "X-Initiator": initiator(request.messages) if request is not None else "user",
             "X-Request-Id": str(uuid.uuid4()),
-            **self.headers,
+            **self.endpoint.headers,
         }
         if request is not None and carries_images(request.messages):
             headers["Copilot-Vision-Request"] = "true"  # else images are refused
@@ -179,8 +174,9 @@ class CopilotChat(OpenAIChat):
         if marks:
             copilot_cache_hints(body)
 
-    def endpoint(self, *, refused: tuple[str, ...] = ()) -> str | None:
-        """The endpoint the next request goes to (None: none that serves this model)."""
+    def route(self, *, refused: tuple[str, ...] = ()) -> str | None:
+        """The API the next request goes through (`/v1/messages`, `/responses` or
+        `/chat/completions`; None: none that serves this model)."""
         return choose_endpoint(self.info, spoken=self.spoken, refused=refused)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -204,7 +200,7 @@ class CopilotChat(OpenAIChat):
             request = request.without_tools()
         refused: tuple[str, ...] = ()
         while True:
-            endpoint = self.endpoint(refused=refused)
+            endpoint = self.route(refused=refused)
             if endpoint is None:
                 raise ModelError(self._no_endpoint(refused))
             try:
@@ -220,7 +216,7 @@ class CopilotChat(OpenAIChat):
                 refused = (endpoint,)
             with contextlib.suppress(CopilotError):
                 await self.list_models()
-            again = self.endpoint(refused=refused)
+            again = self.route(refused=refused)
             if again is not None:
                 yield Notice(
                     text=f"copilot: {self.name} is not served on {endpoint}; asking through {again}"
@@ -270,7 +266,7 @@ class CopilotChat(OpenAIChat):
         """The models this account may use, from `{api}/models`."""
         base_url, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
-        client = self._http.get()
+        client = self.endpoint.client()
         url = f"{base_url}/models"
         asked = client.build_request("GET", url, headers=headers, timeout=LIST_TIMEOUT)
         what = f"copilot: the model list at {url}"
@@ -303,28 +299,20 @@ class _CopilotMessages(AnthropicChat):
         output = owner.info.max_output_tokens if owner.info else None
         super().__init__(
             owner.name,
-            api_key="",
-            auth_token="",
-            base_url=owner.base_url,
+            endpoint=owner.endpoint,  # its address, connections, retries, policy and tape
             max_tokens=min(8192, output) if output else 8192,
-            connections=owner.connections,
         )
         self._owner = owner
         self.auth = owner.auth
-        self.retry = owner.retry
 
     def image_limits(self) -> ImageLimits | None:
         return self._owner.image_limits()
 
     async def prepare_request(self, request: ModelRequest) -> tuple[str, dict[str, str]]:
         base_url, headers = await self._owner.prepare_request(request)
-        self.base_url = base_url
         headers["anthropic-version"] = ANTHROPIC_VERSION
         headers["Content-Type"] = "application/json"
         return base_url, headers
-
-    def sign_in_hint(self) -> str:
-        return self._owner.sign_in_hint()
 
 
 class _CopilotResponses(OpenAIResponses):
@@ -332,19 +320,9 @@ class _CopilotResponses(OpenAIResponses):
     Copilot's token, editor headers, retries and connections."""
 
     def __init__(self, owner: CopilotChat) -> None:
-        super().__init__(
-            owner.name,
-            api_key="",
-            base_url=owner.base_url,
-            provider="copilot",
-            connections=owner.connections,
-        )
+        super().__init__(owner.name, endpoint=owner.endpoint)
         self._owner = owner
         self.auth = owner.auth
-        self.retry = owner.retry
-
-    def sign_in_hint(self) -> str:
-        return self._owner.sign_in_hint()
 
     def image_limits(self) -> ImageLimits | None:
         return self._owner.image_limits()
@@ -352,6 +330,4 @@ class _CopilotResponses(OpenAIResponses):
     async def prepare_request(
         self, request: ModelRequest | None = None
     ) -> tuple[str, dict[str, str]]:
-        base_url, headers = await self._owner.prepare_request(request)
-        self.base_url = base_url
-        return base_url, headers
+        return await self._owner.prepare_request(request)

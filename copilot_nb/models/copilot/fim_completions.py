@@ -21,11 +21,21 @@ from typing import Any
 
 from ...events import ModelEvent
 from ..base import ModelRequest
+from ..endpoint import Endpoint
 from ..fim import FillRequest, TextCompletionsDecoder
 from .chat import CopilotChat
 
 DEFAULT_ENGINE = "copilot-codex"
 _EMPTY = ModelRequest(messages=())
+
+
+def copilot_fill(endpoint: Endpoint) -> CopilotFill:
+    """The `copilot` row's fill wire: the engine named (`copilot-codex`, `*-copilot`), else the
+    default one when the name is a chat model's."""
+    name = endpoint.model
+    if "codex" in name or name.endswith("-copilot"):
+        return CopilotFill(name, endpoint=endpoint)
+    return CopilotFill(DEFAULT_ENGINE, endpoint=endpoint.for_model(DEFAULT_ENGINE))
 
 
 class CopilotFill(CopilotChat):
@@ -44,7 +54,7 @@ class CopilotFill(CopilotChat):
             **self.editor.as_headers(),
             "Openai-Intent": "copilot-ghost",
             "X-Request-Id": str(uuid.uuid4()),
-            **self.headers,
+            **self.endpoint.headers,
         }
         return token.proxy_url, headers
 

@@ -15,85 +15,103 @@ from ...errors import LookupFailed, ModelConnectionError, ModelHTTPError
 from ...events import ModelEvent, Notice
 from ...text import SERVER_NAME_CHARS, server_text
 from ..base import ChatModel, ModelRequest
-from ..cassettes.cassette import active_cassette
-from ..env_settings import FromEnv, reach_hint
+from ..endpoint import Endpoint
 from ..lookups import LookupLimits, lookup
+from ..providers import row
 from ..server_props import ask_window, configured_window, is_local, reply_limit
 from ..transport import (
     DEFAULT_TIMEOUT,
-    LoopBoundClient,
     RetryPolicy,
     StreamDecoder,
     error_text,
     http_error,
-    policy_guard,
     rejects_tools,
     stream_reply,
 )
 from .chat_request import chat_request, prompt_cache_key
 from .chat_stream import ChatCompletionsDecoder
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_BASE_URL = row("openai").base_url
+"""OpenAI's own API, the only one that is sent `prompt_cache_key` unasked."""
 LIST_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 """How long a model list may take (a listing, not a generation)."""
 
 
 class OpenAIChat(ChatModel):
-    """A Chat Completions model, configured like the official SDK (`OPENAI_API_KEY`, `OPENAI_BASE_URL`)."""
+    """A Chat Completions model on its provider's endpoint; built by hand, on OpenAI's
+    (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, as the official SDK reads them)."""
 
-    api_key = FromEnv("OPENAI_API_KEY", default=None)
-    """The key given in code, else `OPENAI_API_KEY` as it is when each request leaves."""
-    base_url = FromEnv("OPENAI_BASE_URL", default=OPENAI_BASE_URL, url=True)
-    """The server given in code, else `OPENAI_BASE_URL` as it is now, else OpenAI's."""
+    speaks_for = "openai"
+    """The built-in provider whose endpoint a model built by hand (with no `endpoint`) uses."""
 
     def __init__(
         self,
         model: str,
         *,
+        endpoint: Endpoint | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         max_retries: int = 2,
         http_client: httpx.AsyncClient | None = None,
-        connections: LoopBoundClient | None = None,
-        provider: str = "openai",
         vision: bool | None = None,
         context_window: int | None = None,
         max_output_tokens: int | None = None,
     ) -> None:
-        """`vision`: whether the model accepts images (None: known models by name).
+        """`endpoint`: its provider's, as a row builds it; without one, `speaks_for`'s built
+        with `api_key` (None: its variables, read at each request), `base_url`, `headers`,
+        `timeout`, `max_retries` and `http_client`.
+        `vision`: whether the model accepts images (None: known models by name).
         `context_window`: the tokens the server runs the model with (None: the user's
         `COPILOT_NB_CONTEXT_WINDOW`, else what a local server says, else known by name);
-        `max_output_tokens`: the most a reply may take (None: an eighth of a known window);
-        `connections`: another model's to share (its pool, policy guard and cassette)."""
+        `max_output_tokens`: the most a reply may take (None: an eighth of a known window)."""
         self.name = model
-        self.provider = provider
+        self.endpoint: Endpoint = endpoint or row(self.speaks_for).endpoint(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            headers=headers,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
+        )
         self.vision = vision
         self.context_window = context_window
         self.max_output_tokens = max_output_tokens
         self.server_window: int | None = None
         """The window a local server said it runs the model with (`server_props`)."""
         self._window_asked_at: str | None = None
-        self.api_key = api_key  # None: OPENAI_API_KEY, read at each request
-        self.base_url = base_url or None
-        self.headers = dict(headers or {})
-        self.retry = RetryPolicy(max_retries=max_retries)
-        self._http = connections or LoopBoundClient(
-            timeout=timeout, guard=policy_guard(self), client=http_client
-        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
 
-    def sign_in_hint(self) -> str:
-        """What to check when the server refuses the key (a method on every wire)."""
-        return "Check OPENAI_API_KEY (or the key for this server)."
+    @property
+    def base_url(self) -> str:
+        """Its endpoint's base URL now (given in code, else its provider's variable)."""
+        return self.endpoint.base_url
+
+    @base_url.setter
+    def base_url(self, value: str | None) -> None:
+        self.endpoint.base_url = value
 
     @property
-    def connections(self) -> LoopBoundClient:
-        """Its connections (pool, policy guard, cassette), for a wire that asks on its behalf."""
-        return self._http
+    def api_key(self) -> str | None:
+        """The key its next request carries (its endpoint's: given in code, else read now)."""
+        return self.endpoint.api_key
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """Its endpoint's retry policy."""
+        return self.endpoint.retry
+
+    @retry.setter
+    def retry(self, policy: RetryPolicy) -> None:
+        self.endpoint.retry = policy
+
+    def sign_in_hint(self) -> str:
+        """What to do when the server refuses the key (a method on every wire)."""
+        return self.endpoint.sign_in_hint()
 
     lookups = LookupLimits()
     """The deadline and size cap of what it asks a server before a turn or for a model list
@@ -106,9 +124,12 @@ class OpenAIChat(ChatModel):
         note, self.lookup_note = self.lookup_note, None
         return [Notice(text=note)] if note else []
 
-    local_limits = True
-    """Whether a local server is asked for its context window (`learn_limits`) and requests
-    carry a reply limit from it; a hosted API with a model list of its own (Copilot) says no."""
+    @property
+    def local_limits(self) -> bool:
+        """Whether a local server is asked for its context window (`learn_limits`) and requests
+        carry a reply limit from it: where its provider's row says the window comes from the
+        server (a hosted API with a model list of its own, Copilot, says no)."""
+        return self.endpoint.provider.window in ("server", "ollama")
 
     @property
     def context_window(self) -> int | None:
@@ -126,13 +147,13 @@ class OpenAIChat(ChatModel):
             return  # the user said
         if not self.local_limits or self._window_asked_at == base_url or not is_local(base_url):
             return
-        if self._http.follows_cassette and active_cassette() is not None:
+        if self.endpoint.cassette() is not None:
             return  # a cassette holds the model's requests; a replay asks no live server
         _, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
         try:
             self.server_window = await ask_window(
-                self._http.get(base_url), base_url, self.name, headers, self.lookups
+                self.endpoint.client(base_url), base_url, self.name, headers, self.lookups
             )
         except LookupFailed as exc:
             self.server_window = None
@@ -163,10 +184,7 @@ class OpenAIChat(ChatModel):
 
         Subclasses that name their API or add headers per request (GitHub Copilot) override this.
         """
-        headers = {"Accept": "text/event-stream", **self.headers}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return self.base_url, headers
+        return self.base_url, {"Accept": "text/event-stream", **self.endpoint.auth_headers()}
 
     sends_cache_key: bool | None = None
     """Whether requests carry `prompt_cache_key` (None: only to OpenAI's own API, which
@@ -211,7 +229,7 @@ class OpenAIChat(ChatModel):
 
         async def send() -> httpx.Response:
             base_url, headers = await self.prepare_request(request)
-            client = self._http.get(base_url)  # the administrator's policy, for this endpoint
+            client = self.endpoint.client(base_url)  # the administrator's policy, for this URL
             wire = client.build_request("POST", f"{base_url}{path}", json=body, headers=headers)
             return await client.send(wire, stream=True, auth=auth)
 
@@ -222,7 +240,7 @@ class OpenAIChat(ChatModel):
             where=self.base_url,
             sign_in_hint=self.sign_in_hint(),
             policy=self.retry,
-            reach_hint=reach_hint(self),
+            reach_hint=self.endpoint.reach_hint(),
         )
 
     async def model_ids(self) -> list[str]:
@@ -230,7 +248,7 @@ class OpenAIChat(ChatModel):
         the model's own client: the policy that refuses its chat refuses the list too."""
         base_url, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
-        client = self._http.get(base_url)
+        client = self.endpoint.client(base_url)
         url = f"{base_url}/models"
         asked = client.build_request("GET", url, headers=headers, timeout=LIST_TIMEOUT)
         try:
@@ -252,4 +270,4 @@ class OpenAIChat(ChatModel):
         )
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self.endpoint.aclose()

@@ -21,19 +21,19 @@ from typing import Any
 from ...errors import ModelHTTPError
 from ...events import ModelEvent, Notice
 from ..base import ModelRequest
-from ..env_settings import FromEnv
 from ..fim import FillRequest, TextCompletionsDecoder
 from ..transport import StreamDecoder
 from .chat import OpenAIChat
 from .chat_stream import ChatCompletionsDecoder
 
-DEEPSEEK_BETA_URL = "https://api.deepseek.com/beta"
-MISTRAL_URL = "https://api.mistral.ai/v1"
 _EMPTY = ModelRequest(messages=())
 
 
 class OpenAICompletions(OpenAIChat):
-    """A model behind an OpenAI-compatible `/completions` that fills in the middle."""
+    """A model behind an OpenAI-compatible `/completions` that fills in the middle (the
+    `openai-completions` and `deepseek` rows: only their endpoints differ)."""
+
+    speaks_for = "openai-completions"
 
     path = "/completions"
     takes_suffix = True
@@ -78,32 +78,12 @@ class OpenAICompletions(OpenAIChat):
                 yield event
 
 
-class DeepSeekFill(OpenAICompletions):
-    """DeepSeek's FIM beta (`deepseek:deepseek-chat`); the key from `DEEPSEEK_API_KEY`."""
-
-    api_key = FromEnv("DEEPSEEK_API_KEY", default="")
-    base_url = FromEnv("DEEPSEEK_BASE_URL", default=DEEPSEEK_BETA_URL, url=True)
-
-    def __init__(self, model: str, **options: Any) -> None:
-        super().__init__(model, provider="deepseek", **options)
-
-    def sign_in_hint(self) -> str:
-        return "Check DEEPSEEK_API_KEY."
-
-
 class MistralFill(OpenAICompletions):
-    """Mistral's FIM endpoint (`mistral:codestral-latest`); the key from `MISTRAL_API_KEY`."""
+    """Mistral's FIM endpoint (`mistral:codestral-latest`): its own path, and its stream is
+    Chat Completions chunks."""
 
+    speaks_for = "mistral"
     path = "/fim/completions"
-
-    api_key = FromEnv("MISTRAL_API_KEY", default="")
-    base_url = FromEnv("MISTRAL_BASE_URL", default=MISTRAL_URL, url=True)
-
-    def __init__(self, model: str, **options: Any) -> None:
-        super().__init__(model, provider="mistral", **options)
-
-    def sign_in_hint(self) -> str:
-        return "Check MISTRAL_API_KEY."
 
     def decoder(self) -> StreamDecoder:
         return ChatCompletionsDecoder()

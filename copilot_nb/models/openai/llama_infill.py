@@ -17,24 +17,14 @@ from typing import Any
 
 from ...events import ModelEvent
 from ..base import ModelRequest
-from ..env_settings import FromEnv
 from ..fim import FillRequest, InfillDecoder
 from .chat import OpenAIChat
-
-LLAMA_CPP_URL = "http://localhost:8080"
 
 
 class LlamaCppFill(OpenAIChat):
     """The model a llama.cpp server runs (`llamacpp:qwen2.5-coder`; the name is only a label)."""
 
-    api_key = FromEnv("LLAMA_CPP_API_KEY", default="")
-    base_url = FromEnv("LLAMA_CPP_BASE_URL", default=LLAMA_CPP_URL, url=True)
-
-    def __init__(self, model: str, **options: Any) -> None:
-        super().__init__(model, provider="llamacpp", **options)
-
-    def sign_in_hint(self) -> str:
-        return "Check the llama.cpp server's --api-key (LLAMA_CPP_API_KEY)."
+    speaks_for = "llamacpp"
 
     def fill(self, request: FillRequest) -> AsyncIterator[ModelEvent]:
         return self._post(

@@ -20,12 +20,10 @@ from ...errors import LookupFailed
 from ...events import ModelEvent, Notice
 from ..base import ModelRequest
 from ..capabilities import ImageLimits, image_limits_for, ollama_capabilities
-from ..env_settings import FromEnv
 from ..lookups import lookup
 from ..server_props import window_from_ollama_show
 from .chat import OpenAIChat
 
-OLLAMA_BASE_URL = "http://localhost:11434/v1"
 SHOW_TIMEOUT = httpx.Timeout(10.0)
 """How long `/api/show` may take: it reads the model's metadata, not its weights."""
 
@@ -38,13 +36,12 @@ def native_url(base_url: str) -> str:
 class OllamaChat(OpenAIChat):
     """A model on an Ollama server (`ollama:qwen3:8b`); `OLLAMA_BASE_URL` points elsewhere."""
 
-    base_url = FromEnv("OLLAMA_BASE_URL", default=OLLAMA_BASE_URL, url=True)
-    """The server given in code, else `OLLAMA_BASE_URL` as it is at each request."""
+    speaks_for = "ollama"
 
-    def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
-        """`options` are OpenAIChat's (headers, timeout, max_retries, http_client, vision)."""
-        options.setdefault("api_key", "ollama")
-        super().__init__(model, base_url=base_url, provider="ollama", **options)
+    def __init__(self, model: str, **options: Any) -> None:
+        """`options` are OpenAIChat's (endpoint, base_url, headers, timeout, max_retries,
+        http_client, vision)."""
+        super().__init__(model, **options)
         self.capabilities: frozenset[str] | None = None
         """What `/api/show` listed for the model; None until it answered with a list."""
         self._asked = False
@@ -61,7 +58,7 @@ class OllamaChat(OpenAIChat):
             self.capabilities = None
         _, headers = await self.prepare_request()
         headers["Accept"] = "application/json"
-        client = self._http.get()
+        client = self.endpoint.client()
         url = f"{native_url(base)}/api/show"
         asked = client.build_request(
             "POST", url, json={"model": self.name}, headers=headers, timeout=SHOW_TIMEOUT

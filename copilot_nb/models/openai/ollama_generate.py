@@ -20,7 +20,6 @@ from ...events import ModelEvent, TextDelta
 from ...messages import AssistantMessage, Usage
 from ...text import server_text, shorten
 from ..base import ModelRequest
-from ..env_settings import reach_hint
 from ..fim import FillRequest
 from ..transport import stream_reply
 from .ollama import OllamaChat, native_url
@@ -117,7 +116,7 @@ class OllamaFill(OllamaChat):
         base = native_url(self.base_url)
 
         async def send() -> Any:
-            client = self._http.get(base)  # the administrator's policy, for this endpoint
+            client = self.endpoint.client(base)  # the administrator's policy, for this URL
             _, headers = await self.prepare_request(ModelRequest(messages=()))
             headers["Accept"] = "application/x-ndjson"
             wire = client.build_request("POST", f"{base}/api/generate", json=body, headers=headers)
@@ -130,5 +129,5 @@ class OllamaFill(OllamaChat):
             where=base,
             sign_in_hint=self.sign_in_hint(),
             policy=self.retry,
-            reach_hint=reach_hint(self),
+            reach_hint=self.endpoint.reach_hint(),
         )

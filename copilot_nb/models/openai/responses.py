@@ -27,20 +27,15 @@ def reasons(model: str) -> bool:
 
 
 class OpenAIResponses(OpenAIChat):
-    """A Responses API model, configured like the official SDK (`OPENAI_API_KEY`,
-    `OPENAI_BASE_URL`); `reasoning` asks for encrypted reasoning (None: guessed from the name)."""
+    """A Responses API model on its provider's endpoint (built by hand: OpenAI's, as the official
+    SDK configures it); `reasoning` asks for encrypted reasoning (None: guessed from the name)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        reasoning: bool | None = None,
-        provider: str = "openai-responses",
-        **options: Any,
-    ) -> None:
-        """`options` are OpenAIChat's: api_key, base_url, headers, timeout, max_retries,
-        http_client, vision."""
-        super().__init__(model, provider=provider, **options)
+    speaks_for = "openai-responses"
+
+    def __init__(self, model: str, *, reasoning: bool | None = None, **options: Any) -> None:
+        """`options` are OpenAIChat's: endpoint, api_key, base_url, headers, timeout,
+        max_retries, http_client, vision."""
+        super().__init__(model, **options)
         self.reasoning = reasons(model) if reasoning is None else reasoning
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
