@@ -19,9 +19,7 @@ import json
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +93,8 @@ def save_key(name: str, value: str, *, keyring: Keyring | bool = True) -> str:
     chosen = _chosen(keyring)
     path = keys_path()
     entries = _read_for_update(path)
+    from datetime import datetime, timezone
+
     entry: dict[str, Any] = {"saved_at": datetime.now(timezone.utc).isoformat()}
     if chosen is not None:
         chosen.set(name, value)
@@ -241,6 +241,8 @@ def _refusal(path: Path, why: str) -> str:
 
 def _write(path: Path, entries: dict[str, Any]) -> None:
     """The whole file anew: a 0600 temporary file in the same 0700 folder, synced, renamed."""
+    import tempfile
+
     global _cache
     private_dir(path.parent)
     text = json.dumps({"version": 1, "keys": entries}, indent=2, sort_keys=True) + "\n"

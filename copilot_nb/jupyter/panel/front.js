@@ -25,6 +25,7 @@ function buildView(model, root) {
   v.tab.type = "button";
   v.tab.title = "Move this chat to a tab of the main area (JupyterLab's Copilot commands move it back)";
   header.append(v.title, v.tab, v.fresh);
+  v.header = header;
 
   v.log = el("div", "cnb-log");
   v.log.setAttribute("role", "log");
@@ -336,7 +337,7 @@ function wireInput(model, root, v, completion) {
   };
 }
 
-function watchModel(model, root, v, transcript, view, completion, link) {
+function watchModel(model, root, v, transcript, view, completion, link, form) {
   const models = () => {
     v.picker.replaceChildren(...model.get("models").map((m) => el("option", "", m)));
     v.picker.value = model.get("model");
@@ -374,8 +375,12 @@ function watchModel(model, root, v, transcript, view, completion, link) {
   busy();
   usage();
   return {
-    "msg:custom": (msg) =>
-      msg.pong !== undefined ? link.pong(msg.pong) : msg.complete !== undefined ? completion.receive(msg) : transcript.receive(msg, view),
+    "msg:custom": (msg) => {
+      if (msg.pong !== undefined) link.pong(msg.pong);
+      else if (msg.complete !== undefined) completion.receive(msg);
+      else if (msg.form !== undefined || msg.models !== undefined) form.receive(msg);
+      else transcript.receive(msg, view);
+    },
     comm_live_update: () => link.check(),
     "change:models": models,
     "change:model": models,
@@ -400,7 +405,10 @@ function render({ model, el: root }) {
   wireInput(model, root, v, completion);
   v.root = root;
   const link = new KernelLink(model, v);
-  const watched = watchModel(model, root, v, transcript, view, completion, link);
+  const form = new ModelForm(model, view, root);
+  v.header.insertBefore(modelFormButton(form), v.tab);
+  root.insertBefore(form.box, v.log);
+  const watched = watchModel(model, root, v, transcript, view, completion, link, form);
   for (const [name, fn] of Object.entries(watched)) model.on(name, fn);
   model.send({ kind: "ready", view });
   return () => {
@@ -408,6 +416,7 @@ function render({ model, el: root }) {
     if (transcript.frame) cancelAnimationFrame(transcript.frame);
     completion.reset();
     link.dispose();
+    form.secret.value = "";
   };
 }
 

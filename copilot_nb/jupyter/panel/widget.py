@@ -45,10 +45,19 @@ class ChatWidget(anywidget.AnyWidget):
 
     _esm = "\n".join(
         (_HERE / name).read_text(encoding="utf-8")
-        for name in ("markdown.js", "complete.js", "blocks.js", "cards.js", "link.js", "front.js")
+        for name in (
+            "markdown.js",
+            "complete.js",
+            "blocks.js",
+            "cards.js",
+            "link.js",
+            "form.js",
+            "front.js",
+        )
     )
     _css = "\n".join(
-        (_HERE / name).read_text(encoding="utf-8") for name in ("panel.css", "transcript.css")
+        (_HERE / name).read_text(encoding="utf-8")
+        for name in ("panel.css", "transcript.css", "form.css")
     )
 
     title = traitlets.Unicode("Copilot").tag(sync=True)
@@ -114,6 +123,10 @@ class ChatPanel:
 
         self.undos = BlockUndos()
         """The Undo of each code block's Run shown here, by its card's id."""
+        from .model_form import ModelForm
+
+        self.form = ModelForm(session, self.widget.send, self._model_chosen)
+        """The model form: provider, model and key (the key only in a message, never a trait)."""
         self.widget.on_msg(self._on_msg)
         from ..turn_mirrors import mirror_turns
         from .cell_turns import CellTurns
@@ -191,6 +204,20 @@ class ChatPanel:
         if self._loop is None:
             return None
         return self._loop.create_task(self._discover_models(self.widget.model))
+
+    def _model_chosen(self, spec: str) -> None:
+        """The form saved a model: the kernel's model now, as `%copilot model` makes it (the
+        magics' trait, so cells follow), and this panel's picker."""
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        magics = shell.magics_manager.registry.get("CopilotMagics") if shell is not None else None
+        if magics is not None and magics.session is self.session:
+            magics.model = spec
+        else:
+            self.session.model_spec = spec
+        self.widget.models = list(dict.fromkeys([spec, *self.widget.models]))
+        self.widget.model = spec
 
     async def _discover_models(self, spec: str) -> None:
         from ..commands.login import model_choices
@@ -406,6 +433,8 @@ class ChatPanel:
                 self.undo_block(str(content.get("id", "")))
             elif kind == "fix":  # Fix with Copilot: only the cell's id comes from the page
                 self.fix(str(content.get("cell", ""))[:MAX_CELL_REFERENCE])
+            elif kind == "form":  # never raises: a key it carries stays out of the error op
+                self.form.handle(content)
         except Exception as exc:
             self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
 

@@ -17,6 +17,7 @@ import { CodeBlockActions, listenForPanelInserts } from './codeBlocks';
 import { FixActions } from './fixError';
 import { inlineCompletionsPlugin } from './inlineCompletions';
 import { LiveDocuments } from './liveDocument';
+import { modelSettingsPlugin } from './modelSettings';
 import { CHAT_IN_SIDEBAR, CHAT_IN_TAB, placeChatPanels } from './panelTabs';
 import { ReviewView } from './reviewView';
 import { ICopilotLive } from './tokens';
@@ -71,4 +72,9 @@ const chatPlacePlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, inlineCompletionsPlugin, chatPlacePlugin];
+export default [
+  plugin,
+  inlineCompletionsPlugin,
+  chatPlacePlugin,
+  modelSettingsPlugin
+];

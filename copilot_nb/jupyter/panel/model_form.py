@@ -1,0 +1,236 @@
+"""The chat panel's model form: a provider, a model and a key, instead of `%env KEY=...` in a cell.
+
+The page sends the key once, in a custom message (`{"kind": "form", "do": "save", ...}`), never
+in a synced trait: a widget's state can be saved into the notebook. The kernel hands it to the
+key store (`models/key_store`) and forgets it; what goes back to the page says whether a key is
+saved and where, never a character of it, and every sentence is checked for it. Saving switches
+the kernel's model as `%copilot model` does, and the page then keeps the provider and model in
+JupyterLab's settings (the extension's `copilot-nb:model`), which new kernels read
+(`agent/model_setting`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ...agent.model_setting import model_setting
+from ...agent.model_strings import resolve_model, split_spec
+from ...agent.session import CopilotSession
+from ...errors import CopilotError
+from ...models.key_store import KeyStatus, forget_key, key_status, save_key
+from ...models.providers import PROVIDERS, Provider, chat_names
+
+LIST_TIMEOUT = 10.0
+"""Seconds a provider's model list may take before the form says to type the name."""
+MAX_LISTED = 500
+_MODEL = re.compile(r"[^\s\x00-\x1f\x7f]{1,200}")
+"""A model name: one word of up to 200 printable characters (`qwen2.5-coder:1.5b` included)."""
+REDACTED = "[the key]"
+
+
+class ModelForm:
+    """The kernel's side of one panel's model form: what it shows, Save, Forget and the list."""
+
+    def __init__(
+        self,
+        session: CopilotSession,
+        send: Callable[[dict[str, Any]], None],
+        chosen: Callable[[str], None],
+    ) -> None:
+        self.session = session
+        self.send = send
+        """Sends a custom message to the panel's views."""
+        self.chosen = chosen
+        """Tells the panel the model is now this spec (its picker follows)."""
+        self._listing: asyncio.Task[None] | None = None
+
+    # --- messages ---------------------------------------------------------------------------
+
+    def handle(self, content: dict[str, Any]) -> None:
+        """One message of the form; never raises, and never lets a key into what it sends. The
+        answer names the view that asked, so only that one shows what was said."""
+        key = content.get("key")
+        key = key if isinstance(key, str) else ""
+        view = _text(content, "view")
+        try:
+            action = content.get("do")
+            if action == "save":
+                said, outcome, chosen = self.save(
+                    _text(content, "provider"), _text(content, "model"), key
+                )
+                self._answer(view, said, outcome, chosen)
+            elif action == "forget":
+                self._answer(view, *self.forget(_text(content, "provider")))
+            elif action == "models":
+                self.list_models(_text(content, "provider"))
+            else:
+                self._answer(view, "", "")
+        except Exception as exc:  # a bug of ours: said in the form, the key left out
+            said = f"Something went wrong in the kernel ({type(exc).__name__}: {exc})."
+            self._answer(view, _redacted(said, key), "error")
+
+    def _answer(
+        self, view: str, said: str, outcome: str, chosen: dict[str, str] | None = None
+    ) -> None:
+        message: dict[str, Any] = {"form": self.state(), "view": view, "said": said}
+        message["outcome"] = outcome
+        if chosen is not None:
+            message["chosen"] = chosen  # the page keeps it in JupyterLab's settings
+        self.send(message)
+
+    # --- what the form shows ----------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """Everything the form shows, no key in it: the chat providers with each one's key
+        status or sign-in sentence, the model now, and JupyterLab's setting."""
+        provider, model = split_spec(self.session.current_model_spec())
+        setting = model_setting()
+        return {
+            "providers": [_provider_state(PROVIDERS[name]) for name in chat_names(PROVIDERS)],
+            "provider": provider if provider in PROVIDERS else "",
+            "model": model if provider in PROVIDERS else "",
+            "setting": setting.spec,
+            "problem": setting.problem,
+        }
+
+    # --- Save, Forget, the list -------------------------------------------------------------
+
+    def save(self, provider: str, model: str, key: str) -> tuple[str, str, dict[str, str] | None]:
+        """Keep the key (if one was typed) and make `provider:model` the kernel's model."""
+        entry = PROVIDERS.get(provider)
+        if entry is None or entry.chat is None:
+            return f"Choose a provider: {', '.join(chat_names(PROVIDERS))}.", "error", None
+        if not _MODEL.fullmatch(model):
+            return (
+                "Name a model (one word, e.g. gpt-4o), or choose one from the list.",
+                "error",
+                None,
+            )
+        spec = f"{provider}:{model}"
+        said: list[str] = []
+        if key.strip():
+            if not entry.key_env:
+                return f"{provider} takes no key here. {entry.sign_in}", "error", None
+            try:
+                where = save_key(entry.key_env[0], key)
+            except CopilotError as exc:
+                return _redacted(str(exc), key), "error", None
+            except OSError as exc:
+                why = f"The key could not be saved ({exc.strerror or exc}); nothing changed."
+                return _redacted(why, key), "error", None
+            said.append(f"Key saved in {where}.")
+        try:
+            self.session.model(spec)  # the check `%copilot model` makes: fail now, not later
+        except CopilotError as exc:
+            said.append(f"{spec} cannot be used: {exc}")
+            return _redacted(" ".join(said), key), "error", None
+        self.chosen(spec)
+        said.insert(0, f"{spec} is the model now.")
+        said.append(_environment_note(entry))
+        return (
+            _redacted(" ".join(s for s in said if s), key),
+            "ok",
+            {
+                "provider": provider,
+                "model": model,
+            },
+        )
+
+    def forget(self, provider: str) -> tuple[str, str]:
+        """Forget the key saved for `provider`."""
+        entry = PROVIDERS.get(provider)
+        if entry is None or not entry.key_env:
+            return "There is no saved key to forget for this provider.", "error"
+        name = entry.key_env[0]
+        if not forget_key(name):
+            return f"No key was saved for {name}.", "ok"
+        still = (
+            " It is still set in this kernel's environment, which is used."
+            if (key_status(name).in_environment)
+            else ""
+        )
+        return f"The saved key for {name} is forgotten.{still}", "ok"
+
+    def list_models(self, provider: str) -> asyncio.Task[None] | None:
+        """Ask the provider for its models in a task (the newest request only); the page gets
+        `{"models": {provider, ids, note}}` and offers them, or says to type the name."""
+        entry = PROVIDERS.get(provider)
+        if entry is None or entry.chat is None:
+            return None
+        if self._listing is not None:
+            self._listing.cancel()
+        self._listing = asyncio.get_running_loop().create_task(self._list(entry))
+        return self._listing
+
+    async def _list(self, entry: Provider) -> None:
+        ids: list[str] = []
+        note = ""
+        if entry.list_models is None:
+            note = f"{entry.name} has no model list here: type the model's name."
+        else:
+            try:
+                model = resolve_model(f"{entry.name}:models")
+                try:
+                    found = await asyncio.wait_for(entry.list_models(model), LIST_TIMEOUT)
+                finally:
+                    await model.aclose()
+                ids = sorted({str(i) for i in found if _MODEL.fullmatch(str(i))})[:MAX_LISTED]
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # unreachable, refused, not signed in: type the name
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                note = (
+                    f"The list of {entry.name}'s models could not be read ({why}): type the name."
+                )
+        self.send({"models": {"provider": entry.name, "ids": ids, "note": note}})
+
+
+def _provider_state(entry: Provider) -> dict[str, Any]:
+    """One provider as the form shows it: its key's status (never the key) or how to sign in."""
+    state: dict[str, Any] = {"name": entry.name, "sign_in": entry.sign_in, "key": None}
+    if entry.key_env:
+        status = key_status(entry.key_env[0])
+        state["key"] = _key_state(status)
+    return state
+
+
+def _key_state(status: KeyStatus) -> dict[str, Any]:
+    return {
+        "name": status.name,
+        "saved": status.saved,
+        "where": status.where,
+        "environment": status.in_environment,
+        "problem": status.problem,
+    }
+
+
+def _environment_note(entry: Provider) -> str:
+    if entry.key_env and key_status(entry.key_env[0]).in_environment:
+        name = entry.key_env[0]
+        return f"{name} is also set in this kernel's environment, and that one is used."
+    return ""
+
+
+def _text(content: dict[str, Any], field: str) -> str:
+    value = content.get(field)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _redacted(text: str, key: str) -> str:
+    """`text` without the key or any long piece of it (an error may quote what it was given)."""
+    key = key.strip()
+    if len(key) < 4:
+        return text
+    text = text.replace(key, REDACTED)
+    for size in (16, 8):  # a quoted fragment (`'sk-abc…'` cut short) is left out as well
+        for start in range(0, max(1, len(key) - size + 1)):
+            piece = key[start : start + size]
+            if len(piece) == size and piece in text:
+                text = text.replace(piece, REDACTED)
+    return text
+
+
+__all__ = ["ModelForm"]
