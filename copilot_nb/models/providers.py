@@ -29,7 +29,10 @@ async def server_ids(model: Any) -> list[str]:
 
 _OPENAI = Key("OPENAI_API_KEY")
 _OPENAI_URL = "https://api.openai.com/v1"
-_OPENAI_SIGN_IN = "Set OPENAI_API_KEY (%env OPENAI_API_KEY=sk-...), or OPENAI_BASE_URL."
+_OPENAI_SIGN_IN = (
+    "Set OPENAI_API_KEY to a key from https://platform.openai.com/api-keys, or OPENAI_BASE_URL "
+    "to another server."
+)
 
 BUILT_IN = Providers(
     (
