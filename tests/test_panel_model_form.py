@@ -98,6 +98,17 @@ def test_the_form_says_when_the_environment_wins(provider, panel, monkeypatch):
     assert openai["key"]["saved"] and openai["key"]["environment"]
 
 
+def test_saving_a_model_with_no_key_anywhere_says_so(provider, panel):
+    front = Front(panel)
+    front.say(kind="form", do="save", provider="openai", model="scripted", key="", view="v")
+    said = answers(front)[-1]
+    assert said["outcome"] == "ok"
+    assert said["said"] == (
+        "openai:scripted is the model now. "
+        "No key is saved or set for OPENAI_API_KEY: requests go without one."
+    )
+
+
 def test_a_key_that_cannot_be_saved_is_refused_without_repeating_it(provider, panel):
     front = Front(panel)
     bad = "sk-has a space-0123456789"

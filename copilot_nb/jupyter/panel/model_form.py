@@ -208,9 +208,16 @@ def _key_state(status: KeyStatus) -> dict[str, Any]:
 
 
 def _environment_note(entry: Provider) -> str:
-    if entry.key_env and key_status(entry.key_env[0]).in_environment:
-        name = entry.key_env[0]
+    """Which key the next request sends, where the form's own does not tell: the environment's
+    over the saved one, or none at all."""
+    if not entry.key_env:
+        return ""
+    name = entry.key_env[0]
+    status = key_status(name)
+    if status.in_environment and status.saved:
         return f"{name} is also set in this kernel's environment, and that one is used."
+    if not status.in_environment and not status.saved:
+        return f"No key is saved or set for {name}: requests go without one."
     return ""
 
 
