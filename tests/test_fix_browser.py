@@ -7,13 +7,17 @@ user's unsaved work in other cells stays. Screenshots in test-artifacts/fix-with
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
+import nbformat
 import pytest
 
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
-from tests.browser_lab import LONG, open_notebook, run_next, shot
-from tests.live_page import live_model, on_disk
+from tests.browser_lab import LONG, TOKEN, open_notebook, run_next, shot
+from tests.helpers import NOTEBOOK_7_OWN
+from tests.lab_server import write_notebook
+from tests.live_page import live_model, on_disk, sources
 
 pytestmark = pytest.mark.browser
 
@@ -148,3 +152,53 @@ def test_fix_in_the_chat_panel_opens_it_and_asks_before_the_edit(page, lab, repl
     assert panel.count() == 1
     shot(page, "fix-with-copilot/4-panel-fixed.png")
     assert not replies.queue
+
+
+def test_notebook_7_offers_the_fix_on_a_saved_error_and_says_this_kernel_did_not_raise_it(
+    page, lab, replies, known_page_errors
+):
+    """A notebook saved with an error and opened again (or sent by someone): the page draws
+    the action from the extension, and the request says the error is only saved there."""
+    known_page_errors.append(NOTEBOOK_7_OWN)
+    name = "fix-nb7.ipynb"
+    saved = nbformat.v4.new_output(
+        "error",
+        ename="NameError",
+        evalue="name 'summ' is not defined",
+        traceback=["\x1b[0;31mNameError\x1b[0m: name 'summ' is not defined"],
+    )
+    failing = nbformat.v4.new_code_cell(FAILING, outputs=[saved], execution_count=2)
+    write_notebook(lab["root"] / name, "%load_ext copilot_nb", cells=[failing])
+    seen: list[str] = []
+
+    def answer(request: ScriptedRequest) -> ScriptedTurn:
+        seen.append(request_of(request))
+        return reply("It calls `summ`; Python has `sum`.")
+
+    replies.queue.append(answer)
+    page.goto(f"{lab['base']}/notebooks/{name}?token={TOKEN}", timeout=LONG)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
+    bar = cell(page, 1).locator(".cnb-fixbar")
+    bar.wait_for(timeout=LONG)
+    shot(cell(page, 1), "fix-with-copilot/5-notebook7-saved-error.png")
+    run_until_counted(page, 0)  # %load_ext
+
+    bar.get_by_role("button", name="Fix with Copilot in a cell below").click()
+
+    cell(page, 2).get_by_text("Python has").wait_for(timeout=LONG)
+    assert f'id="{failing.id}"' in seen[0] and 'origin="saved in the notebook"' in seen[0]
+    assert "this kernel did not raise it" in seen[0] and "\x1b" not in seen[0]
+    assert sources(page)[2] == f"%%copilot --fix {failing.id}\nFix the error in the cell above."
+    shot(page, "fix-with-copilot/6-notebook7-cell-below.png")
+    assert not replies.queue
+
+
+def run_until_counted(page: Any, index: int) -> None:
+    """Run a cell of Notebook 7 (a key pressed while the kernel connects is dropped: again)."""
+    target = cell(page, index)
+    deadline = time.monotonic() + LONG / 1000
+    while target.locator(".jp-InputPrompt").inner_text().strip() == "[ ]:":
+        assert time.monotonic() < deadline, f"cell {index} never ran"
+        target.locator(".cm-content").click()
+        page.keyboard.press("Control+Enter")
+        page.wait_for_timeout(500)

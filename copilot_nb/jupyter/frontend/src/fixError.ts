@@ -25,6 +25,8 @@ import { fixInPanel } from './fixInPanel';
 import { el } from './reviewNodes';
 
 const BAR = 'cnb-fixbar';
+/** How long a click waits for the kernel's copilot_nb to attach (it does just after loading). */
+const ATTACH_WAIT = 5000;
 const OWN = /^\s*%%?copilot\b/;
 
 /** The cell "In a cell below" inserts for the failing cell `cellId`. */
@@ -96,7 +98,7 @@ export class FixActions {
         'In a cell below',
         'cnb-fix-below',
         'Insert a %%copilot cell below that asks Copilot to fix this error, and run it',
-        () => this.below(cell)
+        () => void this.below(cell)
       ),
       action(
         'In the chat panel',
@@ -108,9 +110,11 @@ export class FixActions {
     return bar;
   }
 
-  /** Insert the fix's `%%copilot` cell right below the failing one, and run it. */
-  private below(cell: Cell): void {
-    if (!this.attached()) {
+  /** Insert the fix's `%%copilot` cell right below the failing one, and run it; where the
+   * kernel has not said copilot_nb is loaded, wait a little (it attaches just after
+   * `%load_ext` ran), else say what to do. */
+  private async below(cell: Cell): Promise<void> {
+    if (!(await attachedWithin(this.attached, ATTACH_WAIT))) {
       Notification.warning(
         'Fix with Copilot in a cell needs copilot_nb loaded in this kernel: run ' +
           '%load_ext copilot_nb first, or choose "In the chat panel".',
@@ -136,6 +140,24 @@ export class FixActions {
 
   private readonly observer: MutationObserver;
   private frame = 0;
+}
+
+/** Whether `attached()` holds now or comes true within `wait` ms (looked at every 100 ms). */
+function attachedWithin(
+  attached: () => boolean,
+  wait: number
+): Promise<boolean> {
+  const deadline = performance.now() + wait;
+  return new Promise(resolve => {
+    const look = () => {
+      if (attached() || performance.now() > deadline) {
+        resolve(attached());
+      } else {
+        setTimeout(look, 100);
+      }
+    };
+    look();
+  });
 }
 
 function action(
