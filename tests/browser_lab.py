@@ -114,35 +114,44 @@ def known_page_errors() -> list[re.Pattern[str]]:
     return []
 
 
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """One Chromium for a module's tests (each test gets a fresh context of its own: no cookie,
+    storage or cache carries over), which saves starting the browser for every test."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=FLAGS
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 @pytest.fixture
 def page(
-    lab: dict[str, Any], tmp_path: Path, outside: list[str], known_page_errors: list[Any]
+    lab: dict[str, Any], chromium: Any, outside: list[str], known_page_errors: list[Any]
 ) -> Iterator[Any]:
     """A Chromium tab; fails the test on an uncaught page error or any request off loopback."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     ARTIFACTS.mkdir(exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=FLAGS,
-            viewport={"width": 1440, "height": 900},
-        )
-        context.route(OFF_LOOPBACK, lambda route: _refuse(route, outside))
-        try:
-            tab = context.new_page()
-            tab.on("pageerror", lambda exc: errors.append(_first_lines(exc)))
-            tab.set_default_timeout(SHORT)
-            expect.set_options(timeout=EXPECT)
-            yield tab
-            errors = [e for e in errors if not any(k.search(e) for k in known_page_errors)]
-            assert not errors, f"uncaught errors in the page: {errors}"
-            assert not outside, f"the page asked for URLs off loopback: {outside}"
-        finally:
-            context.close()
+    context = chromium.new_context(viewport={"width": 1440, "height": 900})
+    context.route(OFF_LOOPBACK, lambda route: _refuse(route, outside))
+    try:
+        tab = context.new_page()
+        tab.on("pageerror", lambda exc: errors.append(_first_lines(exc)))
+        tab.set_default_timeout(SHORT)
+        expect.set_options(timeout=EXPECT)
+        yield tab
+        errors = [e for e in errors if not any(k.search(e) for k in known_page_errors)]
+        assert not errors, f"uncaught errors in the page: {errors}"
+        assert not outside, f"the page asked for URLs off loopback: {outside}"
+    finally:
+        context.close()
 
 
 def _first_lines(exc: Any) -> str:
