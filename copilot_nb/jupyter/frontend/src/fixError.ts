@@ -61,22 +61,24 @@ export class FixActions {
     }
   }
 
-  /** Put the buttons on every error output that has none (a redrawn output has new nodes). */
+  /** Put the buttons on every error output that has none (a redrawn output has new nodes):
+   * the outputs' types first, so a notebook with no error costs one look at each cell. */
   private decorate(): void {
     this.frame = 0;
     for (const cell of this.panel.content.widgets) {
-      if (
-        cell.model.type !== 'code' ||
-        OWN.test(cell.model.sharedModel.source)
-      ) {
+      const area =
+        cell.model.type === 'code' ? (cell as CodeCell).outputArea : null;
+      const outputs = area?.model;
+      const errors: number[] = [];
+      for (let index = 0; outputs && index < outputs.length; index++) {
+        if (outputs.get(index).type === 'error') {
+          errors.push(index);
+        }
+      }
+      if (!area || !errors.length || OWN.test(cell.model.sharedModel.source)) {
         continue;
       }
-      const area = (cell as CodeCell).outputArea;
-      const outputs = area?.model;
-      for (let index = 0; outputs && index < outputs.length; index++) {
-        if (outputs.get(index).type !== 'error') {
-          continue;
-        }
+      for (const index of errors) {
         const shown = area.widgets[index]?.node.querySelector<HTMLElement>(
           '.jp-OutputArea-output'
         );
