@@ -28,7 +28,7 @@ from tests.wire_samples import _emoji_text, _json_value, _name, _pieces
 
 
 @st.composite
-def streams(draw: st.DrawFn) -> list[dict[str, Any]]:
+def streams(draw: st.DrawFn) -> list[dict[str, Any]]:  # noqa: C901 - one branch per kind of event a random stream may hold
     """The events of one Responses stream, from `response.created` to the terminal event."""
     events: list[dict[str, Any]] = []
     output: list[dict[str, Any]] = []

@@ -155,7 +155,7 @@ class CellRenderer:
         stale = STALE + self._shown / STALE_PACE
         return elapsed >= stale or self._grown * GROWTH >= self._shown
 
-    def _apply(self, event: TurnEvent) -> None:
+    def _apply(self, event: TurnEvent) -> None:  # noqa: C901, PLR0912 - one branch per event type a cell shows, in one place
         blocks = self.transcript.blocks
         if self._waiting is not None:  # the wait is over, or another one replaces it
             blocks[:] = [b for b in blocks if b is not self._waiting]

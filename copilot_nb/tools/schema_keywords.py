@@ -144,7 +144,7 @@ def _additional(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> Itera
             yield key
 
 
-def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> Iterable[str]:
+def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> Iterable[str]:  # noqa: C901, PLR0912 - one branch per applicator keyword of JSON Schema
     """The keys some keyword of `schema` evaluated (jsonschema's
     `find_evaluated_property_keys_by_schema`, its regexes run by `search`)."""
     if validator.is_type(schema, "boolean"):

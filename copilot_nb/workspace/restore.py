@@ -31,7 +31,7 @@ class RestoredPath:
     """The label of the turn that was undone (its prompt)."""
 
 
-def restore_turn(turn: Turn, rel: Callable[[Path], str]) -> list[RestoredPath]:
+def restore_turn(turn: Turn, rel: Callable[[Path], str]) -> list[RestoredPath]:  # noqa: C901, PLR0912 - the undo's phases in the one order that is safe, read top to bottom
     """Put every path of `turn` back as it was before it; the caller has checked for conflicts."""
     items = sorted(turn.before.items())
     staged: dict[Path, str] = {}

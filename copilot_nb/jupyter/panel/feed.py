@@ -75,7 +75,7 @@ URGENT = frozenset({"u", "ask", "asked", "undone", RETRY, "err", "end", "clear"}
 """Ops the user waits for: they go out at once, with whatever is pending before them."""
 
 
-def event_ops(event: TurnEvent) -> list[Op]:
+def event_ops(event: TurnEvent) -> list[Op]:  # noqa: C901 - one branch per event type the panel shows, in one place
     """The ops that show one event of a turn (usage goes to the meter, not the transcript)."""
     match event:
         case TextDelta(text=text):

@@ -85,7 +85,7 @@ class MessagesStreamDecoder:
             self._run.end()
         return out
 
-    def _feed(self, data: bytes, out: list[ModelEvent]) -> None:
+    def _feed(self, data: bytes, out: list[ModelEvent]) -> None:  # noqa: C901, PLR0912 - the decoder's one dispatch on the event's type, run for every event
         fast = fast_json.loads
         shaped = fast_json.shaped(_text_delta_shape)
         loads = json.loads

@@ -78,7 +78,7 @@ class ResponsesDecoder(JSONStreamDecoder):
         self._raise_pending()
         return self.message()
 
-    def feed_event(self, event: Mapping[str, Any]) -> list[ModelEvent]:
+    def feed_event(self, event: Mapping[str, Any]) -> list[ModelEvent]:  # noqa: C901 - the decoder's one dispatch on the event's type, run for every event
         """Accumulate one parsed event; returns its model events."""
         kind = event.get("type")
         if kind == "response.output_text.delta":  # the hot path
