@@ -65,31 +65,40 @@ def test_fix_with_no_error_anywhere_says_what_to_do(serve, kernel_for) -> None:
     assert "%copilot fix #4" in text
 
 
-def test_the_cell_the_front_end_ran_is_named_by_its_id_and_number(
+def test_cells_the_front_end_ran_are_named_by_id_and_number_while_they_still_fail(
     serve, kernel_for, tmp_path: Path
 ) -> None:
     notebook = tmp_path / "analysis.ipynb"
-    write_notebook(notebook, "%load_ext copilot_nb", FAILING)
+    write_notebook(notebook, "%load_ext copilot_nb", FAILING, "1 / 0")
     cells = nbformat.read(notebook, as_version=4).cells
-    server = serve([reply("Use sum."), reply("Renamed nothing.")])
+    server = serve([reply("Use sum."), reply("Divide by one."), reply("Still summ.")])
     kernel = kernel_for(server, JPY_SESSION_NAME=str(notebook))
-    ran = kernel.collect(kernel.send(FAILING, metadata={"cellId": cells[1].id}))
-    assert ran.status == "error"
 
-    assert kernel.execute("%copilot fix").status == "ok"
+    def run(index: int, source: str) -> str:
+        metadata = {"cellId": cells[index].id}
+        return kernel.collect(kernel.send(source, metadata=metadata)).status
 
-    sent = request_text(server)
-    assert sent.startswith("Fix the error in cell #2 (In [2]): "), sent[:200]
-    opening = (
-        f'<failed-cell notebook="analysis.ipynb" cell="#2" id="{cells[1].id}" run="In [2]" '
-        'origin="raised in this kernel">'
-    )
-    assert opening in sent
+    assert run(1, FAILING) == "error" and run(2, "1 / 0") == "error"
 
     words = kernel.execute(f"%%copilot --fix {cells[1].id}\nKeep the name total.")
 
     assert words.status == "ok", words.reply["content"]
-    assert request_text(server).startswith(f"Keep the name total.\n\n{opening}\n")
+    assert request_text(server).startswith(
+        "Keep the name total.\n\n"
+        f'<failed-cell notebook="analysis.ipynb" cell="#2" id="{cells[1].id}" run="In [2]" '
+        'origin="raised in this kernel">\n'
+    ), "an earlier failure is still the kernel's own, named by the front end's id"
+
+    assert kernel.execute("%copilot fix").status == "ok"
+    sent = request_text(server)
+    assert sent.startswith("Fix the error in cell #3 (In [3]): "), sent[:200]
+    assert f'cell="#3" id="{cells[2].id}" run="In [3]" origin="raised in this kernel"' in sent
+    assert "Error: ZeroDivisionError: division by zero" in sent
+
+    assert run(2, "1 / 1") == "ok"  # fixed by hand: the last failing cell is the one before
+    assert kernel.execute("%copilot fix").status == "ok"
+    assert f'cell="#2" id="{cells[1].id}" run="In [2]"' in request_text(server)
+    server.assert_complete()
 
 
 def test_a_crafted_error_saved_in_a_notebook_is_data_and_an_edit_it_asks_for_still_asks(

@@ -2,14 +2,14 @@
 
 The page's Fix with Copilot sends only a cell's id. The kernel reads that cell as the notebook
 tools read it (the open notebook's live state, else the file), and its error from its own record
-when it raised it: the kernel's last error (`sys.last_value`, formatted as IPython showed it)
-belongs to a cell when the run kept at `%load_ext` (`failures.py`: its cell id and `In [N]`)
-or IPython's last run was that cell, or, for an error from before `%load_ext`, when the cell's
-run number and error are the ones its traceback names. Otherwise the error is only an output
-saved in the notebook, and the request says so (`fix_request.py`): a notebook someone sent may
-carry a crafted one. With no cell named, the last cell that failed: the kernel's last error,
-else the notebook's error output run last. Where no notebook is known (a console, VS Code with
-nothing saved) the kernel's own record is the cell: its source as it ran.
+when it raised it: the failing runs kept since `%load_ext` (`failures.py`: each cell's latest,
+by the id the front end sent with the run, while it still fails), formatted again as IPython
+showed them; for an error from before `%load_ext`, Python's `sys.last_value` when the cell's run
+number and error are the ones its traceback names. Otherwise the error is only an output saved
+in the notebook, and the request says so (`fix_request.py`): a notebook someone sent may carry
+a crafted one. With no cell named, the last cell that failed and still fails, else the
+notebook's error output run last. Where no notebook is known (a console, VS Code with nothing
+saved) the kernel's own record is the cell: its source as it ran.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ...tools.notebook.cells import find_cell
 from ...tools.notebook.store import Opened, open_notebook
 from ...tools.outputs import strip_ansi
 from ...workspace.notebook_file import cell_source
-from ..failures import copilot_own, last_failure, user_error
+from ..failures import copilot_own, failures_of, user_error
 from .fix_request import FailedCell
 
 _CELL_RUN = re.compile(r"\bCell In\s*\[(\d+)\]")
@@ -50,32 +50,37 @@ class KernelError:
     """The source of `In [N]` as it ran; "" when the history does not hold it."""
 
 
-def kernel_error(shell: Any) -> KernelError | None:
-    """The last error a user's cell raised in this kernel; None if none did."""
-    kept = last_failure(shell)
-    value = kept.error if kept is not None else _last_value()
+def kernel_error(shell: Any, cell_id: str = "") -> KernelError | None:
+    """The last error a user's cell raised in this kernel (with `cell_id`, that cell's latest
+    failing run, while it still fails); None if there is none."""
+    record = failures_of(shell)
+    kept = (record.by_cell.get(cell_id) if cell_id else record.last) if record else None
+    if kept is not None:  # kept as it happened (since %load_ext)
+        value: BaseException | None = kept.error
+        count, found_id, source = kept.execution_count, kept.cell_id, kept.source
+    elif record is None or not record.seen:  # an error from before %load_ext, if any
+        value, count, found_id, source = _last_value(), None, "", ""
+    else:
+        return None  # the failing runs kept since %load_ext were all run again without error
     if value is None or not user_error(value):
         return None
     traceback = _traceback(shell, value)
-    count, cell_id, source = None, "", ""
     result = getattr(shell, "last_execution_result", None)
-    if kept is not None:  # kept as it happened (since %load_ext)
-        count, cell_id, source = kept.execution_count, kept.cell_id, kept.source
-    elif result is not None and _ended_with(result, value):  # IPython's last run failed
-        count = result.execution_count
-        cell_id = str(getattr(result.info, "cell_id", None) or "")
-    if count is None:  # an error from before %load_ext: the run its traceback names
-        found = _CELL_RUN.search(strip_ansi("\n".join(traceback)))
-        count = int(found.group(1)) if found else None
+    if kept is None and result is not None and _ended_with(result, value):
+        count = result.execution_count  # IPython's last run failed
+        found_id = str(getattr(result.info, "cell_id", None) or "")
+    if count is None:  # the run its traceback names
+        named = _CELL_RUN.search(strip_ansi("\n".join(traceback)))
+        count = int(named.group(1)) if named else None
     source = source or _ran(shell, count)
-    if source and copilot_own(source):
-        return None  # a copilot cell's own failure: nothing of the user's to fix
+    if (source and copilot_own(source)) or (cell_id and found_id and found_id != cell_id):
+        return None  # a copilot cell's own failure, or another cell's
     return KernelError(
         ename=type(value).__name__,
         evalue=str(value),
         traceback=traceback,
         execution_count=count,
-        cell_id=cell_id,
+        cell_id=found_id,
         source=source,
     )
 
@@ -101,7 +106,6 @@ def _traceback(shell: Any, value: BaseException) -> tuple[str, ...]:
 async def failed_cell(session: Any, reference: str | None = None) -> FailedCell:
     """The failing cell `reference` names (its id or `#N`), or with None the last that failed;
     a UsageError that says why when there is none."""
-    kernel = kernel_error(session.shell)
     opened, why = await _notebook(session)
     if reference is not None:
         if opened is None:
@@ -109,7 +113,8 @@ async def failed_cell(session: Any, reference: str | None = None) -> FailedCell:
                 f"%copilot fix {reference}: no notebook is known here ({why}); "
                 "%copilot fix with no cell fixes the kernel's last error"
             )
-        return _named(opened, reference, kernel)
+        return _named(session.shell, opened, reference)
+    kernel = kernel_error(session.shell)
     if kernel is not None:
         return _from_kernel(opened, kernel)
     if opened is not None and (found := _last_in_notebook(opened)) is not None:
@@ -130,7 +135,7 @@ async def _notebook(session: Any) -> tuple[Opened | None, str]:
         return None, str(exc).split(";")[0]
 
 
-def _named(opened: Opened, reference: str, kernel: KernelError | None) -> FailedCell:
+def _named(shell: Any, opened: Opened, reference: str) -> FailedCell:
     try:
         index, cell = find_cell(opened.loaded, reference)
     except CopilotError as exc:
@@ -141,8 +146,9 @@ def _named(opened: Opened, reference: str, kernel: KernelError | None) -> Failed
         kind = "a copilot cell" if cell.cell_type == "code" else f"a {cell.cell_type} cell"
         raise UsageError(f"%copilot fix {reference}: {label} is {kind}; name a code cell of yours")
     saved = _error_output(cell)
-    if kernel is not None and _raised_by(kernel, cell, saved):
-        return _cell(opened, index, cell, kernel=kernel)
+    for kernel in (kernel_error(shell, str(cell.get("id", ""))), kernel_error(shell)):
+        if kernel is not None and _raised_by(kernel, cell, saved):
+            return _cell(opened, index, cell, kernel=kernel)
     if saved is None:
         raise UsageError(
             f"%copilot fix {reference}: {label} shows no error; run it, and fix it once it fails"
