@@ -326,8 +326,7 @@ def parse_options(line: str) -> Any:
         message = str(exc)
         if "unrecognized arguments" in message:
             known = (
-                "--model, --mode, --new, --max-rounds, --yes, --read-only, --review, --fix, "
-                "--skill"
+                "--model, --mode, --new, --max-rounds, --yes, --read-only, --review, --fix, --skill"
             )
             raise UsageError(
                 f"%%copilot: {message}; the options are {known} (written in full: options "
