@@ -135,9 +135,8 @@ async def test_a_recording_cassette_keeps_the_proxy_and_the_ca(
     _, proxy = network
     monkeypatch.setenv("COPILOT_NB_CONFIG_DIR", str(tmp_path / "config"))  # its signing key
     model = OpenAIChat("scripted", base_url=tls_model_server.url, api_key="k")
-    cassette = Cassette(tmp_path / "c.copilot.jsonl", "record")
-    with model.endpoint.taped(cassette):
-        answer = await model.complete([UserMessage(content="hi")])
+    model.endpoint.tape_with(Cassette(tmp_path / "c.copilot.jsonl", "record"))
+    answer = await model.complete([UserMessage(content="hi")])
     assert answer.text == "through the proxy"
     assert proxy.seen == [f"CONNECT localhost:{port_of(tls_model_server.url)}"]
     recorded = (tmp_path / "c.copilot.jsonl").read_text()

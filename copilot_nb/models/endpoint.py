@@ -12,8 +12,7 @@ runs the model (a turn's cassette stage), never read from a global. A wire (`Ope
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -199,15 +198,6 @@ class Endpoint:
             self.tape = before
 
         return restore
-
-    @contextmanager
-    def taped(self, cassette: Cassette | None) -> Iterator[None]:
-        """Its requests recorded to or replayed from `cassette` for a block (a script's)."""
-        restore = self.tape_with(cassette)
-        try:
-            yield
-        finally:
-            restore()
 
     def for_model(self, model: str) -> Endpoint:
         """A new endpoint of the same provider and given settings, for another model."""

@@ -84,3 +84,6 @@ class CopilotFill(CopilotChat):
                 "suffix_tokens": len(request.suffix) // 4,
             },
         }
+
+
+__all__ = ["DEFAULT_ENGINE", "CopilotFill", "copilot_fill"]

@@ -24,3 +24,6 @@ async def copilot_ids(model: CopilotChat) -> list[str]:
         for m in await model.list_models()
         if m.kind == "chat" and m.picker_enabled and choose_endpoint(m, spoken=model.spoken)
     ]
+
+
+__all__ = ["copilot_catalog", "copilot_ids"]
