@@ -4,31 +4,44 @@
 // through the model's own run_code tool and its approval (a card with Approve/Deny where the
 // policy asks): the page never runs it. Concatenated before front.js.
 
-const INSERT_EVENT = "copilot-nb:insert-cell";
+const INSERT_EVENT = 'copilot-nb:insert-cell';
 
 function blockAction(model, event) {
-  const button = event.target.closest?.(".cnb-codebar button");
-  if (!button) return;
-  const code = button.closest(".cnb-codeblock").querySelector("code").textContent;
-  if (button.classList.contains("cnb-copy")) copyText(button, code);
-  else if (button.classList.contains("cnb-insert")) document.dispatchEvent(new CustomEvent(INSERT_EVENT, { detail: { code } }));
-  else if (button.classList.contains("cnb-run")) model.send({ kind: "run", code });
+  const button = event.target.closest?.('.cnb-codebar button');
+  if (!button) {
+    return;
+  }
+  const code = button
+    .closest('.cnb-codeblock')
+    .querySelector('code').textContent;
+  if (button.classList.contains('cnb-copy')) {
+    copyText(button, code);
+  } else if (button.classList.contains('cnb-insert')) {
+    document.dispatchEvent(new CustomEvent(INSERT_EVENT, { detail: { code } }));
+  } else if (button.classList.contains('cnb-run')) {
+    model.send({ kind: 'run', code });
+  }
 }
 
 function copyText(button, code) {
   const copied = () => {
-    button.textContent = "Copied";
-    setTimeout(() => (button.textContent = "Copy"), 1200);
+    button.textContent = 'Copied';
+    setTimeout(() => (button.textContent = 'Copy'), 1200);
   };
   const fallback = () => {
     // no clipboard permission (a plain-http page): the selection's copy command still works
-    const box = document.createElement("textarea");
+    const box = document.createElement('textarea');
     box.value = code;
     document.body.append(box);
     box.select();
-    if (document.execCommand("copy")) copied();
+    if (document.execCommand('copy')) {
+      copied();
+    }
     box.remove();
   };
-  if (navigator.clipboard) navigator.clipboard.writeText(code).then(copied, fallback);
-  else fallback();
+  if (navigator.clipboard) {
+    navigator.clipboard.writeText(code).then(copied, fallback);
+  } else {
+    fallback();
+  }
 }

@@ -15,8 +15,8 @@ class Completion {
     this.model = model;
     this.view = view;
     this.input = input;
-    this.box = el("div", "cnb-complete");
-    this.box.setAttribute("role", "listbox");
+    this.box = el('div', 'cnb-complete');
+    this.box.setAttribute('role', 'listbox');
     this.box.hidden = true;
     this.items = [];
     this.active = 0;
@@ -24,13 +24,15 @@ class Completion {
     this.token = null; // the reference being typed: {start, query}
     this.dismissed = -1; // where the `@` is whose list Escape closed
     this.timer = 0;
-    this.box.addEventListener("mousedown", (event) => event.preventDefault()); // focus stays
-    this.box.addEventListener("click", (event) => {
-      const row = event.target.closest?.(".cnb-complete-item");
-      if (row) this.accept(Number(row.dataset.index));
+    this.box.addEventListener('mousedown', event => event.preventDefault()); // focus stays
+    this.box.addEventListener('click', event => {
+      const row = event.target.closest?.('.cnb-complete-item');
+      if (row) {
+        this.accept(Number(row.dataset.index));
+      }
     });
-    input.addEventListener("blur", () => this.reset());
-    input.addEventListener("click", () => this.update());
+    input.addEventListener('blur', () => this.reset());
+    input.addEventListener('click', () => this.update());
   }
 
   get open() {
@@ -39,10 +41,14 @@ class Completion {
 
   tokenAt() {
     const { value, selectionStart, selectionEnd } = this.input;
-    if (selectionStart !== selectionEnd) return null;
+    if (selectionStart !== selectionEnd) {
+      return null;
+    }
     const before = value.slice(0, selectionStart);
     const found = REF_TOKEN.exec(before);
-    if (!found || (before.split("`").length - 1) % 2) return null; // none, or inside `code`
+    if (!found || (before.split('`').length - 1) % 2) {
+      return null;
+    } // none, or inside `code`
     return { start: selectionStart - found[1].length - 1, query: found[1] };
   }
 
@@ -50,33 +56,59 @@ class Completion {
   update() {
     clearTimeout(this.timer);
     const token = this.tokenAt();
-    if (!token) this.dismissed = -1;
-    if (!token || token.start === this.dismissed) return this.reset();
+    if (!token) {
+      this.dismissed = -1;
+    }
+    if (!token || token.start === this.dismissed) {
+      return this.reset();
+    }
     this.token = token;
     this.timer = setTimeout(() => {
       this.seq += 1;
-      this.model.send({ kind: "complete", query: token.query, seq: this.seq, view: this.view });
+      this.model.send({
+        kind: 'complete',
+        query: token.query,
+        seq: this.seq,
+        view: this.view
+      });
     }, COMPLETE_DELAY);
   }
 
   receive(msg) {
-    if (msg.view !== this.view || msg.complete !== this.seq || !this.token) return;
-    if (msg.error) console.warn("copilot_nb: @ completion failed:", msg.error);
+    if (msg.view !== this.view || msg.complete !== this.seq || !this.token) {
+      return;
+    }
+    if (msg.error) {
+      console.warn('copilot_nb: @ completion failed:', msg.error);
+    }
     const items = Array.isArray(msg.items) ? msg.items : [];
-    this.items = items.map(([text, kind, detail]) => ({ text: String(text), kind: String(kind), detail: String(detail ?? "") }));
-    if (!this.items.length) return this.close();
+    this.items = items.map(([text, kind, detail]) => ({
+      text: String(text),
+      kind: String(kind),
+      detail: String(detail ?? '')
+    }));
+    if (!this.items.length) {
+      return this.close();
+    }
     this.active = 0;
     this.box.replaceChildren(
       ...this.items.map((item, index) => {
-        const row = el("div", "cnb-complete-item");
-        row.setAttribute("role", "option");
+        const row = el('div', 'cnb-complete-item');
+        row.setAttribute('role', 'option');
         row.dataset.index = String(index);
         row.dataset.kind = item.kind;
-        row.title = item.detail ? `@${item.text}  ${item.detail}` : `@${item.text}`;
-        row.append(el("span", "cnb-complete-kind", item.kind), el("span", "cnb-complete-text", `@${item.text}`));
-        if (item.detail) row.append(el("span", "cnb-complete-detail", item.detail));
+        row.title = item.detail
+          ? `@${item.text}  ${item.detail}`
+          : `@${item.text}`;
+        row.append(
+          el('span', 'cnb-complete-kind', item.kind),
+          el('span', 'cnb-complete-text', `@${item.text}`)
+        );
+        if (item.detail) {
+          row.append(el('span', 'cnb-complete-detail', item.detail));
+        }
         return row;
-      }),
+      })
     );
     this.box.hidden = false;
     this.move(0);
@@ -85,8 +117,10 @@ class Completion {
   move(by) {
     const count = this.items.length;
     this.active = (this.active + by + count) % count;
-    [...this.box.children].forEach((row, index) => row.setAttribute("aria-selected", String(index === this.active)));
-    this.box.children[this.active]?.scrollIntoView?.({ block: "nearest" });
+    [...this.box.children].forEach((row, index) =>
+      row.setAttribute('aria-selected', String(index === this.active))
+    );
+    this.box.children[this.active]?.scrollIntoView?.({ block: 'nearest' });
   }
 
   // Put `@text ` in place of the reference being typed (and the rest of its word).
@@ -94,26 +128,38 @@ class Completion {
     const item = this.items[index];
     const token = this.tokenAt();
     this.reset();
-    if (!item || !token) return;
+    if (!item || !token) {
+      return;
+    }
     const { value, selectionStart: caret } = this.input;
     const tail = REF_TAIL.exec(value.slice(caret))[0];
     const text = `@${item.text} `;
-    this.input.value = value.slice(0, token.start) + text + value.slice(caret + tail.length);
+    this.input.value =
+      value.slice(0, token.start) + text + value.slice(caret + tail.length);
     const at = token.start + text.length;
     this.input.setSelectionRange(at, at);
-    this.input.dispatchEvent(new Event("input")); // the box grows; the list stays closed
+    this.input.dispatchEvent(new Event('input')); // the box grows; the list stays closed
   }
 
   // A key pressed in the input: true when the open list took it.
   key(event) {
-    if (!this.open || event.isComposing) return false;
-    if (event.key === "ArrowDown" || event.key === "ArrowUp") this.move(event.key === "ArrowDown" ? 1 : -1);
-    else if ((event.key === "Tab" || event.key === "Enter") && !event.shiftKey) this.accept(this.active);
-    else if (event.key === "Escape") {
+    if (!this.open || event.isComposing) {
+      return false;
+    }
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      this.move(event.key === 'ArrowDown' ? 1 : -1);
+    } else if (
+      (event.key === 'Tab' || event.key === 'Enter') &&
+      !event.shiftKey
+    ) {
+      this.accept(this.active);
+    } else if (event.key === 'Escape') {
       this.dismissed = this.token ? this.token.start : -1;
       this.reset();
     } else {
-      if (["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key)) this.reset(); // the caret moves on
+      if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(event.key)) {
+        this.reset();
+      } // the caret moves on
       return false;
     }
     return true;

@@ -5,7 +5,7 @@
 // the form asks JupyterLab (our extension, CHOSEN_EVENT) to keep the provider and model in its
 // settings, which new kernels read. Concatenated before front.js, after link.js.
 
-const CHOSEN_EVENT = "copilot-nb:model-chosen";
+const CHOSEN_EVENT = 'copilot-nb:model-chosen';
 
 class ModelForm {
   constructor(model, view, root) {
@@ -14,46 +14,49 @@ class ModelForm {
     this.root = root;
     this.state = null; // the kernel's last word: providers, key statuses, the model now
     this.listed = new Map(); // provider -> {ids, note}
-    this.box = el("section", "cnb-form");
+    this.box = el('section', 'cnb-form');
     this.box.hidden = true;
-    this.box.setAttribute("aria-label", "Model settings");
+    this.box.setAttribute('aria-label', 'Model settings');
     const row = (label, field) => {
-      const line = el("label", "cnb-form-row");
-      line.append(el("span", "cnb-form-label", label), field);
+      const line = el('label', 'cnb-form-row');
+      line.append(el('span', 'cnb-form-label', label), field);
       this.box.append(line);
       return line;
     };
-    this.provider = el("select", "cnb-form-provider");
-    row("Provider", this.provider);
-    this.name = el("input", "cnb-form-model");
-    this.name.type = "text";
+    this.provider = el('select', 'cnb-form-provider');
+    row('Provider', this.provider);
+    this.name = el('input', 'cnb-form-model');
+    this.name.type = 'text';
     this.name.spellcheck = false;
-    this.name.autocomplete = "off";
-    this.name.placeholder = "model, e.g. gpt-4o";
-    this.choices = el("datalist");
+    this.name.autocomplete = 'off';
+    this.name.placeholder = 'model, e.g. gpt-4o';
+    this.choices = el('datalist');
     this.choices.id = `cnb-models-${view}`;
-    this.name.setAttribute("list", this.choices.id);
-    row("Model", this.name).append(this.choices);
-    this.listNote = el("div", "cnb-form-note cnb-form-listed");
+    this.name.setAttribute('list', this.choices.id);
+    row('Model', this.name).append(this.choices);
+    this.listNote = el('div', 'cnb-form-note cnb-form-listed');
     this.box.append(this.listNote);
-    this.secret = el("input", "cnb-form-secret");
-    this.secret.type = "password";
-    this.secret.autocomplete = "off";
+    this.secret = el('input', 'cnb-form-secret');
+    this.secret.type = 'password';
+    this.secret.autocomplete = 'off';
     this.secret.spellcheck = false;
-    this.keyRow = row("Key", this.secret);
-    this.keyNote = el("div", "cnb-form-note cnb-form-key");
+    this.keyRow = row('Key', this.secret);
+    this.keyNote = el('div', 'cnb-form-note cnb-form-key');
     this.box.append(this.keyNote);
-    const actions = el("div", "cnb-form-actions");
-    this.save = el("button", "cnb-form-save", "Save");
-    this.forget = el("button", "cnb-form-forget", "Forget key");
-    this.close = el("button", "cnb-form-close", "Close");
-    for (const b of [this.save, this.forget, this.close]) b.type = "button";
-    this.save.title = "Use this model now (as %copilot model does) and keep the key outside the notebook";
-    this.forget.title = "Delete the saved key of this provider";
+    const actions = el('div', 'cnb-form-actions');
+    this.save = el('button', 'cnb-form-save', 'Save');
+    this.forget = el('button', 'cnb-form-forget', 'Forget key');
+    this.close = el('button', 'cnb-form-close', 'Close');
+    for (const b of [this.save, this.forget, this.close]) {
+      b.type = 'button';
+    }
+    this.save.title =
+      'Use this model now (as %copilot model does) and keep the key outside the notebook';
+    this.forget.title = 'Delete the saved key of this provider';
     actions.append(this.save, this.forget, this.close);
-    this.said = el("div", "cnb-form-said");
-    this.said.setAttribute("role", "status");
-    this.setting = el("div", "cnb-form-note cnb-form-setting");
+    this.said = el('div', 'cnb-form-said');
+    this.said.setAttribute('role', 'status');
+    this.setting = el('div', 'cnb-form-note cnb-form-setting');
     this.box.append(actions, this.said, this.setting);
     this.wire();
   }
@@ -61,50 +64,60 @@ class ModelForm {
   wire() {
     this.provider.onchange = () => {
       const s = this.state;
-      this.name.value = s && this.provider.value === s.provider ? s.model : "";
-      this.said.textContent = "";
+      this.name.value = s && this.provider.value === s.provider ? s.model : '';
+      this.said.textContent = '';
       this.show();
-      this.ask("models");
+      this.ask('models');
     };
     this.save.onclick = () => this.submit();
     this.forget.onclick = () => {
-      this.said.textContent = "";
-      this.ask("forget");
+      this.said.textContent = '';
+      this.ask('forget');
     };
     this.close.onclick = () => this.toggle(false);
-    this.box.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && event.target.tagName === "INPUT" && !event.isComposing) {
+    this.box.addEventListener('keydown', event => {
+      if (
+        event.key === 'Enter' &&
+        event.target.tagName === 'INPUT' &&
+        !event.isComposing
+      ) {
         event.preventDefault();
         this.submit();
-      } else if (event.key === "Escape") {
+      } else if (event.key === 'Escape') {
         this.toggle(false);
       }
     });
   }
 
   ask(action, extra = {}) {
-    this.model.send({ kind: "form", do: action, provider: this.provider.value, view: this.view, ...extra });
+    this.model.send({
+      kind: 'form',
+      do: action,
+      provider: this.provider.value,
+      view: this.view,
+      ...extra
+    });
   }
 
   submit() {
     const key = this.secret.value;
-    this.secret.value = ""; // the key leaves the page's fields as it is sent
+    this.secret.value = ''; // the key leaves the page's fields as it is sent
     this.save.disabled = true;
-    this.said.textContent = "Saving…";
-    this.said.dataset.outcome = "";
-    this.ask("save", { model: this.name.value.trim(), key });
+    this.said.textContent = 'Saving…';
+    this.said.dataset.outcome = '';
+    this.ask('save', { model: this.name.value.trim(), key });
   }
 
   toggle(open = this.box.hidden) {
     this.box.hidden = !open;
-    this.root.classList.toggle("cnb-form-open", open);
-    this.button?.setAttribute("aria-expanded", String(open));
+    this.root.classList.toggle('cnb-form-open', open);
+    this.button?.setAttribute('aria-expanded', String(open));
     if (!open) {
-      this.secret.value = "";
+      this.secret.value = '';
       return;
     }
-    this.said.textContent = "";
-    this.ask("state");
+    this.said.textContent = '';
+    this.ask('state');
   }
 
   receive(msg) {
@@ -117,60 +130,95 @@ class ModelForm {
     this.state = msg.form;
     if (first) {
       // the first word from the kernel: its providers, and the model it uses now
-      const names = this.state.providers.map((p) => p.name);
-      this.provider.replaceChildren(...names.map((n) => Object.assign(el("option", "", n), { value: n })));
-      this.provider.value = names.includes(this.state.provider) ? this.state.provider : names[0];
+      const names = this.state.providers.map(p => p.name);
+      this.provider.replaceChildren(
+        ...names.map(n => Object.assign(el('option', '', n), { value: n }))
+      );
+      this.provider.value = names.includes(this.state.provider)
+        ? this.state.provider
+        : names[0];
       this.name.value = this.state.model;
-      this.ask("models");
+      this.ask('models');
     }
     this.show();
     if (msg.view === this.view && msg.said !== undefined) {
       this.save.disabled = false;
       this.said.textContent = msg.said;
-      this.said.dataset.outcome = msg.outcome || "";
-      if (msg.chosen) this.root.dispatchEvent(new CustomEvent(CHOSEN_EVENT, { bubbles: true, detail: msg.chosen }));
+      this.said.dataset.outcome = msg.outcome || '';
+      if (msg.chosen) {
+        this.root.dispatchEvent(
+          new CustomEvent(CHOSEN_EVENT, { bubbles: true, detail: msg.chosen })
+        );
+      }
     }
   }
 
   show() {
     const s = this.state;
-    if (!s) return;
-    const entry = s.providers.find((p) => p.name === this.provider.value) || s.providers[0];
+    if (!s) {
+      return;
+    }
+    const entry =
+      s.providers.find(p => p.name === this.provider.value) || s.providers[0];
     const key = entry.key;
     this.keyRow.hidden = !key;
     this.forget.hidden = !key;
     this.forget.disabled = !key?.saved;
-    this.keyNote.dataset.state = key?.problem ? "problem" : key?.saved ? "saved" : "none";
+    this.keyNote.dataset.state = key?.problem
+      ? 'problem'
+      : key?.saved
+        ? 'saved'
+        : 'none';
     this.keyNote.textContent = keyWords(entry);
-    this.secret.placeholder = key?.saved ? "saved; paste a new key to replace it" : "paste the key";
-    this.secret.setAttribute("aria-label", key ? `${key.name}, kept outside the notebook` : "Key");
+    this.secret.placeholder = key?.saved
+      ? 'saved; paste a new key to replace it'
+      : 'paste the key';
+    this.secret.setAttribute(
+      'aria-label',
+      key ? `${key.name}, kept outside the notebook` : 'Key'
+    );
     const listed = this.listed.get(entry.name);
-    this.choices.replaceChildren(...(listed?.ids || []).map((id) => Object.assign(el("option"), { value: id })));
+    this.choices.replaceChildren(
+      ...(listed?.ids || []).map(id =>
+        Object.assign(el('option'), { value: id })
+      )
+    );
     const count = listed?.ids.length;
-    this.listNote.textContent = listed ? listed.note || `${count} model${count === 1 ? "" : "s"} listed by ${entry.name}; or type a name.` : "";
+    this.listNote.textContent = listed
+      ? listed.note ||
+        `${count} model${count === 1 ? '' : 's'} listed by ${entry.name}; or type a name.`
+      : '';
     this.setting.textContent = s.problem
       ? s.problem
       : s.setting
         ? `New kernels start with ${s.setting} (JupyterLab's settings, copilot_nb: model).`
-        : "";
+        : '';
   }
 }
 
 function keyWords(entry) {
   const key = entry.key;
-  if (!key) return entry.sign_in; // signs in another way (Copilot), or needs no key (Ollama)
+  if (!key) {
+    return entry.sign_in;
+  } // signs in another way (Copilot), or needs no key (Ollama)
   const env = `${key.name} is also set in the kernel's environment, and that one is used.`;
-  if (key.problem) return key.problem;
-  if (key.saved) return `Key saved in ${key.where}.${key.environment ? ` ${env}` : ""}`;
-  if (key.environment) return `${key.name} is set in the kernel's environment. A key saved here is used where it is not.`;
+  if (key.problem) {
+    return key.problem;
+  }
+  if (key.saved) {
+    return `Key saved in ${key.where}.${key.environment ? ` ${env}` : ''}`;
+  }
+  if (key.environment) {
+    return `${key.name} is set in the kernel's environment. A key saved here is used where it is not.`;
+  }
   return `No key saved for ${key.name}. It is kept outside the notebook, where only you can read it.`;
 }
 
 function modelFormButton(form) {
-  const button = el("button", "cnb-setup", "Model");
-  button.type = "button";
-  button.title = "Choose the provider, the model and its key";
-  button.setAttribute("aria-expanded", "false");
+  const button = el('button', 'cnb-setup', 'Model');
+  button.type = 'button';
+  button.title = 'Choose the provider, the model and its key';
+  button.setAttribute('aria-expanded', 'false');
   button.onclick = () => form.toggle();
   form.button = button;
   return button;

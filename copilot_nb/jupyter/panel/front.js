@@ -7,53 +7,63 @@
 
 // --- the view ----------------------------------------------------------------------------
 
-const MODES = [["ask", "Ask"], ["plan", "Plan"], ["agent", "Agent"]];
-const TAB_EVENT = "copilot-nb:open-in-tab";
-const FIX_EVENT = "copilot-nb:fix"; // Fix with Copilot on a cell's error (the extension's fixInPanel.ts)
+const MODES = [
+  ['ask', 'Ask'],
+  ['plan', 'Plan'],
+  ['agent', 'Agent']
+];
+const TAB_EVENT = 'copilot-nb:open-in-tab';
+const FIX_EVENT = 'copilot-nb:fix'; // Fix with Copilot on a cell's error (the extension's fixInPanel.ts)
 
 function buildView(model, root) {
-  root.classList.add("cnb-root");
-  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  root.classList.add('cnb-root');
+  root.setAttribute('data-lm-suppress-shortcuts', 'true');
   root.replaceChildren();
   const v = {};
-  const header = el("div", "cnb-header");
-  v.title = el("div", "cnb-title", model.get("title"));
-  v.fresh = el("button", "cnb-new", "New chat");
-  v.fresh.type = "button";
-  v.fresh.title = "Forget the conversation and start a new one";
-  v.tab = el("button", "cnb-tab", "As tab");
-  v.tab.type = "button";
-  v.tab.title = "Move this chat to a tab of the main area (JupyterLab's Copilot commands move it back)";
+  const header = el('div', 'cnb-header');
+  v.title = el('div', 'cnb-title', model.get('title'));
+  v.fresh = el('button', 'cnb-new', 'New chat');
+  v.fresh.type = 'button';
+  v.fresh.title = 'Forget the conversation and start a new one';
+  v.tab = el('button', 'cnb-tab', 'As tab');
+  v.tab.type = 'button';
+  v.tab.title =
+    "Move this chat to a tab of the main area (JupyterLab's Copilot commands move it back)";
   header.append(v.title, v.tab, v.fresh);
   v.header = header;
 
-  v.log = el("div", "cnb-log");
-  v.log.setAttribute("role", "log");
-  v.empty = el("div", "cnb-empty");
-  v.empty.append(el("p", "cnb-empty-lead", EMPTY[0]), el("p", "", EMPTY[1]));
-  v.working = el("div", "cnb-working");
-  v.working.append(el("span"), el("span"), el("span"));
+  v.log = el('div', 'cnb-log');
+  v.log.setAttribute('role', 'log');
+  v.empty = el('div', 'cnb-empty');
+  v.empty.append(el('p', 'cnb-empty-lead', EMPTY[0]), el('p', '', EMPTY[1]));
+  v.working = el('div', 'cnb-working');
+  v.working.append(el('span'), el('span'), el('span'));
 
-  const footer = el("div", "cnb-footer");
-  v.input = el("textarea", "cnb-input");
+  const footer = el('div', 'cnb-footer');
+  v.input = el('textarea', 'cnb-input');
   v.input.rows = 1;
-  v.input.placeholder = "Ask Copilot…";
-  v.input.title = "Enter sends, Shift+Enter starts a new line";
-  v.send = el("button", "cnb-send", "Send");
-  v.stop = el("button", "cnb-stop", "Stop");
-  v.send.type = v.stop.type = "button";
-  const row = el("div", "cnb-inputrow");
+  v.input.placeholder = 'Ask Copilot…';
+  v.input.title = 'Enter sends, Shift+Enter starts a new line';
+  v.send = el('button', 'cnb-send', 'Send');
+  v.stop = el('button', 'cnb-stop', 'Stop');
+  v.send.type = v.stop.type = 'button';
+  const row = el('div', 'cnb-inputrow');
   row.append(v.input, v.send, v.stop);
-  const status = el("div", "cnb-status");
-  v.picker = el("select", "cnb-model");
-  v.picker.title = "Model for the next request";
-  v.mode = el("select", "cnb-mode");
-  v.mode.title = "Mode for the next request: Ask reads and answers, Plan proposes a plan for you to approve, Agent does the work";
-  v.mode.setAttribute("aria-label", "Mode");
-  v.mode.append(...MODES.map(([value, label]) => Object.assign(el("option", "", label), { value })));
-  v.meter = el("span", "cnb-meter");
-  v.bar = el("span", "cnb-bar");
-  v.fill = el("span", "cnb-fill");
+  const status = el('div', 'cnb-status');
+  v.picker = el('select', 'cnb-model');
+  v.picker.title = 'Model for the next request';
+  v.mode = el('select', 'cnb-mode');
+  v.mode.title =
+    'Mode for the next request: Ask reads and answers, Plan proposes a plan for you to approve, Agent does the work';
+  v.mode.setAttribute('aria-label', 'Mode');
+  v.mode.append(
+    ...MODES.map(([value, label]) =>
+      Object.assign(el('option', '', label), { value })
+    )
+  );
+  v.meter = el('span', 'cnb-meter');
+  v.bar = el('span', 'cnb-bar');
+  v.fill = el('span', 'cnb-fill');
   v.bar.append(v.fill);
   status.append(v.picker, v.mode, v.meter, v.bar);
   footer.append(row, status);
@@ -64,7 +74,23 @@ function buildView(model, root) {
 
 // --- the transcript ----------------------------------------------------------------------
 
-const OPS = { t: "answer", r: "thinking", u: "user", tool: "tool", ask: "ask", asked: "asked", diff: "diff", done: "done", undo: "undoable", undone: "undone", note: "note", retry: "retry", err: "error", end: "end", clear: "clear" };
+const OPS = {
+  t: 'answer',
+  r: 'thinking',
+  u: 'user',
+  tool: 'tool',
+  ask: 'ask',
+  asked: 'asked',
+  diff: 'diff',
+  done: 'done',
+  undo: 'undoable',
+  undone: 'undone',
+  note: 'note',
+  retry: 'retry',
+  err: 'error',
+  end: 'end',
+  clear: 'clear'
+};
 
 class Transcript {
   constructor(model, view) {
@@ -79,7 +105,9 @@ class Transcript {
   }
 
   nearBottom() {
-    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
+    return (
+      this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48
+    );
   }
 
   add(node) {
@@ -91,29 +119,43 @@ class Transcript {
   paint() {
     this.frame = 0;
     const stick = this.nearBottom();
-    for (const block of this.dirty) block.node.innerHTML = markdown(block.raw);
+    for (const block of this.dirty) {
+      block.node.innerHTML = markdown(block.raw);
+    }
     this.dirty.clear();
-    if (stick) this.log.scrollTop = this.log.scrollHeight;
+    if (stick) {
+      this.log.scrollTop = this.log.scrollHeight;
+    }
   }
 
   schedule() {
-    if (!this.frame) this.frame = requestAnimationFrame(() => this.paint());
+    if (!this.frame) {
+      this.frame = requestAnimationFrame(() => this.paint());
+    }
   }
 
   apply(op) {
     const [kind, ...a] = op;
-    if (kind !== "t") this.text = null; // the answer block being streamed: {node, raw}
-    if (kind !== "r") this.thought = null;
+    if (kind !== 't') {
+      this.text = null;
+    } // the answer block being streamed: {node, raw}
+    if (kind !== 'r') {
+      this.thought = null;
+    }
     this.waiting?.remove(); // a retry's wait lasts until the next op
     this.waiting = null;
-    if (kind !== "t" && kind !== "r" && kind !== "retry") this.attempt = [];
+    if (kind !== 't' && kind !== 'r' && kind !== 'retry') {
+      this.attempt = [];
+    }
     const method = OPS[kind];
-    if (method) this[method](...a);
+    if (method) {
+      this[method](...a);
+    }
   }
 
   answer(text) {
     if (!this.text) {
-      this.text = { node: this.add(el("div", "cnb-answer")), raw: "" };
+      this.text = { node: this.add(el('div', 'cnb-answer')), raw: '' };
       this.attempt.push(this.text.node);
     }
     this.text.raw += text;
@@ -122,10 +164,10 @@ class Transcript {
 
   thinking(text) {
     if (!this.thought) {
-      const box = this.add(el("details", "cnb-thinking"));
-      box.append(el("summary", "", "Thinking"));
+      const box = this.add(el('details', 'cnb-thinking'));
+      box.append(el('summary', '', 'Thinking'));
       this.attempt.push(box);
-      this.thought = { body: box.appendChild(el("div", "cnb-thinking-body")) };
+      this.thought = { body: box.appendChild(el('div', 'cnb-thinking-body')) };
     }
     this.thought.body.textContent += text;
   }
@@ -134,15 +176,17 @@ class Transcript {
     // the failed attempt's words go (the retry streams them again), as in the cell (feed.py)
     for (const node of this.attempt) {
       node.remove();
-      this.dirty.forEach((block) => block.node === node && this.dirty.delete(block));
+      this.dirty.forEach(
+        block => block.node === node && this.dirty.delete(block)
+      );
     }
     this.attempt = [];
-    this.waiting = this.add(el("div", "cnb-note cnb-waiting"));
+    this.waiting = this.add(el('div', 'cnb-note cnb-waiting'));
     this.waiting.innerHTML = markdown(`⚠ ${text}`);
   }
 
   user(text) {
-    this.add(el("div", "cnb-user", text));
+    this.add(el('div', 'cnb-user', text));
   }
 
   tool(id, name, target, kind, preview) {
@@ -154,75 +198,96 @@ class Transcript {
 
   ask(id, category, warning, options, kind, preview, target) {
     const entry = this.cards.get(id);
-    if (!entry) return;
+    if (!entry) {
+      return;
+    }
     if (preview !== undefined) {
       // what will happen (run_cell: the code in that cell), in place of the call's arguments
-      if (entry.args.parentNode === entry.body) entry.args.previousElementSibling?.remove();
-      entry.body.prepend(el("div", "cnb-label", "Code"), entry.args);
+      if (entry.args.parentNode === entry.body) {
+        entry.args.previousElementSibling?.remove();
+      }
+      entry.body.prepend(el('div', 'cnb-label', 'Code'), entry.args);
       showArgs(entry, kind, preview);
-      if (target) entry.box.querySelector(".cnb-tool-target")?.replaceChildren(target);
+      if (target) {
+        entry.box.querySelector('.cnb-tool-target')?.replaceChildren(target);
+      }
     }
-    entry.box.dataset.state = "asking";
+    entry.box.dataset.state = 'asking';
     entry.details.open = true;
-    entry.approve = category === "question"
-      ? questionBar(this.model, id, warning, options)
-      : askBar(this.model, entry, id, category, warning);
+    entry.approve =
+      category === 'question'
+        ? questionBar(this.model, id, warning, options)
+        : askBar(this.model, entry, id, category, warning);
     entry.box.append(entry.approve);
   }
 
   asked(id, approved, outcome, state) {
     const entry = this.cards.get(id);
-    if (!entry) return;
+    if (!entry) {
+      return;
+    }
     entry.approve?.remove();
     entry.approve = null;
-    entry.box.dataset.state = state || (approved ? "running" : "error");
-    entry.outcome.textContent = outcome || (approved ? "approved" : "denied");
+    entry.box.dataset.state = state || (approved ? 'running' : 'error');
+    entry.outcome.textContent = outcome || (approved ? 'approved' : 'denied');
   }
 
   diff(path, diff) {
-    if (!this.lastCard) return;
+    if (!this.lastCard) {
+      return;
+    }
     const { body, args } = this.lastCard;
     this.lastCard.more?.remove(); // what the call did replaces what it would do
     this.lastCard.more = null;
     args.innerHTML = diffHtml(diff);
-    if (args.parentNode === body) args.previousElementSibling?.remove();
-    else body.prepend(args);
-    const label = el("div", "cnb-label", "Diff ");
-    label.append(el("span", "cnb-path", path));
+    if (args.parentNode === body) {
+      args.previousElementSibling?.remove();
+    } else {
+      body.prepend(args);
+    }
+    const label = el('div', 'cnb-label', 'Diff ');
+    label.append(el('span', 'cnb-path', path));
     body.insertBefore(label, args);
     this.lastCard.diffed = true;
   }
 
   done(id, ok, summary, result, output) {
     const entry = this.cards.get(id);
-    if (!entry) return;
-    entry.box.dataset.state = ok ? "ok" : "error";
+    if (!entry) {
+      return;
+    }
+    entry.box.dataset.state = ok ? 'ok' : 'error';
     entry.outcome.textContent = summary;
     if (output) {
       // what a run printed and drew, as a notebook shows it: the kernel's safe HTML
       // (jupyter/output_html.py), which the text result only repeats
-      const shown = el("div", "cnb-output");
+      const shown = el('div', 'cnb-output');
       shown.innerHTML = output;
-      entry.body.append(el("div", "cnb-label", "Output"), shown);
+      entry.body.append(el('div', 'cnb-label', 'Output'), shown);
     } else if (result && !(ok && entry.diffed)) {
       // an edit's result repeats its diff: show it only when the call failed
-      entry.body.append(el("div", "cnb-label", "Result"), el("pre", "cnb-result", result));
+      entry.body.append(
+        el('div', 'cnb-label', 'Result'),
+        el('pre', 'cnb-result', result)
+      );
     }
   }
 
   undoable(id, note) {
     // a code block's Run kept the variables it changed: what Undo puts back, and the button
     const entry = this.cards.get(id);
-    if (!entry) return;
-    const bar = el("div", "cnb-undo");
-    const button = el("button", "cnb-undo-btn", "Undo");
-    button.type = "button";
-    button.title = "Put the variables back as they were before this run";
+    if (!entry) {
+      return;
+    }
+    const bar = el('div', 'cnb-undo');
+    const button = el('button', 'cnb-undo-btn', 'Undo');
+    button.type = 'button';
+    button.title = 'Put the variables back as they were before this run';
     button.onclick = () => {
       button.disabled = true;
-      this.model.send({ kind: "undo", id });
+      this.model.send({ kind: 'undo', id });
     };
-    bar.append(el("span", "cnb-undo-note", note), button);
+    bar.append(el('span', 'cnb-undo-note', note), button);
     entry.undo?.remove();
     entry.undo = bar;
     entry.box.append(bar);
@@ -230,21 +295,23 @@ class Transcript {
 
   undone(id, ok, text) {
     const entry = this.cards.get(id);
-    if (!entry?.undo) return;
-    entry.undo.dataset.state = ok ? "ok" : "error";
-    entry.undo.replaceChildren(el("span", "cnb-undo-note", text));
+    if (!entry?.undo) {
+      return;
+    }
+    entry.undo.dataset.state = ok ? 'ok' : 'error';
+    entry.undo.replaceChildren(el('span', 'cnb-undo-note', text));
   }
 
   note(text) {
-    this.add(el("div", "cnb-note")).innerHTML = markdown(text);
+    this.add(el('div', 'cnb-note')).innerHTML = markdown(text);
   }
 
   error(message, detail) {
-    const box = this.add(el("div", "cnb-error"));
-    box.append(el("div", "cnb-error-msg", message));
+    const box = this.add(el('div', 'cnb-error'));
+    box.append(el('div', 'cnb-error-msg', message));
     if (detail) {
-      const more = el("details");
-      more.append(el("summary", "", "Details"), el("pre", "", detail));
+      const more = el('details');
+      more.append(el('summary', '', 'Details'), el('pre', '', detail));
       box.append(more);
     }
   }
@@ -253,12 +320,17 @@ class Transcript {
     for (const entry of this.cards.values()) {
       entry.approve?.remove();
       entry.approve = null;
-      if (entry.box.dataset.state === "running" || entry.box.dataset.state === "asking") {
-        entry.box.dataset.state = "stopped";
-        entry.outcome.textContent ||= "cancelled";
+      if (
+        entry.box.dataset.state === 'running' ||
+        entry.box.dataset.state === 'asking'
+      ) {
+        entry.box.dataset.state = 'stopped';
+        entry.outcome.textContent ||= 'cancelled';
       }
     }
-    if (status === "stopped") this.add(el("div", "cnb-stopped", "Stopped"));
+    if (status === 'stopped') {
+      this.add(el('div', 'cnb-stopped', 'Stopped'));
+    }
   }
 
   clear() {
@@ -271,16 +343,20 @@ class Transcript {
 
   receive(msg, view) {
     if (msg.replay !== undefined) {
-      if (msg.replay !== view) return;
+      if (msg.replay !== view) {
+        return;
+      }
       this.clear();
-      msg.ops.forEach((op) => this.apply(op));
+      msg.ops.forEach(op => this.apply(op));
       this.synced = true;
       this.paint();
       this.log.scrollTop = this.log.scrollHeight;
     } else if (this.synced && Array.isArray(msg)) {
       const stick = this.nearBottom();
-      msg.forEach((op) => this.apply(op));
-      if (stick) this.log.scrollTop = this.log.scrollHeight;
+      msg.forEach(op => this.apply(op));
+      if (stick) {
+        this.log.scrollTop = this.log.scrollHeight;
+      }
       this.schedule();
     }
   }
@@ -290,109 +366,137 @@ class Transcript {
 
 function wireInput(model, root, v, completion) {
   const grow = () => {
-    v.input.style.height = "auto";
+    v.input.style.height = 'auto';
     v.input.style.height = `${Math.min(v.input.scrollHeight, 180)}px`;
   };
   const submit = () => {
     const prompt = v.input.value.trim();
-    if (!prompt || model.get("busy") || root.classList.contains("cnb-lost")) return;
-    model.send({ kind: "prompt", text: prompt });
-    v.input.value = "";
+    if (!prompt || model.get('busy') || root.classList.contains('cnb-lost')) {
+      return;
+    }
+    model.send({ kind: 'prompt', text: prompt });
+    v.input.value = '';
     completion.reset();
     grow();
   };
-  root.addEventListener("keydown", (event) => {
+  root.addEventListener('keydown', event => {
     event.stopPropagation(); // keys typed here are not notebook shortcuts
-    if (event.target === v.input && completion.key(event)) event.preventDefault();
-    else if (event.target === v.input && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    if (event.target === v.input && completion.key(event)) {
+      event.preventDefault();
+    } else if (
+      event.target === v.input &&
+      event.key === 'Enter' &&
+      !event.shiftKey &&
+      !event.isComposing
+    ) {
       event.preventDefault();
       submit();
     }
   });
-  root.addEventListener("keyup", (e) => e.stopPropagation());
-  root.addEventListener("keypress", (e) => e.stopPropagation());
-  root.addEventListener("click", (event) => blockAction(model, event));
-  v.input.addEventListener("input", () => {
+  root.addEventListener('keyup', e => e.stopPropagation());
+  root.addEventListener('keypress', e => e.stopPropagation());
+  root.addEventListener('click', event => blockAction(model, event));
+  v.input.addEventListener('input', () => {
     grow();
     completion.update();
   });
   v.send.onclick = submit;
   v.stop.onclick = () => {
     v.stop.disabled = true;
-    model.send({ kind: "stop" });
+    model.send({ kind: 'stop' });
   };
-  v.fresh.onclick = () => model.send({ kind: "new" });
-  v.tab.onclick = () => root.dispatchEvent(new CustomEvent(TAB_EVENT, { bubbles: true }));
-  root.addEventListener(FIX_EVENT, (event) => {
+  v.fresh.onclick = () => model.send({ kind: 'new' });
+  v.tab.onclick = () =>
+    root.dispatchEvent(new CustomEvent(TAB_EVENT, { bubbles: true }));
+  root.addEventListener(FIX_EVENT, event => {
     // only the failing cell's id: the kernel reads the cell and its error itself
-    if (!root.classList.contains("cnb-lost")) model.send({ kind: "fix", cell: String(event.detail?.cellId ?? "") });
+    if (!root.classList.contains('cnb-lost')) {
+      model.send({ kind: 'fix', cell: String(event.detail?.cellId ?? '') });
+    }
   });
   v.picker.onchange = () => {
-    model.set("model", v.picker.value);
+    model.set('model', v.picker.value);
     model.save_changes();
   };
   v.mode.onchange = () => {
-    model.set("mode", v.mode.value);
+    model.set('mode', v.mode.value);
     model.save_changes();
   };
 }
 
 function watchModel(model, root, v, transcript, view, completion, link, form) {
   const models = () => {
-    v.picker.replaceChildren(...model.get("models").map((m) => el("option", "", m)));
-    v.picker.value = model.get("model");
-    v.picker.title = `Model for the next request: ${model.get("model")}`;
+    v.picker.replaceChildren(
+      ...model.get('models').map(m => el('option', '', m))
+    );
+    v.picker.value = model.get('model');
+    v.picker.title = `Model for the next request: ${model.get('model')}`;
   };
   const busy = () => {
-    const on = model.get("busy");
-    root.classList.toggle("cnb-busy", on);
+    const on = model.get('busy');
+    root.classList.toggle('cnb-busy', on);
     v.send.hidden = on;
     v.stop.hidden = !on;
-    if (!on) v.stop.disabled = false;
+    if (!on) {
+      v.stop.disabled = false;
+    }
   };
   const usage = () => {
-    const [inTok, outTok, ctx, budget] = ["tokens_in", "tokens_out", "context", "budget"].map((k) => model.get(k));
-    const note = model.get("usage_note") || "";
-    const about = model.get("estimated") ? "~" : ""; // a server sent no usage: our estimate
-    v.meter.textContent = inTok || outTok ? `${about}${fmt(inTok)} in · ${about}${fmt(outTok)} out` : "";
+    const [inTok, outTok, ctx, budget] = [
+      'tokens_in',
+      'tokens_out',
+      'context',
+      'budget'
+    ].map(k => model.get(k));
+    const note = model.get('usage_note') || '';
+    const about = model.get('estimated') ? '~' : ''; // a server sent no usage: our estimate
+    v.meter.textContent =
+      inTok || outTok
+        ? `${about}${fmt(inTok)} in · ${about}${fmt(outTok)} out`
+        : '';
     v.meter.title =
       `${about}${inTok.toLocaleString()} input tokens (every request's prompt, summed) and ${about}${outTok.toLocaleString()} output tokens in this chat` +
-      (about ? " (~: partly our estimate, a server sent no usage)" : "") +
-      (note ? `; ${note}` : "");
+      (about ? ' (~: partly our estimate, a server sent no usage)' : '') +
+      (note ? `; ${note}` : '');
     v.bar.hidden = !budget;
     if (budget) {
       const share = Math.min(1, ctx / budget);
       v.fill.style.width = `${(share * 100).toFixed(1)}%`;
-      v.bar.classList.toggle("cnb-warn", share > 0.8);
+      v.bar.classList.toggle('cnb-warn', share > 0.8);
       v.bar.title = `context: ${ctx.toLocaleString()} of ${budget.toLocaleString()} tokens (the last request's prompt)`;
     }
   };
   const mode = () => {
-    v.mode.value = model.get("mode");
+    v.mode.value = model.get('mode');
   };
   models();
   mode();
   busy();
   usage();
   return {
-    "msg:custom": (msg) => {
-      if (msg.pong !== undefined) link.pong(msg.pong);
-      else if (msg.complete !== undefined) completion.receive(msg);
-      else if (msg.form !== undefined || msg.models !== undefined) form.receive(msg);
-      else transcript.receive(msg, view);
+    'msg:custom': msg => {
+      if (msg.pong !== undefined) {
+        link.pong(msg.pong);
+      } else if (msg.complete !== undefined) {
+        completion.receive(msg);
+      } else if (msg.form !== undefined || msg.models !== undefined) {
+        form.receive(msg);
+      } else {
+        transcript.receive(msg, view);
+      }
     },
     comm_live_update: () => link.check(),
-    "change:models": models,
-    "change:model": models,
-    "change:mode": mode,
-    "change:busy": busy,
-    "change:title": () => (v.title.textContent = model.get("title")),
-    "change:tokens_in": usage,
-    "change:tokens_out": usage,
-    "change:estimated": usage,
-    "change:context": usage,
-    "change:budget": usage,
-    "change:usage_note": usage,
+    'change:models': models,
+    'change:model': models,
+    'change:mode': mode,
+    'change:busy': busy,
+    'change:title': () => (v.title.textContent = model.get('title')),
+    'change:tokens_in': usage,
+    'change:tokens_out': usage,
+    'change:estimated': usage,
+    'change:context': usage,
+    'change:budget': usage,
+    'change:usage_note': usage
   };
 }
 
@@ -408,15 +512,30 @@ function render({ model, el: root }) {
   const form = new ModelForm(model, view, root);
   v.header.insertBefore(modelFormButton(form), v.tab);
   root.insertBefore(form.box, v.log);
-  const watched = watchModel(model, root, v, transcript, view, completion, link, form);
-  for (const [name, fn] of Object.entries(watched)) model.on(name, fn);
-  model.send({ kind: "ready", view });
+  const watched = watchModel(
+    model,
+    root,
+    v,
+    transcript,
+    view,
+    completion,
+    link,
+    form
+  );
+  for (const [name, fn] of Object.entries(watched)) {
+    model.on(name, fn);
+  }
+  model.send({ kind: 'ready', view });
   return () => {
-    for (const [name, fn] of Object.entries(watched)) model.off(name, fn);
-    if (transcript.frame) cancelAnimationFrame(transcript.frame);
+    for (const [name, fn] of Object.entries(watched)) {
+      model.off(name, fn);
+    }
+    if (transcript.frame) {
+      cancelAnimationFrame(transcript.frame);
+    }
     completion.reset();
     link.dispose();
-    form.secret.value = "";
+    form.secret.value = '';
   };
 }
 

@@ -9,8 +9,9 @@
 // front.js.
 
 const PING_WAIT = 3000;
-const REOPEN_EVENT = "copilot-nb:reopen";
-const AGAIN = "Run copilot_nb.chat() again to open the panel on the new kernel; the conversation so far reopens there.";
+const REOPEN_EVENT = 'copilot-nb:reopen';
+const AGAIN =
+  'Run copilot_nb.chat() again to open the panel on the new kernel; the conversation so far reopens there.';
 
 class KernelLink {
   constructor(model, view) {
@@ -21,8 +22,8 @@ class KernelLink {
     this.lost = false;
     this.note = null;
     this.reopen = null; // what the extension said: {state: "reopening" | "failed", why}
-    view.root.dataset.kernel = model.get("kernel") || "";
-    this.onReopen = (event) => {
+    view.root.dataset.kernel = model.get('kernel') || '';
+    this.onReopen = event => {
       this.reopen = event.detail || null;
       this.cut();
       this.say();
@@ -35,39 +36,49 @@ class KernelLink {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.seq === seq && this.cut(), PING_WAIT);
     try {
-      this.model.send({ kind: "ping", seq });
+      this.model.send({ kind: 'ping', seq });
     } catch {
       this.cut(); // the kernel connection refuses to send: gone (a restart)
     }
   }
 
   pong(seq) {
-    if (seq === this.seq) clearTimeout(this.timer);
+    if (seq === this.seq) {
+      clearTimeout(this.timer);
+    }
   }
 
   cut() {
-    if (this.lost) return;
+    if (this.lost) {
+      return;
+    }
     this.lost = true;
     clearTimeout(this.timer);
     const v = this.view;
-    v.root.classList.add("cnb-lost");
-    v.input.disabled = v.send.disabled = v.stop.disabled = v.fresh.disabled = true;
+    v.root.classList.add('cnb-lost');
+    v.input.disabled =
+      v.send.disabled =
+      v.stop.disabled =
+      v.fresh.disabled =
+        true;
     v.picker.disabled = v.mode.disabled = true;
-    v.input.placeholder = "Disconnected";
-    this.note = el("div", "cnb-lost-note");
-    this.note.setAttribute("role", "alert");
+    v.input.placeholder = 'Disconnected';
+    this.note = el('div', 'cnb-lost-note');
+    this.note.setAttribute('role', 'alert');
     v.footer.prepend(this.note);
     this.say();
   }
 
   /** The note's words: what happened, and what the user can do (text only, never markup). */
   say() {
-    if (!this.note) return;
+    if (!this.note) {
+      return;
+    }
     const r = this.reopen;
     this.note.textContent =
-      r && r.state === "reopening"
-        ? "The kernel restarted. The panel is reopening on the new kernel with the conversation so far…"
-        : r && r.state === "failed"
+      r && r.state === 'reopening'
+        ? 'The kernel restarted. The panel is reopening on the new kernel with the conversation so far…'
+        : r && r.state === 'failed'
           ? `The kernel restarted, and the panel could not reopen on the new kernel: ${r.why}. ${AGAIN}`
           : `The kernel restarted, so this panel can no longer reach it. ${AGAIN}`;
   }

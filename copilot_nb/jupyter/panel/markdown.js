@@ -4,34 +4,52 @@
 // tests/test_panel_markdown_js.py runs it under Node against the XSS corpus.
 // Concatenated before front.js.
 
-const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESCAPES[c]);
-const HOLE = "\u0000";
+/* eslint-disable no-control-regex -- NUL marks the code and links held back (HOLE):
+   markdown() takes every NUL out of the text first, so only these placeholders carry one. */
+const ESCAPES = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;'
+};
+const esc = s => String(s).replace(/[&<>"']/g, c => ESCAPES[c]);
+const HOLE = '\u0000';
 
 function inline(src) {
   const held = [];
-  const hold = (html) => HOLE + (held.push(html) - 1) + HOLE;
-  let s = src.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (_, _t, code) => hold(`<code>${esc(code)}</code>`));
-  s = s.replace(/\[([^\]\n]+)\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"]*")?\s*\)/g, (m, text, url) =>
-    /^(https?:\/\/|mailto:)/i.test(url)
-      ? hold(`<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${marks(esc(text))}</a>`)
-      : m,
+  const hold = html => HOLE + (held.push(html) - 1) + HOLE;
+  let s = src.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (_, _t, code) =>
+    hold(`<code>${esc(code)}</code>`)
+  );
+  s = s.replace(
+    /\[([^\]\n]+)\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"]*")?\s*\)/g,
+    (m, text, url) =>
+      /^(https?:\/\/|mailto:)/i.test(url)
+        ? hold(
+            `<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${marks(esc(text))}</a>`
+          )
+        : m
   );
   // a bare URL never swallows a placeholder (\u0000n\u0000) of code or a link held above
-  s = s.replace(/https?:\/\/[^\s<>()\]\u0000]*[^\s<>()\].,;:!?'"*_\u0000]/g, (url) =>
-    hold(`<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${esc(url)}</a>`),
+  s = s.replace(
+    /https?:\/\/[^\s<>()\]\u0000]*[^\s<>()\].,;:!?'"*_\u0000]/g,
+    url =>
+      hold(
+        `<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${esc(url)}</a>`
+      )
   );
-  s = marks(esc(s)).replace(/( {2,}|\\)\n/g, "<br>");
+  s = marks(esc(s)).replace(/( {2,}|\\)\n/g, '<br>');
   return s.replace(/\u0000(\d+)\u0000/g, (_, i) => held[Number(i)]);
 }
 
 function marks(s) {
   return s
-    .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, "<strong>$1</strong>")
-    .replace(/(^|[^\w])__(?=\S)([\s\S]*?\S)__(?!\w)/g, "$1<strong>$2</strong>")
-    .replace(/\*(?=[^\s*])([^*]*?[^\s*])\*/g, "<em>$1</em>")
-    .replace(/(^|[^\w])_(?=[^\s_])([^_]*?[^\s_])_(?!\w)/g, "$1<em>$2</em>")
-    .replace(/~~(?=\S)([\s\S]*?\S)~~/g, "<del>$1</del>");
+    .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, '<strong>$1</strong>')
+    .replace(/(^|[^\w])__(?=\S)([\s\S]*?\S)__(?!\w)/g, '$1<strong>$2</strong>')
+    .replace(/\*(?=[^\s*])([^*]*?[^\s*])\*/g, '<em>$1</em>')
+    .replace(/(^|[^\w])_(?=[^\s_])([^_]*?[^\s_])_(?!\w)/g, '$1<em>$2</em>')
+    .replace(/~~(?=\S)([\s\S]*?\S)~~/g, '<del>$1</del>');
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
@@ -40,11 +58,21 @@ const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}> ?/;
 const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(?:\s+(.*)|$)/;
 const TABLE_RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
-const startsBlock = (l) => FENCE.test(l) || HEADING.test(l) || RULE.test(l) || QUOTE.test(l) || ITEM.test(l);
-const indentOf = (l) => l.length - l.trimStart().length;
+const startsBlock = l =>
+  FENCE.test(l) ||
+  HEADING.test(l) ||
+  RULE.test(l) ||
+  QUOTE.test(l) ||
+  ITEM.test(l);
+const indentOf = l => l.length - l.trimStart().length;
 
 function markdown(src) {
-  return blocks(String(src).replace(/\r\n?/g, "\n").replace(/\u0000/g, "").split("\n"));
+  return blocks(
+    String(src)
+      .replace(/\r\n?/g, '\n')
+      .replace(/\u0000/g, '')
+      .split('\n')
+  );
 }
 
 function blocks(lines) {
@@ -56,33 +84,50 @@ function blocks(lines) {
     if (!line.trim()) {
       i++;
     } else if ((m = FENCE.exec(line))) {
-      const close = new RegExp(`^ {0,3}${m[1][0] === "`" ? "`" : "~"}{${m[1].length},}\\s*$`);
+      const close = new RegExp(
+        `^ {0,3}${m[1][0] === '`' ? '`' : '~'}{${m[1].length},}\\s*$`
+      );
       const body = [];
-      for (i++; i < lines.length && !close.test(lines[i]); i++) body.push(lines[i]);
+      for (i++; i < lines.length && !close.test(lines[i]); i++) {
+        body.push(lines[i]);
+      }
       i++;
-      out.push(codeBlock(body.join("\n"), m[2]));
+      out.push(codeBlock(body.join('\n'), m[2]));
     } else if ((m = HEADING.exec(line))) {
       const n = m[1].length;
       out.push(`<h${n}>${inline(m[2])}</h${n}>`);
       i++;
     } else if (RULE.test(line)) {
-      out.push("<hr>");
+      out.push('<hr>');
       i++;
     } else if (QUOTE.test(line)) {
       const inner = [];
-      for (; i < lines.length && QUOTE.test(lines[i]); i++) inner.push(lines[i].replace(QUOTE, ""));
+      for (; i < lines.length && QUOTE.test(lines[i]); i++) {
+        inner.push(lines[i].replace(QUOTE, ''));
+      }
       out.push(`<blockquote>${blocks(inner)}</blockquote>`);
     } else if ((m = ITEM.exec(line))) {
       i = list(lines, i, out);
-    } else if (line.includes("|") && i + 1 < lines.length && TABLE_RULE.test(lines[i + 1]) && lines[i + 1].includes("-")) {
+    } else if (
+      line.includes('|') &&
+      i + 1 < lines.length &&
+      TABLE_RULE.test(lines[i + 1]) &&
+      lines[i + 1].includes('-')
+    ) {
       i = table(lines, i, out);
     } else {
       const para = [line];
-      for (i++; i < lines.length && lines[i].trim() && !startsBlock(lines[i]); i++) para.push(lines[i]);
-      out.push(`<p>${inline(para.join("\n").trim())}</p>`);
+      for (
+        i++;
+        i < lines.length && lines[i].trim() && !startsBlock(lines[i]);
+        i++
+      ) {
+        para.push(lines[i]);
+      }
+      out.push(`<p>${inline(para.join('\n').trim())}</p>`);
     }
   }
-  return out.join("");
+  return out.join('');
 }
 
 function list(lines, i, out) {
@@ -93,61 +138,102 @@ function list(lines, i, out) {
   let loose = false;
   while (i < lines.length) {
     const m = ITEM.exec(lines[i]);
-    if (!m || /\d/.test(m[2]) !== ordered || indentOf(lines[i]) > base + 1) break;
+    if (!m || /\d/.test(m[2]) !== ordered || indentOf(lines[i]) > base + 1) {
+      break;
+    }
     const width = m[1].length + m[2].length + 1;
-    const body = [m[3] || ""];
+    const body = [m[3] || ''];
     for (i++; i < lines.length; i++) {
       const l = lines[i];
       if (!l.trim()) {
         let j = i + 1;
-        while (j < lines.length && !lines[j].trim()) j++;
-        if (j < lines.length && indentOf(lines[j]) >= Math.min(width, base + 2)) {
+        while (j < lines.length && !lines[j].trim()) {
+          j++;
+        }
+        if (
+          j < lines.length &&
+          indentOf(lines[j]) >= Math.min(width, base + 2)
+        ) {
           loose = true;
-          body.push("");
+          body.push('');
           continue;
         }
         break;
       }
-      if (indentOf(l) >= Math.min(width, base + 2)) body.push(l.slice(Math.min(width, indentOf(l))));
-      else if (!startsBlock(l) && body[body.length - 1].trim()) body.push(l.trim());
-      else break;
+      if (indentOf(l) >= Math.min(width, base + 2)) {
+        body.push(l.slice(Math.min(width, indentOf(l))));
+      } else if (!startsBlock(l) && body[body.length - 1].trim()) {
+        body.push(l.trim());
+      } else {
+        break;
+      }
     }
     items.push(body);
     let j = i;
-    while (j < lines.length && !lines[j].trim()) j++;
+    while (j < lines.length && !lines[j].trim()) {
+      j++;
+    }
     const next = j < lines.length ? ITEM.exec(lines[j]) : null;
-    if (j > i && next && /\d/.test(next[2]) === ordered && indentOf(lines[j]) <= base + 1) loose = true;
-    if (!next || indentOf(lines[j]) > base + 1) break;
+    if (
+      j > i &&
+      next &&
+      /\d/.test(next[2]) === ordered &&
+      indentOf(lines[j]) <= base + 1
+    ) {
+      loose = true;
+    }
+    if (!next || indentOf(lines[j]) > base + 1) {
+      break;
+    }
     i = j;
   }
-  const html = items.map((body) => {
+  const html = items.map(body => {
     const inner = blocks(body);
-    return `<li>${loose ? inner : inner.replace(/^<p>([\s\S]*?)<\/p>/, "$1")}</li>`;
+    return `<li>${loose ? inner : inner.replace(/^<p>([\s\S]*?)<\/p>/, '$1')}</li>`;
   });
-  const tag = ordered ? "ol" : "ul";
-  out.push(`<${tag}${ordered && start !== 1 ? ` start="${start}"` : ""}>${html.join("")}</${tag}>`);
+  const tag = ordered ? 'ol' : 'ul';
+  out.push(
+    `<${tag}${ordered && start !== 1 ? ` start="${start}"` : ''}>${html.join('')}</${tag}>`
+  );
   return i;
 }
 
 function cells(row) {
   let s = row.trim();
-  if (s.startsWith("|")) s = s.slice(1);
-  if (s.endsWith("|") && !s.endsWith("\\|")) s = s.slice(0, -1);
-  return s.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|"));
+  if (s.startsWith('|')) {
+    s = s.slice(1);
+  }
+  if (s.endsWith('|') && !s.endsWith('\\|')) {
+    s = s.slice(0, -1);
+  }
+  return s.split(/(?<!\\)\|/).map(c => c.trim().replace(/\\\|/g, '|'));
 }
 
 function table(lines, i, out) {
   const head = cells(lines[i]);
-  const align = cells(lines[i + 1]).map((c) =>
-    c.startsWith(":") && c.endsWith(":") ? "center" : c.endsWith(":") ? "right" : "left",
+  const align = cells(lines[i + 1]).map(c =>
+    c.startsWith(':') && c.endsWith(':')
+      ? 'center'
+      : c.endsWith(':')
+        ? 'right'
+        : 'left'
   );
-  const cell = (tag, text, k) => `<${tag} style="text-align:${align[k] || "left"}">${inline(text || "")}</${tag}>`;
+  const cell = (tag, text, k) =>
+    `<${tag} style="text-align:${align[k] || 'left'}">${inline(text || '')}</${tag}>`;
   const rows = [];
-  for (i += 2; i < lines.length && lines[i].trim() && lines[i].includes("|"); i++) rows.push(cells(lines[i]));
-  const body = rows.map((r) => `<tr>${head.map((_, k) => cell("td", r[k], k)).join("")}</tr>`);
+  for (
+    i += 2;
+    i < lines.length && lines[i].trim() && lines[i].includes('|');
+    i++
+  ) {
+    rows.push(cells(lines[i]));
+  }
+  const body = rows.map(
+    r => `<tr>${head.map((_, k) => cell('td', r[k], k)).join('')}</tr>`
+  );
   out.push(
-    `<div class="cnb-table"><table><thead><tr>${head.map((h, k) => cell("th", h, k)).join("")}</tr></thead>` +
-      `<tbody>${body.join("")}</tbody></table></div>`,
+    `<div class="cnb-table"><table><thead><tr>${head.map((h, k) => cell('th', h, k)).join('')}</tr></thead>` +
+      `<tbody>${body.join('')}</tbody></table></div>`
   );
   return i;
 }
@@ -157,18 +243,36 @@ const RUNNABLE = /^(python3?|py|ipython3?)$/i;
 // Copy, Insert (shown where the page's extension takes it: panel.css) and, for Python, Run
 // (through the kernel's approval): blocks.js acts on their clicks.
 function codeBlock(code, lang) {
-  const label = lang ? `<span class="cnb-lang">${esc(lang)}</span>` : "";
-  const button = (cls, text, title) => `<button class="cnb-blockbtn ${cls}" type="button" title="${title}">${text}</button>`;
-  const run = RUNNABLE.test(lang) ? button("cnb-run", "Run", "Run this code in the kernel (asks first, as when Copilot runs code)") : "";
-  const buttons = button("cnb-copy", "Copy", "Copy the code") + button("cnb-insert", "Insert", "Insert as a cell below the active cell") + run;
+  const label = lang ? `<span class="cnb-lang">${esc(lang)}</span>` : '';
+  const button = (cls, text, title) =>
+    `<button class="cnb-blockbtn ${cls}" type="button" title="${title}">${text}</button>`;
+  const run = RUNNABLE.test(lang)
+    ? button(
+        'cnb-run',
+        'Run',
+        'Run this code in the kernel (asks first, as when Copilot runs code)'
+      )
+    : '';
+  const buttons =
+    button('cnb-copy', 'Copy', 'Copy the code') +
+    button('cnb-insert', 'Insert', 'Insert as a cell below the active cell') +
+    run;
   return `<div class="cnb-codeblock"><div class="cnb-codebar">${label}${buttons}</div><pre><code>${esc(code)}</code></pre></div>`;
 }
 
 function diffHtml(text) {
-  const kind = (l) =>
-    l.startsWith("+++") || l.startsWith("---") ? "meta" : l[0] === "+" ? "add" : l[0] === "-" ? "del" : l.startsWith("@@") ? "hunk" : "";
+  const kind = l =>
+    l.startsWith('+++') || l.startsWith('---')
+      ? 'meta'
+      : l[0] === '+'
+        ? 'add'
+        : l[0] === '-'
+          ? 'del'
+          : l.startsWith('@@')
+            ? 'hunk'
+            : '';
   return text
-    .split("\n")
-    .map((l) => `<span class="cnb-d-${kind(l) || "ctx"}">${esc(l) || " "}</span>`)
-    .join("\n");
+    .split('\n')
+    .map(l => `<span class="cnb-d-${kind(l) || 'ctx'}">${esc(l) || ' '}</span>`)
+    .join('\n');
 }
