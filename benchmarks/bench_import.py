@@ -39,7 +39,7 @@ shell.run_line_magic("load_ext", "copilot_nb")
 print(json.dumps({"seconds": time.thread_time() - started, "loaded": sorted(set(loaded))}))
 """
 HEAVY = (
-    "copilot_nb.agent.loop",
+    "copilot_nb.agent.loop.rounds",
     "copilot_nb.agent.session",
     "copilot_nb.tools",
     "httpx",

@@ -89,7 +89,7 @@ def _notebook_under_review(path: Path, *, review: bool) -> None:
     """CELLS cells the agent changed (each with its record when `review`), then the user's."""
     import nbformat
 
-    from copilot_nb.tools import review_proof
+    from copilot_nb.tools.review import proof as review_proof
 
     cells = []
     for n in range(CELLS):

@@ -184,8 +184,8 @@ def across_turns(turns: int = 4) -> dict[str, Any]:
     import asyncio
 
     from copilot_nb import Agent, tool
+    from copilot_nb.agent.loop.run_settings import RunSettings
     from copilot_nb.agent.prompt.system import NOTEBOOK_PROMPT
-    from copilot_nb.agent.run_settings import RunSettings
     from copilot_nb.testing import ScriptedServer, call, reply
     from copilot_nb.tools import ToolSet
 

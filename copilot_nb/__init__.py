@@ -28,9 +28,9 @@ from .errors import (
 from .messages import AssistantMessage, ToolCall, ToolResult, ToolSpec, Usage
 
 if TYPE_CHECKING:
-    from .agent.loop import Agent
+    from .agent.loop.rounds import Agent
+    from .agent.loop.run_settings import RunSettings
     from .agent.model_strings import resolve_model
-    from .agent.run_settings import RunSettings
     from .jupyter.panel.widget import ChatPanel
     from .models.anthropic.chat import AnthropicChat
     from .models.copilot.chat import CopilotChat
@@ -40,12 +40,12 @@ if TYPE_CHECKING:
     from .workspace.workspace import Workspace
 
 _LAZY = {
-    "Agent": ".agent.loop",
+    "Agent": ".agent.loop.rounds",
     "AnthropicChat": ".models.anthropic.chat",
     "CopilotChat": ".models.copilot.chat",
     "OpenAIChat": ".models.openai.chat",
     "OpenAIResponses": ".models.openai.responses",
-    "RunSettings": ".agent.run_settings",
+    "RunSettings": ".agent.loop.run_settings",
     "Tool": ".tools",
     "ToolOutput": ".tools",
     "ToolSet": ".tools",

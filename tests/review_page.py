@@ -6,7 +6,7 @@ but without adding a cell): it finds the open notebook through copilot_nb's live
 sends `apply` (the changes as the agent's tools make them in review mode: the stamp and the
 review record in the cell's metadata, a deleted cell's record on its `delete`) or
 `review_files`, each record signed in the kernel with the user's key as the tools sign theirs
-(`copilot_nb/tools/review_proof.py`). What the front end sends the kernel (`{event: 'review',
+(`copilot_nb/tools/review/proof.py`). What the front end sends the kernel (`{event: 'review',
 ...}`) is read off the page's kernel websocket.
 """
 
@@ -37,7 +37,7 @@ async ([code]) => {
 """
 SIGN = """
 import json as _json
-from copilot_nb.tools import review_proof as _proof
+from copilot_nb.tools.review import proof as _proof
 
 def _signed(fields):
     for change in fields.get("changes", []):

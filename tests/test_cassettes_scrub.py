@@ -21,10 +21,10 @@ from copilot_nb.models.cassettes.entries import Scrubber, recorded_response
 from copilot_nb.models.openai.chat_stream import ChatCompletionsDecoder
 from copilot_nb.models.openai.responses_stream import ResponsesDecoder
 from copilot_nb.models.recording_scrub import REDACTED, WITHHELD
-from copilot_nb.serve.security import new_token
+from copilot_nb.serve.http.security import new_token
 from copilot_nb.testing import ScriptedServer, call, reply
 from copilot_nb.text import SECRET_VALUE
-from copilot_nb.tools.masking import redact_text
+from copilot_nb.tools.redaction.masking import redact_text
 from tests.helpers import Headless, model_for
 from tests.notebook_samples import sample_tools
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from copilot_nb.agent.tool_calls import summarize_call
+from copilot_nb.agent.loop.tool_calls import summarize_call
 from copilot_nb.messages import ToolCall
 from copilot_nb.tools import ToolSet
 from copilot_nb.tools.notebook.numbering import cell_label, cell_position, numbered_index

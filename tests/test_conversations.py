@@ -21,7 +21,7 @@ from copilot_nb.agent.conversations.format import (
 from copilot_nb.agent.conversations.resume import closed
 from copilot_nb.agent.conversations.store import ConversationFile
 from copilot_nb.agent.conversations.usage import price_of, rows, tokens_of
-from copilot_nb.agent.loop import INTERRUPTED
+from copilot_nb.agent.loop.rounds import INTERRUPTED
 from copilot_nb.messages import AssistantMessage, ToolCall, ToolResult, Usage, UserMessage
 from copilot_nb.models.recording_scrub import WITHHELD
 from copilot_nb.testing import call, reply

@@ -270,7 +270,12 @@ def test_load_ext_leaves_the_agent_to_the_warm_up_thread(tmp_path):
     heavy |= {"markdown_it"}  # the safe renderer parses Markdown on first render
     heavy |= {"mcp", "mcp_types", "anyio", "pydantic", "starlette", "uvicorn"}  # MCP servers
     assert not heavy & set(modules["warmed"])
-    agent = {"copilot_nb.agent.loop", "copilot_nb.agent.session", "copilot_nb.tools", "httpx"}
+    agent = {
+        "copilot_nb.agent.loop.rounds",
+        "copilot_nb.agent.session",
+        "copilot_nb.tools",
+        "httpx",
+    }
     assert not agent & on_load, "the agent loads in the warm-up thread, off the load path"
     later = {"copilot_nb.agent.conversations.recorder", "copilot_nb.models.cassettes.cassette"}
     later |= {"copilot_nb.workspace.workspace"}

@@ -14,7 +14,7 @@ from PIL import Image as Pillow
 from copilot_nb.messages import Image
 from copilot_nb.models.image_fit import fit_image
 from copilot_nb.models.image_header import MAX_IMAGE_PIXELS, image_size
-from copilot_nb.tools.outputs import attached_image, describe_image, output_images
+from copilot_nb.tools.views.outputs import attached_image, describe_image, output_images
 from tests.image_bombs import GIF_FRAME_BOMB, GIF_SCREEN_BOMB, PNG_13000, b64, gif, png_declaring
 from tests.notebook_samples import png
 

@@ -32,7 +32,7 @@ def fresh(code: str) -> dict[str, object]:
 @pytest.mark.parametrize(
     "first_use",
     [
-        "from copilot_nb.tools.schema_check import schema_library; schema_library()",
+        "from copilot_nb.tools.schemas.check import schema_library; schema_library()",
         "from copilot_nb.workspace.notebook_file import _nbformat; _nbformat()",
     ],
     ids=["tool-call", "notebook-read"],

@@ -25,7 +25,7 @@ from copilot_nb.tools.context import ToolContext
 from copilot_nb.tools.kernel.snapshots import keep
 from copilot_nb.tools.kernel.state import HELD_RUNS, NAMED_AT_ONCE, KernelState, kernel_state
 from copilot_nb.tools.kernel.tools import kernel_toolset
-from copilot_nb.tools.review import ReviewBook
+from copilot_nb.tools.review.ledger import ReviewBook
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import call, events_of
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from copilot_nb import Agent, OpenAIChat
-from copilot_nb.agent.run_settings import RunSettings
+from copilot_nb.agent.loop.run_settings import RunSettings
 from copilot_nb.errors import ContextLengthError, ModelHTTPError
 from copilot_nb.events import Done, Failed, Notice, ToolStarted
 from copilot_nb.messages import AssistantMessage, ToolCall, ToolResult, UserMessage

@@ -12,7 +12,7 @@ import pytest
 
 from copilot_nb.tools import ToolSet
 from copilot_nb.tools.notebook.cells import notebook_tools
-from copilot_nb.tools.outputs import image_size
+from copilot_nb.tools.views.outputs import image_size
 from copilot_nb.workspace.notebook_file import current_notebook_path, read_notebook
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import assert_schemas_match_snapshot, call

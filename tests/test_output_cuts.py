@@ -23,9 +23,9 @@ from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.testing import call as model_calls
 from copilot_nb.testing import reply
 from copilot_nb.tools.kernel.tools import kernel_tools
-from copilot_nb.tools.masking import redact_and_cut
-from copilot_nb.tools.outputs import describe_output
-from copilot_nb.tools.reader_cut import cut_for_reader
+from copilot_nb.tools.redaction.masking import redact_and_cut
+from copilot_nb.tools.views.outputs import describe_output
+from copilot_nb.tools.views.reader_cut import cut_for_reader
 from tests.helpers import call
 
 FIGURE = base64.b64encode(bytes(range(256)) * 300).decode()

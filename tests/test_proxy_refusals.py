@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from copilot_nb.serve.surface import SHELL
+from copilot_nb.serve.http.surface import SHELL
 from tests.proxy_fixtures import MODEL, proxy_for
 
 __all__ = ["proxy_for"]

@@ -11,7 +11,7 @@ from copilot_nb.messages import (
     ToolSpec,
     UserMessage,
 )
-from copilot_nb.serve.chat_request import ChatRequest, parse_chat_request
+from copilot_nb.serve.openai.chat_request import ChatRequest, parse_chat_request
 from tests.proxy_request_bodies import CALL, READ, WRITE, body, tool_fn
 
 

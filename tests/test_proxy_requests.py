@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from copilot_nb.serve.chat_request import ApiError, parse_chat_request
+from copilot_nb.serve.openai.chat_request import ApiError, parse_chat_request
 from tests.proxy_request_bodies import (
     ASKED,
     CALL,

@@ -24,8 +24,8 @@ from copilot_nb.messages import (
     Usage,
 )
 from copilot_nb.models.openai.chat_stream import ChatCompletionsDecoder
-from copilot_nb.serve.chat_request import ApiError, parse_chat_request
-from copilot_nb.serve.chat_response import ChunkEncoder, completion_body, sse
+from copilot_nb.serve.openai.chat_request import ApiError, parse_chat_request
+from copilot_nb.serve.openai.chat_response import ChunkEncoder, completion_body, sse
 from copilot_nb.testing import ScriptedModel
 from copilot_nb.testing.script import call, reply
 from tests.proxy_request_bodies import CALL, READ

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from copilot_nb.serve.security import Gate, GateMiddleware, Refusal, new_token
+from copilot_nb.serve.http.security import Gate, GateMiddleware, Refusal, new_token
 
 TOKEN = new_token()
 LIMIT = 1000

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from copilot_nb.models.cassettes.signing import signature
-from copilot_nb.tools import review_proof
+from copilot_nb.tools.review import proof as review_proof
 from tests.browser_lab import LONG, TOKEN, shot
 from tests.lab_server import run_first_cell, show_notebook
 from tests.live_page import live_model, no_dialog

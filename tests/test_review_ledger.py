@@ -15,7 +15,7 @@ from copilot_nb.jupyter.live_channel import LiveChannel
 from copilot_nb.tools import file_tools
 from copilot_nb.tools.context import ToolContext
 from copilot_nb.tools.context_block import context_block
-from copilot_nb.tools.review import REVIEW_TURN_KEY, ReviewBook
+from copilot_nb.tools.review.ledger import REVIEW_TURN_KEY, ReviewBook
 from copilot_nb.workspace.workspace import Workspace
 from tests import policy_files
 

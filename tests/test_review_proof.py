@@ -18,7 +18,7 @@ import pytest
 
 from copilot_nb.models.cassettes.signing import signature
 from copilot_nb.testing import call, reply
-from copilot_nb.tools import review_proof
+from copilot_nb.tools.review import proof as review_proof
 from tests.kernel_session import KernelSession
 from tests.live_frontend import LiveFrontEnd, wait_until
 from tests.live_story import saved_notebook

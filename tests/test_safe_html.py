@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from copilot_nb.agent.loop import Agent
+from copilot_nb.agent.loop.rounds import Agent
 from copilot_nb.events import (
     ApprovalNeeded,
     CellChanged,

@@ -14,8 +14,13 @@ from copilot_nb.events import ApprovalNeeded, Done
 from copilot_nb.testing import call, reply
 from copilot_nb.tools import ToolSet
 from copilot_nb.tools.kernel.tools import kernel_tools
-from copilot_nb.tools.masking import is_secret_name, looks_secret, redact_and_cut, redact_text
-from copilot_nb.tools.outputs import clip_output
+from copilot_nb.tools.redaction.masking import (
+    is_secret_name,
+    looks_secret,
+    redact_and_cut,
+    redact_text,
+)
+from copilot_nb.tools.views.outputs import clip_output
 from tests.secret_namespace import GITHUB_TOKEN, OPENAI_KEY, SECRETS, SETUP, TABLE, Row, check
 
 

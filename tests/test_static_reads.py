@@ -15,7 +15,7 @@ from copilot_nb.tools.context import ToolContext
 from copilot_nb.tools.context_block import context_block
 from copilot_nb.tools.kernel.completion_context import build_context
 from copilot_nb.tools.kernel.tools import inspect_variable, list_variables
-from copilot_nb.tools.static_view import type_name
+from copilot_nb.tools.views.static_view import type_name
 
 RAN: list[str] = []
 """Every hook of the objects below that ran, in order."""

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from copilot_nb.tools import Tool, ToolSet
-from copilot_nb.tools.schema_validator import CHECK_SECONDS
+from copilot_nb.tools.schemas.validator import CHECK_SECONDS
 from tests.patience import patient
 
 NESTED = "^(a+)+$"
@@ -328,7 +328,7 @@ def test_the_checks_verdicts_are_jsonschemas_own_on_ordinary_schemas() -> None:
     """Every keyword remade gives the errors jsonschema gives, where neither needs to stop."""
     import jsonschema
 
-    from copilot_nb.tools.schema_validator import argument_validator, bounded_check
+    from copilot_nb.tools.schemas.validator import argument_validator, bounded_check
 
     def errors(validator: Any, instance: Any) -> list[tuple[str, str, str]]:
         """Each error's path, keyword and message (ours names a repeated item: not compared)."""

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 
 from copilot_nb import Agent, tool
 from copilot_nb.agent.conversations.usage import price_of, tokens_of
-from copilot_nb.agent.run_settings import RunSettings
+from copilot_nb.agent.loop.run_settings import RunSettings
 from copilot_nb.events import Done, UsageReported
 from copilot_nb.jupyter.cell_view import CellRenderer
 from copilot_nb.jupyter.panel.saved import usage_note

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from copilot_nb.agent.approvals.policy import ApprovalPolicy
-from copilot_nb.agent.run_settings import RunSettings
+from copilot_nb.agent.loop.run_settings import RunSettings
 from copilot_nb.agent.stages import SERVED, TURN, questions
 from copilot_nb.agent.turn import Adds, Turn, TurnNote, run_stages
 from copilot_nb.events import AgentEvent, Done, Failed, Notice, TextDelta

@@ -25,7 +25,7 @@ from copilot_nb.models.capabilities import MAX_IMAGE_BYTES
 from copilot_nb.models.openai.responses import OpenAIResponses
 from copilot_nb.testing import call, reply
 from copilot_nb.tools.mcp.results import tool_output
-from copilot_nb.tools.outputs import output_images
+from copilot_nb.tools.views.outputs import output_images
 from copilot_nb.workspace.workspace import Workspace
 from tests.notebook_samples import JPEG_B64, PNG_B64, make_notebook, png, sample_tools
 

@@ -36,10 +36,10 @@ from ..workspace.workspace import Workspace
 from .approvals.approver import UNATTENDED, Approver
 from .approvals.policy import ApprovalPolicy
 from .conversations.keeper import Keeper
-from .loop import Agent
+from .loop.rounds import Agent
+from .loop.run_settings import ToolChanges
 from .model_strings import default_model_spec, resolve_model
 from .modes.run import TurnMode, tools_for_mode
-from .run_settings import ToolChanges
 from .stages import TURN
 from .tool_assembly import (
     ToolListing,

@@ -30,14 +30,14 @@ from ..models.cassettes.cassette import CassetteMismatch
 from ..tools.kernel.state import MAX_ANSWER_CHARS, kernel_state
 from .approvals.approver import UNANSWERED
 from .approvals.cassette import CassetteApprover
-from .loop import BUSY
+from .loop.rounds import BUSY
+from .loop.run_settings import RunSettings
 from .model_strings import turn_note
 from .modes.names import TurnMode
 from .modes.review import edit_setting, fallback_note, fallback_said, list_file, resolved
 from .modes.run import run_in_mode, tools_for_mode
 from .prompt.assembly import prepare
 from .prompt.references import attach_references
-from .run_settings import RunSettings
 from .skills.tool import TOOL_NAME, SkillContext, load_skill
 from .turn import NOTHING, Adds, After, Stage, Turn, TurnEvent, TurnNote, current_dir
 

@@ -37,7 +37,7 @@ from ..events import (
 )
 from ..models.base import Model
 from ..tools.registry import Tool, ToolOutput, ToolSet
-from ..tools.schema_check import own_schema
+from ..tools.schemas.check import own_schema
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
 
@@ -132,7 +132,7 @@ def delegate_tool(
     listed = "\n".join(f"- {d.name}: {d.description}" for d in definitions.values())
 
     async def delegate(task: str, agent: str = "explore", time_limit: int = 600) -> ToolOutput:
-        from .loop import Agent
+        from .loop.rounds import Agent
 
         definition = agent_definitions(parent.workspace).get(agent)
         if definition is None:

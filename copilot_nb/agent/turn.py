@@ -30,9 +30,9 @@ from ..workspace.workspace import Workspace
 from .approvals.approver import Approver
 from .approvals.policy import ApprovalPolicy
 from .conversations.keeper import Keeper
-from .loop import Agent
+from .loop.rounds import Agent
+from .loop.run_settings import RunSettings, ToolChanges
 from .modes.names import TurnMode
-from .run_settings import RunSettings, ToolChanges
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -38,7 +38,7 @@ from .block_runs import PageRuns
 from .live_view import LiveView, next_id
 
 if TYPE_CHECKING:  # only types: %load_ext imports this module, and stays light
-    from ..tools.review import ReviewBook
+    from ..tools.review.ledger import ReviewBook
     from ..workspace.restore import Action
 
 TARGET = "copilot_nb.live"
@@ -95,7 +95,7 @@ class LiveChannel:
     def review(self) -> ReviewBook:
         """The kernel's review ledger (`tools/review.py`), made on first use."""
         if self._review is None:
-            from ..tools.review import ReviewBook
+            from ..tools.review.ledger import ReviewBook
 
             self._review = ReviewBook()
         return self._review
@@ -318,7 +318,7 @@ def _verify(channel: LiveChannel, view: LiveView, data: dict[str, Any]) -> None:
     """`{event: 'review_verify', id, records}`: which of the notebook's review records this
     user's kernel wrote (signed with their key); the answer is `{event: 'review_verified', id,
     ok: [bool, ...]}`, one per record. The page offers no other record as the agent's change."""
-    from ..tools.review_proof import verify
+    from ..tools.review.proof import verify
 
     view.comm.send(verify(data))
 

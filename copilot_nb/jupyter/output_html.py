@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..tools.outputs import (
+from ..tools.views.outputs import (
     attached_image,
     brief_output,
     clip_output,

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import Backend
+from .http.not_served import handlers
+from .http.security import Gate, GateMiddleware
 from .mcp_endpoint import mcp_server
-from .not_served import handlers
 from .openai_routes import routes
-from .security import Gate, GateMiddleware
 
 
 def proxy_app(backend: Backend, gate: Gate) -> Any:

@@ -16,8 +16,8 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from ..agent.loop import Agent
-from ..agent.run_settings import RunSettings
+from ..agent.loop.rounds import Agent
+from ..agent.loop.run_settings import RunSettings
 from ..agent.stages import SERVED
 from ..agent.turn import Turn, TurnEvent, run_stages
 from ..events import (
@@ -35,10 +35,10 @@ from ..messages import AssistantMessage, SystemMessage, Usage, UserMessage
 from ..models.base import Model
 from ..tools.registry import ToolSet
 from .backend import Backend
-from .chat_request import ApiError, ChatRequest
-from .chat_response import ChunkEncoder, completion_body, sse
+from .http.replies import error_response, event_stream, json_response
+from .openai.chat_request import ApiError, ChatRequest
+from .openai.chat_response import ChunkEncoder, completion_body, sse
 from .relayed import Relay
-from .responses import error_response, event_stream, json_response
 
 DEFAULT_ROUNDS = 10
 

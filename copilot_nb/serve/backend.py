@@ -23,7 +23,7 @@ from ..text import first_line
 from ..tools.registry import ToolOutput
 from ..tools.toolset import ToolSource
 from ..workspace.workspace import Workspace
-from .surface import NOTEBOOK, Surface
+from .http.surface import NOTEBOOK, Surface
 
 NOBODY = "denied: nobody can approve it here (the proxy was started without a notebook to ask in)"
 

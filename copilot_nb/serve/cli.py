@@ -19,8 +19,8 @@ from ..errors import ConfigError
 from ..tools import workspace_tools
 from ..workspace.workspace import Workspace
 from .backend import Backend
+from .http.surface import SHELL
 from .server import ProxyServer
-from .surface import SHELL
 
 
 def main(argv: Sequence[str] | None = None) -> int:

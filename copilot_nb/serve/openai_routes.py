@@ -15,12 +15,12 @@ import uuid
 from typing import Any
 
 from ..errors import ConfigError, ModelError
-from .api_errors import listed
 from .backend import Backend
-from .chat_request import ApiError, parse_chat_request
-from .chat_response import ChunkEncoder, completion_body
+from .http.replies import error_response, json_response
+from .openai.api_errors import listed
+from .openai.chat_request import ApiError, parse_chat_request
+from .openai.chat_response import ChunkEncoder, completion_body
 from .relayed import Relay, model_credentials
-from .responses import error_response, json_response
 from .responses_route import create_response
 from .upstream import (
     model_unavailable,

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools.masking import redact_value
-from .api_errors import ApiError
+from ..tools.redaction.masking import redact_value
+from .openai.api_errors import ApiError
 
 MIN_KNOWN = 8
 """A configured credential shorter than this is not looked for verbatim: masking every `k` of a

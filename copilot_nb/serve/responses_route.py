@@ -17,11 +17,11 @@ from typing import Any
 from ..errors import ConfigError, ModelError
 from ..events import ModelResponse
 from .backend import Backend
-from .chat_request import ApiError
+from .http.replies import error_response, json_response
+from .openai.chat_request import ApiError
+from .openai.responses_events import ResponseEncoder
+from .openai.responses_request import parse_responses_request
 from .relayed import Relay, model_credentials
-from .responses import error_response, json_response
-from .responses_events import ResponseEncoder
-from .responses_request import parse_responses_request
 from .upstream import (
     close_stream,
     model_unavailable,

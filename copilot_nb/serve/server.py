@@ -19,8 +19,8 @@ from typing import Any
 from ..errors import ConfigError
 from ..policy import check_serve
 from .backend import Backend
-from .read_deadline import HEADER_TIMEOUT, with_header_deadline
-from .security import BODY_TIMEOUT, Gate, new_token
+from .http.read_deadline import HEADER_TIMEOUT, with_header_deadline
+from .http.security import BODY_TIMEOUT, Gate, new_token
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 10.0

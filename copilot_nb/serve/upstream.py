@@ -15,9 +15,9 @@ from typing import Any, Protocol
 from ..errors import AuthError, ConfigError, ContextLengthError, ModelError, ModelHTTPError
 from ..events import ModelEvent
 from ..models.base import Model
-from .chat_request import ApiError, ChatRequest
+from .http.replies import error_response, event_stream
+from .openai.chat_request import ApiError, ChatRequest
 from .relayed import Relay
-from .responses import error_response, event_stream
 
 
 class StreamEncoder(Protocol):

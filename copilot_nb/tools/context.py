@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..errors import ConfigError
 from ..workspace.workspace import Workspace
-from .review import ReviewBook
+from .review.ledger import ReviewBook
 
 
 def no_notebook() -> str | None:

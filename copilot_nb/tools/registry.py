@@ -31,11 +31,11 @@ from ..errors import ConfigError, SandboxError, ToolError
 from ..events import CallPreview, CellChanged, FileChanged
 from ..messages import Image, ToolSpec
 from ..text import first_line
-from .arguments import expected, read_arguments, schema_problems
 from .running import invoke, is_async, within
-from .schema import function_schema, offered_schema
-from .schema_check import check_schema, own_schema, schema_library_loaded
-from .schema_validator import SchemaCheckFailed, argument_validator, bounded_check
+from .schemas.arguments import expected, read_arguments, schema_problems
+from .schemas.check import check_schema, own_schema, schema_library_loaded
+from .schemas.typed import function_schema, offered_schema
+from .schemas.validator import SchemaCheckFailed, argument_validator, bounded_check
 
 _log = logging.getLogger(__name__)
 CATEGORIES = ("read", "read-secret", "edit", "execute", "external")

@@ -18,7 +18,7 @@ from ..config import DEFAULT_TOOL_TIMEOUT
 from ..messages import ToolSpec
 from ..text import counted, first_line
 from .registry import Tool, ToolOutput, ToolSet
-from .schema_check import own_schema
+from .schemas.check import own_schema
 from .toolset import ToolSource
 
 DEFER_THRESHOLD = 40

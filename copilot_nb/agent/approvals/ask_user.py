@@ -14,7 +14,7 @@ from typing import Any
 
 from ...events import Question
 from ...tools.registry import Tool, ToolOutput
-from ...tools.schema_check import own_schema
+from ...tools.schemas.check import own_schema
 
 MAX_OPTIONS = 6
 MAX_QUESTION = 2000

@@ -17,7 +17,7 @@ from ...messages import Message
 from ...text import counted
 from ...tools.kernel.state import KernelState
 from ..context.window import known_window
-from ..loop import Agent
+from ..loop.rounds import Agent
 from .format import now, record
 from .ledger import Ledger
 from .recorder import Recorder, file_for

@@ -15,7 +15,7 @@ from typing import Any
 from ...messages import AssistantMessage, Message, ToolResult, UserMessage
 from ...models.recording_scrub import HOME, WORKSPACE
 from ...text import counted
-from ..loop import INTERRUPTED
+from ..loop.rounds import INTERRUPTED
 from .format import OPAQUE, message_from
 
 

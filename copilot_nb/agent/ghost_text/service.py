@@ -32,7 +32,7 @@ from ...models.fim import FillModel, FillRequest
 from ...policy import completions_allowed
 from ...text import shorten
 from ...tools.kernel.completion_context import build_context
-from ...tools.masking import redact_value
+from ...tools.redaction.masking import redact_value
 from .model_choice import resolve_fill
 from .postprocess import postprocess
 

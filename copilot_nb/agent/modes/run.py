@@ -25,8 +25,8 @@ from ...tools.wrappers import FilteredToolSet
 from .names import TurnMode
 
 if TYPE_CHECKING:
-    from ..loop import Agent
-    from ..run_settings import RunSettings
+    from ..loop.rounds import Agent
+    from ..loop.run_settings import RunSettings
 
 
 PLAN_TOOL = "approve_plan"

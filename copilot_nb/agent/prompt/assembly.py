@@ -19,8 +19,8 @@ from ...tools.context import LiveNotebooks, ToolContext
 from ...tools.context_block import context_block
 from ...workspace.notebook_file import current_notebook_path
 from ...workspace.workspace import Workspace
+from ..loop.run_settings import RunSettings
 from ..modes.names import TurnMode
-from ..run_settings import RunSettings
 from ..skills.block import skills_block
 from ..skills.discovery import find_skills
 from .families import family_for, listed_family

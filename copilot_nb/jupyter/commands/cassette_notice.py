@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ...agent.cassette_calls import RecordedCall, recorded_calls
+from ...agent.loop.tool_calls import summarize_call
 from ...agent.session import CopilotSession
-from ...agent.tool_calls import summarize_call
 from ...errors import CopilotError
 from ...messages import ToolCall
 from ...models.cassettes.cassette import Cassette

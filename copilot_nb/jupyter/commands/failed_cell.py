@@ -27,7 +27,7 @@ from ...agent.prompt.assembly import block_context
 from ...errors import CopilotError
 from ...tools.notebook.cells import find_cell
 from ...tools.notebook.store import Opened, open_notebook
-from ...tools.outputs import strip_ansi
+from ...tools.views.outputs import strip_ansi
 from ...workspace.notebook_file import cell_source
 from ..failures import copilot_own, failures_of, user_error
 from .fix_request import FailedCell

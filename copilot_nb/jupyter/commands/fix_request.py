@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from ...text import clip, counted, shorten, terminal_safe, well_formed
-from ...tools.masking import redact_text
 from ...tools.notebook.numbering import cell_label
+from ...tools.redaction.masking import redact_text
 
 TAG = "failed-cell"
 MAX_SOURCE_CHARS = 8_000

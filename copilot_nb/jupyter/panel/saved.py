@@ -15,7 +15,7 @@ from typing import Any
 from ...agent.conversations.format import message_from
 from ...agent.conversations.keeper import Keeper
 from ...agent.conversations.usage import rows
-from ...agent.tool_calls import summarize_call
+from ...agent.loop.tool_calls import summarize_call
 from ...errors import ConfigError
 from ...events import (
     CellChanged,

@@ -19,8 +19,8 @@ from ...text import first_line, human_bytes, total_changes, unified_diff
 from ...workspace.workspace import DirEntry, Workspace
 from ..context import ToolContext
 from ..os_errors import os_errors
+from ..redaction.secret_reads import reads_secret
 from ..registry import ToolOutput, ToolSet, bound_tool
-from ..secret_reads import reads_secret
 from ..text_edits import clip_diff, editor_lines, match_problem, occurrences
 from .textfile import BinaryFile, Window, editable_text, read_window
 

@@ -33,8 +33,8 @@ from itertools import islice
 from typing import Any
 
 from ...text import shorten
-from ..masking import is_secret_label, is_secret_value, redact_cell, redact_text
-from ..static_view import (
+from ..redaction.masking import is_secret_label, is_secret_value, redact_cell, redact_text
+from ..views.static_view import (
     MISSING,
     class_public_names,
     inherits,

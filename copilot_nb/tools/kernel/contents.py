@@ -18,8 +18,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..masking import is_environment, looks_secret
-from ..static_view import (
+from ..redaction.masking import is_environment, looks_secret
+from ..views.static_view import (
     class_module,
     class_name,
     inherits,

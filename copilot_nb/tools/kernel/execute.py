@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from ..outputs import last_lines, strip_ansi
+from ..views.outputs import last_lines, strip_ansi
 
 MAX_TRACEBACK_LINES = 30
 """Lines of a traceback kept (the last ones)."""

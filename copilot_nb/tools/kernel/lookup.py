@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...errors import ToolError
-from ..masking import is_code, is_environment, is_secret_name
-from ..static_view import inherits, instance_dict
+from ..redaction.masking import is_code, is_environment, is_secret_name
+from ..views.static_view import inherits, instance_dict
 
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 """Names IPython puts in the user namespace that are not the user's variables."""

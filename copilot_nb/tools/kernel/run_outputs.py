@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...text import shorten
-from ..masking import REVEAL_HINT, MaskingRepr, redact_and_cut, redact_text
-from ..outputs import describe_data, output_images, strip_ansi
+from ..redaction.masking import REVEAL_HINT, MaskingRepr, redact_and_cut, redact_text
 from ..registry import ToolOutput
+from ..views.outputs import describe_data, output_images, strip_ansi
 from .execute import CodeRun, ran_for
 from .variables import safe_repr
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...text import human_bytes
-from ..masking import is_secret_label, is_secret_value
-from ..static_view import inherits
+from ..redaction.masking import is_secret_label, is_secret_value
+from ..views.static_view import inherits
 from .contents import Measured, fingerprint, measure
 
 KEEP_LIMIT = 256 * 1024 * 1024

@@ -24,7 +24,7 @@ from ...errors import ToolError
 from ...kernel_bridge import hidden_names
 from ...text import human_bytes
 from ..context import ToolContext
-from ..masking import (
+from ..redaction.masking import (
     REVEAL_HINT,
     MaskingRepr,
     is_secret_name,
@@ -32,8 +32,8 @@ from ..masking import (
     redact_and_cut,
     redact_text,
 )
-from ..outputs import last_lines, strip_ansi
 from ..registry import ToolOutput, ToolSet, bound_tool
+from ..views.outputs import last_lines, strip_ansi
 from .execute import run_code_in
 from .guard import after_run, before_run
 from .lookup import lookup

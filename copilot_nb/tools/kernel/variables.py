@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...text import human_bytes, shorten
-from ..masking import (
+from ..redaction.masking import (
     MaskingRepr,
     is_secret_name,
     is_secret_value,
@@ -36,8 +36,8 @@ from ..masking import (
     redact_and_cut,
     reveal_hint,
 )
-from ..outputs import clip_output
-from ..static_view import (
+from ..views.outputs import clip_output
+from ..views.static_view import (
     class_module,
     inherits,
     is_one_of,

@@ -24,8 +24,8 @@ from itertools import islice
 from typing import Any
 
 from ...text import is_secret_name
-from ..masking import is_environment, looks_secret
-from ..static_view import (
+from ..redaction.masking import is_environment, looks_secret
+from ..views.static_view import (
     class_dict,
     class_module,
     class_name,

@@ -31,7 +31,7 @@ from typing import Any
 from ...config import home_relative, private_dir, settings_dirs
 from ...errors import ConfigError
 from ...policy import mcp_refusal
-from ..masking import is_secret_name
+from ..redaction.masking import is_secret_name
 from .executable import resolved_line
 
 WORKSPACE_FILE = ".mcp.json"

@@ -17,8 +17,8 @@ from typing import Any
 from ...messages import Image
 from ...models.capabilities import MAX_IMAGES
 from ...text import clip, first_line, human_bytes
-from ..outputs import attached_image, describe_image
 from ..registry import ToolOutput
+from ..views.outputs import attached_image, describe_image
 
 MAX_RESULT_CHARS = 100_000
 """The most of one result the model reads (the same bound as a file read)."""

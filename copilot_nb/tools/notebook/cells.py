@@ -31,11 +31,11 @@ from ...workspace.notebook_file import (
 )
 from ...workspace.workspace import Workspace
 from ..context import ToolContext
-from ..masking import redact_text
-from ..outputs import brief_output, describe_image, describe_output, output_images
+from ..redaction.masking import redact_text
+from ..redaction.secret_reads import reads_secret
 from ..registry import ToolOutput, ToolSet, bound_tool
-from ..secret_reads import reads_secret
 from ..text_edits import clip_diff, match_problem, occurrences
+from ..views.outputs import brief_output, describe_image, describe_output, output_images
 from .markdown_loads import refusal, remote_loads
 from .numbering import cell_label, cell_position, numbered_index
 from .review import deleted, marked, review_of, review_turn, tagged

@@ -27,7 +27,7 @@ from ..kernel.rebuild import Cell, Plan, Way, advise, plan
 from ..kernel.state import kernel_state
 from ..kernel.tools import is_copilot_cell, run_code
 from ..registry import ToolOutput, ToolSet, bound_tool
-from ..static_view import inherits, instance_dict
+from ..views.static_view import inherits, instance_dict
 from .run_cell import MAX_CELL_TIMEOUT, run_cell
 from .store import open_notebook
 

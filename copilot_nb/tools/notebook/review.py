@@ -19,8 +19,8 @@ import copy
 from typing import Any
 
 from ..context import ToolContext
-from ..review import REVIEW_TURN_KEY
-from ..review_proof import sign_cell, sign_deleted
+from ..review.ledger import REVIEW_TURN_KEY
+from ..review.proof import sign_cell, sign_deleted
 from .store import STAMP_KEY, Opened
 
 REVIEW_KEY = "review"

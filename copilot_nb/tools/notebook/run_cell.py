@@ -30,9 +30,9 @@ from ..kernel.run_outputs import notebook_outputs
 from ..kernel.snapshots import Kept
 from ..kernel.state import kernel_state
 from ..kernel.tools import is_copilot_cell
-from ..masking import redact_text
-from ..outputs import describe_output, output_images
+from ..redaction.masking import redact_text
 from ..registry import ToolOutput, ToolSet, bound_tool
+from ..views.outputs import describe_output, output_images
 from .cells import find_cell
 from .numbering import cell_label, cell_position
 from .review import marked, review_of, review_turn

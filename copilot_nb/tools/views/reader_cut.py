@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from ..text import human_bytes
+from ...text import human_bytes
 
 MIN_BASE64_CHARS = 120
 """Shorter runs of base64 letters are left alone: a hash, an identifier, a path."""

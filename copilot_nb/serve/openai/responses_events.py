@@ -19,9 +19,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..agent.conversations.usage import tokens_of
-from ..events import ToolCallDelta
-from ..messages import AssistantMessage, ToolCall, Usage
+from ...agent.conversations.usage import tokens_of
+from ...events import ToolCallDelta
+from ...messages import AssistantMessage, ToolCall, Usage
 from .api_errors import ApiError
 from .chat_response import finish_reason, tool_call_body
 from .responses_echo import UNASKED

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models.cassettes.signing import signature, signed_by, signing_key
+from ...models.cassettes.signing import signature, signed_by, signing_key
 
 SIG = "sig"
 """The key a record's signature goes under (the record's own dict)."""

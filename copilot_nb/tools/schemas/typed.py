@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Union
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 _SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _SECTION = re.compile(

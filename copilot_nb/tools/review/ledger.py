@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..workspace.checkpoints import Checkpoints
-from ..workspace.snapshots import Turn
-from .review_proof import sign_file
+from ...workspace.checkpoints import Checkpoints
+from ...workspace.snapshots import Turn
+from .proof import sign_file
 
 OUTCOMES = ("kept", "undone", "refused")
 """What the user did with one change (`refused`: its Undo could not be made, with why)."""

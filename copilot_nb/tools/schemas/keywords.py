@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from ..text import shorten
+from ...text import shorten
 
 CHECK_SECONDS = 1.0
 """Seconds one check of a call's arguments may take, its regexes included (a check of sane

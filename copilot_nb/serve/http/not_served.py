@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .chat_request import ApiError
-from .responses import error_response
+from ..openai.chat_request import ApiError
+from .replies import error_response
 from .security import DISCOVERY_PREFIX
 
 SERVED = (

@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigError
-from ..jsonschema_import import import_jsonschema
+from ...errors import ConfigError
+from ...jsonschema_import import import_jsonschema
 
 _VALID_SCHEMAS: set[str] = set()
 """Parameter schemas already checked, as canonical JSON: every turn builds the same tools again,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..messages import AssistantMessage
+from ...messages import AssistantMessage
 
 LIMIT_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})
 """How providers say a reply stopped at its output limit (Chat Completions, Anthropic, Responses)."""

@@ -14,8 +14,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import assert_never
 
-from ..events import ModelEvent, ModelResponse, Notice, ReasoningDelta, TextDelta, ToolCallDelta
-from ..messages import AssistantMessage
+from ...events import ModelEvent, ModelResponse, Notice, ReasoningDelta, TextDelta, ToolCallDelta
+from ...messages import AssistantMessage
 
 
 class StreamEncoder:

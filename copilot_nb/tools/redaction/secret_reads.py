@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..workspace.workspace import Workspace
+from ...workspace.workspace import Workspace
 
 SECRET = "read-secret"
 

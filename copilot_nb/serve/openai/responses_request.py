@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import (
+from ...messages import (
     AssistantMessage,
     Image,
     Message,

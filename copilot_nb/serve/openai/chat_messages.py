@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ..messages import (
+from ...messages import (
     AssistantMessage,
     Image,
     Message,

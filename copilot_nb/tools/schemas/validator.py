@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from ..jsonschema_import import import_jsonschema
-from ..text import shorten
-from . import schema_keywords as keywords
-from .schema_keywords import CHECK_SECONDS, SchemaCheckFailed, seconds_left, time_budget
+from ...jsonschema_import import import_jsonschema
+from ...text import shorten
+from . import keywords
+from .keywords import CHECK_SECONDS, SchemaCheckFailed, seconds_left, time_budget
 
 __all__ = ["CHECK_SECONDS", "SchemaCheckFailed", "argument_validator", "bounded_check"]
 

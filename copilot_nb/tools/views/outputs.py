@@ -17,10 +17,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..messages import Image
-from ..models.capabilities import MAX_IMAGE_BYTES, MAX_IMAGES
-from ..models.image_header import declared_size, image_size, too_large
-from ..text import human_bytes, shorten
+from ...messages import Image
+from ...models.capabilities import MAX_IMAGE_BYTES, MAX_IMAGES
+from ...models.image_header import declared_size, image_size, too_large
+from ...text import human_bytes, shorten
 from .reader_cut import cut_for_reader
 
 MAX_TEXT_CHARS = 2000

@@ -13,8 +13,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..messages import Message, ToolSpec
-from ..models.base import ToolChoice
+from ...messages import Message, ToolSpec
+from ...models.base import ToolChoice
 from .api_errors import (
     ApiError,
     invalid_type,

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any
 
-from ..events import AgentEvent
+from ...events import AgentEvent
 
 
 class SideChannel:

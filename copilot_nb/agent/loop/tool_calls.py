@@ -7,10 +7,10 @@ import json
 import re
 from dataclasses import replace
 
-from ..messages import AssistantMessage, ToolCall
-from ..text import first_line
-from ..tools.arguments import arguments_problem
-from ..tools.files.patch import is_patch, patch_paths
+from ...messages import AssistantMessage, ToolCall
+from ...text import first_line
+from ...tools.files.patch import is_patch, patch_paths
+from ...tools.schemas.arguments import arguments_problem
 
 
 def kept_reply(message: AssistantMessage) -> AssistantMessage:

@@ -18,11 +18,11 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..messages import Image
-from ..models.capabilities import IMAGE_SIDES, IMAGE_TYPES, MAX_IMAGE_BYTES
-from ..models.image_header import MAX_IMAGE_PIXELS, declared_size, too_large
-from ..text import human_bytes
-from ..tools.outputs import attached_image, describe_image
+from ...messages import Image
+from ...models.capabilities import IMAGE_SIDES, IMAGE_TYPES, MAX_IMAGE_BYTES
+from ...models.image_header import MAX_IMAGE_PIXELS, declared_size, too_large
+from ...text import human_bytes
+from ...tools.views.outputs import attached_image, describe_image
 from .api_errors import ApiError, invalid_type, missing
 
 _DATA_URL = re.compile(

@@ -13,9 +13,9 @@ from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
 from typing import Any
 
-from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
-from ..errors import AgentError, ConfigError, ModelConnectionError, ModelError, StreamError
-from ..events import (
+from ...config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
+from ...errors import AgentError, ConfigError, ModelConnectionError, ModelError, StreamError
+from ...events import (
     AgentEvent,
     ApprovalNeeded,
     Done,
@@ -29,7 +29,7 @@ from ..events import (
     ToolStarted,
     UsageReported,
 )
-from ..messages import (
+from ...messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -38,18 +38,18 @@ from ..messages import (
     UserMessage,
     parse_arguments,
 )
-from ..models.base import Model
-from ..text import first_line
-from ..tools import Tool, ToolOutput, ToolSet, workspace_tools
-from ..tools.context_block import with_request_block
-from ..tools.toolset import ToolSource
-from ..workspace.workspace import Workspace
-from .approvals.policy import ApprovalPolicy, answer_of, call_preview, policy_refusal, rule_on
-from .context.window import ContextWindow
+from ...models.base import Model
+from ...text import first_line
+from ...tools import Tool, ToolOutput, ToolSet, workspace_tools
+from ...tools.context_block import with_request_block
+from ...tools.toolset import ToolSource
+from ...workspace.workspace import Workspace
+from ..approvals.policy import ApprovalPolicy, answer_of, call_preview, policy_refusal, rule_on
+from ..context.window import ContextWindow
+from ..skills.scripts import note_result
 from .cut_off import without_cut_off_call
 from .run_settings import UNSET, RunSettings
 from .side_channel import SideChannel
-from .skills.scripts import note_result
 from .tool_calls import kept_reply, summarize_call
 
 STREAM_RETRIES = 1

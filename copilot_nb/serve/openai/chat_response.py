@@ -11,9 +11,9 @@ import json
 import sys
 from typing import Any
 
-from ..events import ToolCallDelta
-from ..messages import AssistantMessage, ToolCall, Usage
-from ..models.sse import sse_event
+from ...events import ToolCallDelta
+from ...messages import AssistantMessage, ToolCall, Usage
+from ...models.sse import sse_event
 from .chat_request import ApiError
 from .stream_encoder import StreamEncoder
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .chat_request import ApiError
+from ..openai.chat_request import ApiError
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Any:

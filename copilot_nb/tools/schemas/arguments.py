@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..messages import arguments_problem
-from ..text import shorten
+from ...messages import arguments_problem
+from ...text import shorten
 
 if TYPE_CHECKING:
     import jsonschema

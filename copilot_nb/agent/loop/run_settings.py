@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final
 
-from ..errors import ConfigError
-from ..events import ToolsUpdated
-from ..messages import Message
-from ..models.base import Model
-from ..tools.toolset import ToolSource
-from .approvals.policy import ApprovalPolicy
+from ...errors import ConfigError
+from ...events import ToolsUpdated
+from ...messages import Message
+from ...models.base import Model
+from ...tools.toolset import ToolSource
+from ..approvals.policy import ApprovalPolicy
 
 
 class _Unset:

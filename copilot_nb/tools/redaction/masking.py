@@ -19,12 +19,11 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from ..text import SECRET_VALUE as _SECRET_VALUE
-from ..text import is_secret_name, may_hold_secret
-from .literals import runs
-from .outputs import clip_output
-from .reader_cut import collapse_base64, head_cut, join_cut, tail_cut
-from .static_view import (
+from ...text import SECRET_VALUE as _SECRET_VALUE
+from ...text import is_secret_name, may_hold_secret
+from ..views.outputs import clip_output
+from ..views.reader_cut import collapse_base64, head_cut, join_cut, tail_cut
+from ..views.static_view import (
     class_module,
     inherits,
     is_one_of,
@@ -33,6 +32,7 @@ from .static_view import (
     mapping_items,
     type_name,
 )
+from .literals import runs
 
 _URL_PASSWORD = re.compile(
     r"(?P<head>(?<![\w+.-])[a-zA-Z][\w+.-]*://[^\s:/@'\"]+:)(?P<secret>[^\s@/'\"]+)(?=@)"
