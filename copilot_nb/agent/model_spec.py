@@ -18,12 +18,12 @@ anywhere."""
 def default_model_spec(environ: Mapping[str, str] | None = None) -> str:
     """`COPILOT_NB_MODEL`, else the model saved in JupyterLab's settings (or the chat panel's
     form), else OpenAI when an OpenAI key is set or saved, else the offline demo."""
-    from ..models.key_store import saved_key
-    from .model_setting import model_setting
-
     env = os.environ if environ is None else environ
     if env.get("COPILOT_NB_MODEL"):
         return env["COPILOT_NB_MODEL"]
+    from ..models.key_store import saved_key  # read only when the environment names no model
+    from .model_setting import model_setting
+
     if chosen := model_setting(environ).spec:
         return chosen
     if env.get("OPENAI_API_KEY") or saved_key("OPENAI_API_KEY"):
