@@ -14,6 +14,7 @@ import { Clipboard } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { BlockRuns } from './blockRuns';
+import { OutputWatch } from './outputWatch';
 import { el } from './reviewNodes';
 
 const BLOCK = 'pre.cnb-code';
@@ -59,29 +60,15 @@ export class CodeBlockActions {
     private readonly panel: NotebookPanel,
     private readonly runs: BlockRuns
   ) {
-    this.observer = new MutationObserver(mutations => {
-      if (!this.frame && mutations.some(hasBlocks)) {
-        this.frame = requestAnimationFrame(() => this.decorate());
-      }
-    });
-    this.observer.observe(panel.content.node, {
-      childList: true,
-      subtree: true
-    });
-    panel.disposed.connect(() => this.dispose());
-    this.decorate();
+    this.watch = new OutputWatch(panel, hasBlocks, () => this.decorate());
   }
 
   dispose(): void {
-    this.observer.disconnect();
-    if (this.frame) {
-      cancelAnimationFrame(this.frame);
-    }
+    this.watch.dispose();
   }
 
   /** Put a bar on every block that has none (an output drawn again has new blocks). */
   private decorate(): void {
-    this.frame = 0;
     const blocks = this.panel.content.node.querySelectorAll<HTMLElement>(
       `.jp-OutputArea-output ${BLOCK}`
     );
@@ -124,8 +111,7 @@ export class CodeBlockActions {
     return bar;
   }
 
-  private readonly observer: MutationObserver;
-  private frame = 0;
+  private readonly watch: OutputWatch;
 }
 
 /** Listen for the chat panel's Insert: below the active cell of the current notebook. */

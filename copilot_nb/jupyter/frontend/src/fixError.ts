@@ -22,6 +22,7 @@ import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 
 import { insertCodeCell } from './codeBlocks';
 import { fixInPanel } from './fixInPanel';
+import { OutputWatch } from './outputWatch';
 import { el } from './reviewNodes';
 
 const BAR = 'cnb-fixbar';
@@ -41,30 +42,16 @@ export class FixActions {
     private readonly panel: NotebookPanel,
     private readonly attached: () => boolean
   ) {
-    this.observer = new MutationObserver(mutations => {
-      if (!this.frame && mutations.some(inOutputs)) {
-        this.frame = requestAnimationFrame(() => this.decorate());
-      }
-    });
-    this.observer.observe(panel.content.node, {
-      childList: true,
-      subtree: true
-    });
-    panel.disposed.connect(() => this.dispose());
-    this.decorate();
+    this.watch = new OutputWatch(panel, inOutputs, () => this.decorate());
   }
 
   dispose(): void {
-    this.observer.disconnect();
-    if (this.frame) {
-      cancelAnimationFrame(this.frame);
-    }
+    this.watch.dispose();
   }
 
   /** Put the buttons on every error output that has none (a redrawn output has new nodes):
    * the outputs' types first, so a notebook with no error costs one look at each cell. */
   private decorate(): void {
-    this.frame = 0;
     for (const cell of this.panel.content.widgets) {
       const area =
         cell.model.type === 'code' ? (cell as CodeCell).outputArea : null;
@@ -140,8 +127,7 @@ export class FixActions {
     }
   }
 
-  private readonly observer: MutationObserver;
-  private frame = 0;
+  private readonly watch: OutputWatch;
 }
 
 /** Whether `attached()` holds now or comes true within `wait` ms (looked at every 100 ms). */
