@@ -39,16 +39,23 @@ class Front:
 
     def completions(self) -> list[dict[str, Any]]:
         """The answers to `@` queries, in the order they were sent."""
-        return [message for message in self.custom() if "complete" in message]
+        return [message for message in self.custom() if message.get("kind") == "completions"]
 
-    def ops(self) -> list[list[Any]]:
-        return [op for message in self.custom() if isinstance(message, list) for op in message]
+    def ops(self) -> list[dict[str, Any]]:
+        """Every op of every batch (not replays), in order."""
+        return [
+            op for message in self.custom() if message.get("kind") == "ops" for op in message["ops"]
+        ]
 
     def kinds(self) -> list[str]:
-        return [op[0] for op in self.ops()]
+        return [op["op"] for op in self.ops()]
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        """The ops of one kind."""
+        return [op for op in self.ops() if op["op"] == kind]
 
     def text(self) -> str:
-        return "".join(op[1] for op in self.ops() if op[0] == "t")
+        return "".join(op["text"] for op in self.of("text"))
 
     def say(self, **content: Any) -> None:
         self.comm.handle_msg(comm_message({"method": "custom", "content": content}))

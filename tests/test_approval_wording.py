@@ -10,7 +10,7 @@ from copilot_nb.agent.modes.run import plan_question
 from copilot_nb.events import ApprovalNeeded, CallPreview, ToolStarted, revision
 from copilot_nb.jupyter.approval_prompt import approval_html, approval_text, question
 from copilot_nb.jupyter.cell_view import CellRenderer
-from copilot_nb.jupyter.panel.feed import event_ops
+from copilot_nb.jupyter.panel.feed import event_ops, tool_op
 from tests.helpers import callbacks_ran
 
 PLAN = "1. read data.csv\n2. plot the monthly totals"
@@ -49,13 +49,21 @@ async def test_run_cells_approval_shows_the_code_it_will_run_and_the_cells_numbe
     assert SOURCE.replace("'", "&#x27;") in approval_html(request)
     assert "cell_id" not in approval_html(request) and "cell_id" not in approval_text(request)
     (op,) = event_ops(request)
-    assert op == ["ask", "r", "execute", "", [], "code", SOURCE, "cell 6 of 7 in a.ipynb"]
+    assert op == {
+        "op": "ask",
+        "id": "r",
+        "category": "execute",
+        "warning": "",
+        "format": "code",
+        "preview": SOURCE,
+        "target": "cell 6 of 7 in a.ipynb",
+    }
 
 
 async def test_without_a_preview_the_arguments_are_shown_as_before() -> None:
     request = run_cell_request(None)
     assert '"cell_id": "#6"' in approval_text(request)
-    assert event_ops(request) == [["ask", "r", "execute"]]
+    assert event_ops(request) == [{"op": "ask", "id": "r", "category": "execute", "warning": ""}]
 
 
 async def test_a_plan_is_asked_once_in_words_and_not_shown_again() -> None:
@@ -63,7 +71,7 @@ async def test_a_plan_is_asked_once_in_words_and_not_shown_again() -> None:
     assert question(request).startswith("Carry out this plan?")
     assert "1. read data.csv" not in approval_html(request) + approval_text(request)
     card, ask = event_ops(request)
-    assert card == ["tool", request.call_id, "plan", "", "", ""] and ask[0] == "ask"
+    assert card == tool_op(request.call_id, "plan", "", "", "") and ask["op"] == "ask"
 
 
 async def test_revise_is_neither_approval_nor_denial_and_carries_the_words() -> None:

@@ -106,11 +106,11 @@ def test_a_run_that_keeps_nothing_promises_no_undo(serve, kernel_for, front_end,
     assert "undo" not in result and "Undo" not in result["output"]
 
 
-def panel_ops(kernel: Any, model_id: str, until: str, timeout: float = 30) -> list[list[Any]]:
+def panel_ops(kernel: Any, model_id: str, until: str, timeout: float = 30) -> list[dict[str, Any]]:
     """The ops the chat panel sent, until one of kind `until`."""
-    ops: list[list[Any]] = []
+    ops: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
-    while not any(op[0] == until for op in ops):
+    while not any(op["op"] == until for op in ops):
         assert time.monotonic() < deadline, f"no {until} op within {timeout}s; last {ops[-3:]}"
         try:
             message = kernel.client.get_iopub_msg(timeout=0.5)
@@ -118,8 +118,8 @@ def panel_ops(kernel: Any, model_id: str, until: str, timeout: float = 30) -> li
             continue
         content = message["content"]
         if message["msg_type"] == "comm_msg" and content["comm_id"] == model_id:
-            data = content["data"].get("content")
-            ops.extend(data if isinstance(data, list) else (data or {}).get("ops", []))
+            data = content["data"].get("content") or {}
+            ops.extend(data.get("ops", []) if data.get("kind") == "ops" else [])
     return ops
 
 
@@ -140,17 +140,17 @@ def test_a_panel_blocks_card_shows_the_output_and_an_undo_that_puts_it_back(
         kernel.client.shell_channel.send(message)
 
     say(kind="run", code=CLEAN)
-    ops = panel_ops(kernel, model_id, "undo")
-    done = next(op for op in ops if op[0] == "done")
-    undo = next(op for op in ops if op[0] == "undo")
+    ops = panel_ops(kernel, model_id, "undoable")
+    done = next(op for op in ops if op["op"] == "done")
+    undo = next(op for op in ops if op["op"] == "undoable")
 
-    assert done[2] is True and "kept 2</pre>" in done[5], done
-    assert "Undo" not in done[4], "the promise is made once, beside its button"
-    assert undo[1] == done[1] and undo[2].startswith("Undo puts back df_clean")
+    assert done["ok"] is True and "kept 2</pre>" in done["output"], done
+    assert "Undo" not in done["result"], "the promise is made once, beside its button"
+    assert undo["id"] == done["id"] and undo["note"].startswith("Undo puts back df_clean")
     assert value(kernel, "df_clean") == "[1, 2]"
 
-    say(kind="undo", id=undo[1])
-    undone = next(op for op in panel_ops(kernel, model_id, "undone") if op[0] == "undone")
+    say(kind="undo", id=undo["id"])
+    undone = next(op for op in panel_ops(kernel, model_id, "undone") if op["op"] == "undone")
 
-    assert undone[1:3] == [undo[1], True], undone
+    assert (undone["id"], undone["ok"]) == (undo["id"], True), undone
     assert value(kernel, "df_clean") == "[0, 1, 2, 5]"

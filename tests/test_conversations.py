@@ -334,14 +334,14 @@ async def test_the_panel_shows_a_saved_conversation_as_it_showed_it_live(
     session = notebook_session(tmp_path, server)
     live = Outbox(lambda message: None)
     for prompt in ("set x to 2", "read missing.py"):
-        live.put(["u", prompt])
+        live.put({"op": "user", "text": prompt})
         async for event in session.turn(
             prompt, approver=Answering(), approvals=session.approvals.approve_changes()
         ):
             for op in event_ops(event):
                 live.put(op)
-        live.put(["end", "done"])
-    assert any(op[0] == "diff" for op in live.history)
+        live.put({"op": "end", "status": "done"})
+    assert any(op["op"] == "diff" for op in live.history)
 
     resumed = notebook_session(tmp_path, server)
     resumed.saved.resume(resumed.current_model_spec())

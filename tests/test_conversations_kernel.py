@@ -42,7 +42,7 @@ def test_a_restart_resumes_the_conversation_and_the_next_request_carries_it(
     # a chat panel opened now shows the two turns, and its meter their tokens
     shown = kernel.execute(
         "import copilot_nb\npanel = copilot_nb.chat()\n"
-        "print([op[1] for op in panel.outbox.history if op[0] in ('u', 't')], "
+        "print([op['text'] for op in panel.outbox.history if op['op'] in ('user', 'text')], "
         "panel.widget.tokens_in > 0)"
     )
     assert shown.status == "ok", shown.reply

@@ -332,7 +332,7 @@ async def test_a_file_with_a_later_effect_may_be_written_and_its_approval_says_s
     assert warning(event) == note
     assert f"⚠ {note}" in approval_text(event)
     assert "⚠" in approval_html(event)
-    assert event_ops(event) == [["ask", "c1", "edit", note]]
+    assert event_ops(event) == [{"op": "ask", "id": "c1", "category": "edit", "warning": note}]
     out = await tools.call_tool("write_file", {"path": path, "content": "echo hi\n"})
     assert not out.is_error, out.content
     assert (root / path).read_text() == "echo hi\n"

@@ -15,7 +15,8 @@ import pytest
 
 from copilot_nb import Agent, ApprovalPolicy
 from copilot_nb.agent.session import CopilotSession
-from copilot_nb.jupyter.panel.widget import ChatPanel
+from copilot_nb.jupyter.panel.widget import STALE_PAGE, ChatPanel
+from copilot_nb.jupyter.panel.wire import FROM_PAGE
 from copilot_nb.testing import call, fail, reply
 from tests.panel_front import Front, RecordingComm, comm_message
 
@@ -45,9 +46,9 @@ async def test_a_prompt_streams_the_answer_and_ends_the_turn(serve, open_panel):
     assert panel.widget.busy
     await panel.wait()
 
-    assert front.ops()[0] == ["u", "hi"]
+    assert front.ops()[0] == {"op": "user", "text": "hi"}
     assert front.text() == "Hello **there**, " + "word " * 200
-    assert front.ops()[-1] == ["end", "done"]
+    assert front.ops()[-1] == {"op": "end", "status": "done"}
     assert not panel.widget.busy and not panel.busy
     assert panel.widget.tokens_in == 10 and panel.widget.tokens_out > 0
     assert [m.role for m in agent.messages] == ["system", "user", "assistant"]
@@ -63,11 +64,11 @@ async def test_text_goes_out_in_batches_never_one_message_per_delta(serve, open_
     elapsed = time.monotonic() - started
 
     assert front.text() == answer
-    batches = [m for m in front.custom() if isinstance(m, list)]
+    batches = [m["ops"] for m in front.custom() if m["kind"] == "ops"]
     assert len(batches) <= elapsed / 0.05 + 6, f"{len(batches)} batches in {elapsed:.2f}s"
     assert len(batches) < 500 / 4
     for batch in batches:  # consecutive deltas are joined: at most one text op per batch
-        kinds = [op[0] for op in batch]
+        kinds = [op["op"] for op in batch]
         assert all(a != b for a, b in itertools.pairwise(kinds)), kinds
 
 
@@ -79,20 +80,28 @@ async def test_approve_button_lets_the_edit_run(serve, open_panel, tmp_path):
     front.say(kind="prompt", text="change the greeting")
     await front.until(lambda: "ask" in front.kinds())
 
-    tool = next(op for op in front.ops() if op[0] == "tool")
-    assert tool == ["tool", "e1", "edit_file", "hello.py", "diff", "-world\n+notebook"]
+    (tool,) = front.of("tool")
+    assert tool == {
+        "op": "tool",
+        "id": "e1",
+        "name": "edit_file",
+        "target": "hello.py",
+        "format": "diff",
+        "preview": "-world\n+notebook",
+    }
     assert (tmp_path / "hello.py").read_text() == 'print("hello, world")\n'
     front.say(kind="approve", id="e1")
     await panel.wait()
 
     assert (tmp_path / "hello.py").read_text() == 'print("hello, notebook")\n'
     ops = front.ops()
-    assert ["ask", "e1", "edit"] in ops and ["asked", "e1", True] in ops
-    (diff,) = [op for op in ops if op[0] == "diff"]
-    assert diff[1] == "hello.py" and '+print("hello, notebook")' in diff[2]
-    (done,) = [op for op in ops if op[0] == "done"]
-    assert done[1:3] == ["e1", True]
-    assert front.text() == "Changed it." and ops[-1] == ["end", "done"]
+    assert {"op": "ask", "id": "e1", "category": "edit", "warning": ""} in ops
+    assert {"op": "asked", "id": "e1", "approved": True} in ops
+    (diff,) = front.of("diff")
+    assert diff["path"] == "hello.py" and '+print("hello, notebook")' in diff["diff"]
+    (done,) = front.of("done")
+    assert (done["id"], done["ok"]) == ("e1", True)
+    assert front.text() == "Changed it." and ops[-1] == {"op": "end", "status": "done"}
 
 
 async def test_deny_button_refuses_the_edit(serve, open_panel, tmp_path):
@@ -106,8 +115,8 @@ async def test_deny_button_refuses_the_edit(serve, open_panel, tmp_path):
     await panel.wait()
 
     assert (tmp_path / "hello.py").read_text() == "x = 1\n"
-    (done,) = [op for op in front.ops() if op[0] == "done"]
-    assert done[1:4] == ["w1", False, "denied"]
+    (done,) = front.of("done")
+    assert (done["id"], done["ok"], done["summary"]) == ("w1", False, "denied")
     assert "the user denied this call" in server.requests[1].messages[-1]["content"]
 
 
@@ -121,7 +130,7 @@ async def test_stop_cancels_at_once_and_the_next_prompt_works(serve, open_panel)
     await panel.wait()
 
     assert len(front.text()) < len(talk) / 4, "the text stopped growing at Stop"
-    assert front.ops()[-1] == ["end", "stopped"] and not panel.widget.busy
+    assert front.ops()[-1] == {"op": "end", "status": "stopped"} and not panel.widget.busy
     assert agent.messages[-1].text.endswith("[interrupted]")
     front.say(kind="prompt", text="are you there?")
     await panel.wait()
@@ -137,7 +146,7 @@ async def test_stop_while_an_approval_waits_leaves_a_valid_conversation(serve, o
     front.say(kind="stop")
     await panel.wait()
 
-    assert front.ops()[-1] == ["end", "stopped"]
+    assert front.ops()[-1] == {"op": "end", "status": "stopped"}
     assert agent.messages[-1].role == "tool" and agent.messages[-1].is_error
     front.say(kind="approve", id="w1")  # a late click on a stale button does nothing
     front.say(kind="prompt", text="again")
@@ -178,9 +187,9 @@ async def test_a_prompt_while_busy_is_refused_with_a_note(serve, open_panel):
     assert panel.send("two") is None
     await panel.wait()
     assert first is not None and first.done()
-    (note,) = [op for op in front.ops() if op[0] == "note"]
-    assert "press Stop first" in note[1]
-    assert [op[1] for op in front.ops() if op[0] == "u"] == ["one"]
+    (note,) = front.of("note")
+    assert "press Stop first" in note["text"]
+    assert [op["text"] for op in front.of("user")] == ["one"]
 
 
 async def test_model_errors_show_in_the_panel_not_as_tracebacks(serve, open_panel):
@@ -188,9 +197,9 @@ async def test_model_errors_show_in_the_panel_not_as_tracebacks(serve, open_pane
     panel, front, _ = open_panel(server)
     front.say(kind="prompt", text="hi")
     await panel.wait()
-    (err,) = [op for op in front.ops() if op[0] == "err"]
-    assert "This model does not exist" in err[1]
-    assert front.ops()[-1] == ["end", "failed"]
+    (err,) = front.of("error")
+    assert "This model does not exist" in err["message"]
+    assert front.ops()[-1] == {"op": "end", "status": "failed"}
 
 
 async def test_our_own_bugs_show_in_the_panel_with_details(serve, tmp_path, monkeypatch):
@@ -204,9 +213,9 @@ async def test_our_own_bugs_show_in_the_panel_with_details(serve, tmp_path, monk
     front = Front(panel)
     front.say(kind="prompt", text="hi")
     await panel.wait()
-    (err,) = [op for op in front.ops() if op[0] == "err"]
-    assert err[1] == "RuntimeError: agent exploded" and "Traceback" in err[2]
-    assert front.ops()[-1] == ["end", "failed"] and not panel.widget.busy
+    (err,) = front.of("error")
+    assert err["message"] == "RuntimeError: agent exploded" and "Traceback" in err["detail"]
+    assert front.ops()[-1] == {"op": "end", "status": "failed"} and not panel.widget.busy
 
 
 async def test_a_bad_model_name_is_a_plain_error(tmp_path):
@@ -214,8 +223,8 @@ async def test_a_bad_model_name_is_a_plain_error(tmp_path):
     front = Front(panel)
     front.say(kind="prompt", text="hi")
     await panel.wait()
-    (err,) = [op for op in front.ops() if op[0] == "err"]
-    assert "unknown provider 'nosuch'" in err[1] and err[2] == ""
+    (err,) = front.of("error")
+    assert "unknown provider 'nosuch'" in err["message"] and err["detail"] == ""
 
 
 async def test_the_model_picker_chooses_the_model_of_the_next_turn(serve, tmp_path, monkeypatch):
@@ -248,9 +257,9 @@ async def test_a_view_that_opens_later_gets_the_whole_transcript_once(serve, ope
     front.say(kind="ready", view="second")
 
     replay = front.custom()[-1]
-    assert replay["replay"] == "second"
+    assert replay["kind"] == "replay" and replay["view"] == "second"
     assert replay["ops"] == _joined(live)
-    assert front.custom()[0] == {"replay": "first", "ops": []}
+    assert front.custom()[0] == {"kind": "replay", "view": "first", "ops": []}
 
 
 async def test_new_chat_forgets_the_conversation_and_clears_the_views(serve, open_panel):
@@ -259,7 +268,7 @@ async def test_new_chat_forgets_the_conversation_and_clears_the_views(serve, ope
     panel.send("first")
     await panel.wait()
     front.say(kind="new")
-    assert front.ops()[-1] == ["clear"]
+    assert front.ops()[-1] == {"op": "clear"}
     assert panel.session.agent is None, "the session (shared with the cells) forgot it"
     assert panel.widget.tokens_in == 0 and panel.outbox.history == []
     panel.send("second")
@@ -308,7 +317,7 @@ async def test_new_chat_while_running_stops_first(serve, open_panel):
     await front.until(lambda: len(front.text()) > 10)
     front.say(kind="new")
     await panel.wait()
-    await front.until(lambda: front.ops()[-1] == ["clear"])  # once the stopped turn is done
+    await front.until(lambda: front.ops()[-1] == {"op": "clear"})  # once the stopped turn is done
     assert panel.session.agent is None
     assert [m.role for m in agent.messages][-2:] == ["user", "assistant"], "stopped, then forgot"
 
@@ -337,34 +346,52 @@ async def test_an_approval_from_a_subshell_thread_wakes_the_waiting_turn(
     await asyncio.wait_for(panel.wait(), 3)
     approver.join()
     assert (tmp_path / "a.txt").read_text() == "new\n"
-    assert front.ops()[-1] == ["end", "done"]
+    assert front.ops()[-1] == {"op": "end", "status": "done"}
     assert panel.task is not None and panel.task.get_loop() is asyncio.get_running_loop()
 
 
-def test_unknown_or_malformed_messages_are_ignored(serve, open_panel):
+def test_a_message_the_kernel_cannot_read_is_refused_in_the_transcript(serve, open_panel):
+    """A page of another version: the transcript says what came and what to do, and nothing
+    of what it carried (a form's key) is repeated."""
     _, front, _ = open_panel(serve([]))
     front.say(kind="nonsense")
     front.comm.handle_msg(comm_message({"method": "custom", "content": ["not", "a", "dict"]}))
-    front.say(kind="prompt", text="   ")
-    assert front.ops() == []
+    front.say(kind="approve")
+    front.say(kind="complete", query="x", seq="1", view="v")
+    front.say(kind="form", do="steal", provider="openai", view="v", key="sk-not-for-anyone")
+    front.say(kind="prompt", text="   ")  # a blank prompt is no turn, and no mistake
+
+    said = [op["message"] for op in front.of("error")]
+    reads = "this kernel reads " + ", ".join(FROM_PAGE)
+    assert [line.removeprefix("The panel's page sent ").split(". ")[0] for line in said] == [
+        f"a message of kind 'nonsense'; {reads}",
+        f"a message without a kind; {reads}",
+        "a 'approve' message without its field 'id'",
+        "a 'complete' message whose 'seq' is not a whole number",
+        "a 'form' message whose 'do' is not one of state, models, save, forget",
+    ]
+    assert all(line.endswith(STALE_PAGE) for line in said)
+    assert "sk-not-for-anyone" not in json.dumps(front.custom())
+    assert front.kinds() == ["error"] * 5
 
 
-def _joined(ops: list[list[Any]]) -> list[list[Any]]:
-    joined: list[list[Any]] = []
+def _joined(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    joined: list[dict[str, Any]] = []
     for op in ops:
-        if joined and op[0] in ("t", "r") and joined[-1][0] == op[0]:
-            joined[-1] = [op[0], joined[-1][1] + op[1]]
+        if joined and op["op"] in ("text", "reasoning") and joined[-1]["op"] == op["op"]:
+            joined[-1] = {**op, "text": joined[-1]["text"] + op["text"]}
         else:
-            joined.append(list(op))
+            joined.append(dict(op))
     return joined
 
 
 def test_message_sizes_are_small(serve, open_panel):
-    """Each batch is a bare JSON list of ops; the comm envelope is ipywidgets' own."""
+    """A batch is its ops by name, no more; the comm envelope is ipywidgets' own."""
     panel, front, _ = open_panel(serve([]))
-    panel.outbox.put(["t", "abc"])
+    panel.outbox.put({"op": "text", "text": "abc"})
     (message,) = front.custom()
-    assert json.dumps(message, separators=(",", ":")) == '[["t","abc"]]'
+    wire = json.dumps(message, separators=(",", ":"))
+    assert wire == '{"kind":"ops","ops":[{"op":"text","text":"abc"}]}'
 
 
 async def test_the_model_picker_is_filled_from_the_providers_model_list(serve, open_panel):

@@ -31,6 +31,7 @@ from copilot_nb.jupyter.panel.mentions import (
     variable_candidates,
 )
 from copilot_nb.jupyter.panel.widget import ChatPanel
+from copilot_nb.jupyter.panel.wire import Complete
 from copilot_nb.tools.context import ToolContext
 from copilot_nb.workspace.workspace import Workspace
 from tests.helpers import until
@@ -265,9 +266,9 @@ async def test_the_completer_offers_files_cells_and_variables_of_the_kernel(tmp_
     completer = Completer(lambda: ctx)
     found = await completer.candidates("da")
     assert [c.wire() for c in found] == [
-        ["data.csv", "file", ""],
-        ["var:data", "var", "list len 2"],
-        ["cell:intro", "cell", "#2 markdown · # Data overview"],
+        {"text": "data.csv", "kind": "file", "detail": ""},
+        {"text": "var:data", "kind": "var", "detail": "list len 2"},
+        {"text": "cell:intro", "kind": "cell", "detail": "#2 markdown · # Data overview"},
     ]
     assert texts(await completer.candidates("")) == [
         "analysis.ipynb",
@@ -296,9 +297,13 @@ async def test_a_views_query_is_answered_to_that_view_with_its_seq(panel):
     await front.until(lambda: front.completions())
     assert front.completions() == [
         {
-            "complete": 7,
+            "kind": "completions",
+            "seq": 7,
             "view": "v1",
-            "items": [["data.csv", "file", ""], ["docs/data-notes.md", "file", ""]],
+            "items": [
+                {"text": "data.csv", "kind": "file", "detail": ""},
+                {"text": "docs/data-notes.md", "kind": "file", "detail": ""},
+            ],
         }
     ]
     assert front.ops() == [], "a query leaves the transcript alone"
@@ -315,22 +320,25 @@ async def test_a_newer_query_replaces_one_still_running(panel, monkeypatch):
         return await real(query)
 
     monkeypatch.setattr(panel.completer, "candidates", slow_first)
-    first = panel.complete({"query": "d", "seq": 1, "view": "v"})
+    first = panel.complete(Complete(query="d", seq=1, view="v"))
     await asyncio.sleep(0)
-    second = panel.complete({"query": "docs", "seq": 2, "view": "v"})
+    second = panel.complete(Complete(query="docs", seq=2, view="v"))
     gate.set()
     assert first is not None and second is not None
     await asyncio.wait([first, second])
     assert first.cancelled()
-    assert [(a["complete"], a["items"]) for a in front.completions()] == [
-        (2, [["docs/data-notes.md", "file", ""]])
+    assert [(a["seq"], a["items"]) for a in front.completions()] == [
+        (2, [{"text": "docs/data-notes.md", "kind": "file", "detail": ""}])
     ]
 
 
-async def test_a_malformed_query_is_ignored_and_a_failure_answers_empty(panel, monkeypatch):
+async def test_a_malformed_query_is_answered_by_no_one_and_a_failure_answers_empty(
+    panel, monkeypatch
+):
     front = Front(panel)
     front.say(kind="complete", query="da")  # no seq: nobody waits for it
     front.say(kind="complete", query="da", seq="1", view="v")
+    assert front.completions() == [] and front.kinds() == ["error", "error"]
 
     async def broken(query: str) -> list[Candidate]:
         raise RuntimeError("disk on fire")
@@ -339,7 +347,13 @@ async def test_a_malformed_query_is_ignored_and_a_failure_answers_empty(panel, m
     front.say(kind="complete", query="da", seq=3, view="v")
     await front.until(lambda: front.completions())
     assert front.completions() == [
-        {"complete": 3, "view": "v", "items": [], "error": "RuntimeError: disk on fire"}
+        {
+            "kind": "completions",
+            "seq": 3,
+            "view": "v",
+            "items": [],
+            "error": "RuntimeError: disk on fire",
+        }
     ]
 
 

@@ -8,7 +8,38 @@ from typing import Any
 import pytest
 
 from copilot_nb.events import Failed, Notice, ReasoningDelta, TextDelta
-from copilot_nb.jupyter.panel.feed import Outbox, arguments_preview, event_ops
+from copilot_nb.jupyter.panel.feed import Outbox, arguments_preview, event_ops, tool_op
+
+
+def text(words: str) -> dict[str, Any]:
+    return {"op": "text", "text": words}
+
+
+def user(words: str) -> dict[str, Any]:
+    return {"op": "user", "text": words}
+
+
+def end(status: str) -> dict[str, Any]:
+    return {"op": "end", "status": status}
+
+
+def thought(words: str) -> dict[str, Any]:
+    return {"op": "reasoning", "text": words}
+
+
+def retry(words: str) -> dict[str, Any]:
+    return {"op": "retry", "text": words}
+
+
+def ask(call_id: str, category: str, warning: str = "") -> dict[str, Any]:
+    return {"op": "ask", "id": call_id, "category": category, "warning": warning}
+
+
+def batch(*ops: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "ops", "ops": list(ops)}
+
+
+CARD = tool_op("c1", "read_file", "a.py", "", "")
 
 
 def test_outbox_joins_text_and_sends_a_batch_when_it_is_due():
@@ -18,29 +49,29 @@ def test_outbox_joins_text_and_sends_a_batch_when_it_is_due():
     box = Outbox(
         sent.append, interval=0.1, max_wait=0.3, clock=lambda: now[0], call_later=_record(timers)
     )
-    box.put(["t", "a"])  # the first op after a quiet spell goes at once
+    box.put(text("a"))  # the first op after a quiet spell goes at once
     now[0] = 0.01
-    box.put(["t", "b"])
-    box.put(["t", "c"])
-    assert sent == [[["t", "a"]]]
+    box.put(text("b"))
+    box.put(text("c"))
+    assert sent == [batch(text("a"))]
     assert timers == [pytest.approx(0.29)], "a small batch is sent by a timer at the latest"
     now[0] = 0.2
-    box.put(["t", "d"])  # the interval has passed, but a few characters wait for more
+    box.put(text("d"))  # the interval has passed, but a few characters wait for more
     assert len(sent) == 1
     now[0] = 0.31
-    box.put(["t", "e"])  # ... up to max_wait
-    assert sent[-1] == [["t", "bcde"]]
+    box.put(text("e"))  # ... up to max_wait
+    assert sent[-1] == batch(text("bcde"))
     now[0] = 0.35
-    box.put(["t", "x" * 60])
+    box.put(text("x" * 60))
     assert len(sent) == 2 and timers[-1] == pytest.approx(0.06)
     now[0] = 0.45
-    box.put(["t", "y"])  # a full batch goes as soon as the interval has passed
-    assert sent[-1] == [["t", "x" * 60 + "y"]]
+    box.put(text("y"))  # a full batch goes as soon as the interval has passed
+    assert sent[-1] == batch(text("x" * 60 + "y"))
     now[0] = 0.46
-    box.put(["t", "z"])
-    box.put(["end", "done"])  # urgent: goes at once, with what was pending
-    assert sent[-1] == [["t", "z"], ["end", "done"]]
-    assert box.history == [["t", "abcde" + "x" * 60 + "yz"], ["end", "done"]]
+    box.put(text("z"))
+    box.put(end("done"))  # urgent: goes at once, with what was pending
+    assert sent[-1] == batch(text("z"), end("done"))
+    assert box.history == [text("abcde" + "x" * 60 + "yz"), end("done")]
 
 
 def test_the_first_text_of_a_run_goes_at_once():
@@ -48,35 +79,36 @@ def test_the_first_text_of_a_run_goes_at_once():
     sent: list[Any] = []
     now = [0.0]
     box = Outbox(sent.append, interval=0.1, max_wait=0.6, clock=lambda: now[0])
-    box.put(["u", "hi"])  # urgent: sent at 0
+    box.put(user("hi"))  # urgent: sent at 0
     now[0] = 0.05
-    box.put(["r", "thinking"])  # a run of reasoning starts: at once, though 0.05 s after the prompt
+    box.put(thought("thinking"))  # a run of reasoning starts: at once, 0.05 s after the prompt
     now[0] = 0.07
-    box.put(["r", " more"])  # the same run: waits
-    box.put(["t", "The"])  # the answer starts: at once, with the reasoning before it
+    box.put(thought(" more"))  # the same run: waits
+    box.put(text("The"))  # the answer starts: at once, with the reasoning before it
     now[0] = 0.08
-    box.put(["t", " answer"])  # waits
-    box.put(["tool", "c1", "read_file", "a.py", "", ""])  # not urgent: waits
-    box.put(["t", "Then"])  # text after a card is a new run: at once
+    box.put(text(" answer"))  # waits
+    box.put(CARD)  # not urgent: waits
+    box.put(text("Then"))  # text after a card is a new run: at once
     assert sent == [
-        [["u", "hi"]],
-        [["r", "thinking"]],
-        [["r", " more"], ["t", "The"]],
-        [["t", " answer"], ["tool", "c1", "read_file", "a.py", "", ""], ["t", "Then"]],
+        batch(user("hi")),
+        batch(thought("thinking")),
+        batch(thought(" more"), text("The")),
+        batch(text(" answer"), CARD, text("Then")),
     ]
 
 
 def test_outbox_replay_and_clear():
     sent: list[Any] = []
     box = Outbox(sent.append, interval=10, clock=lambda: 0.0)
-    box.put(["u", "hi"])
-    box.put(["t", "x"])
+    box.put(user("hi"))
+    box.put(text("x"))
     box.replay("v")
-    assert sent[-2:] == [[["t", "x"]], {"replay": "v", "ops": [["u", "hi"], ["t", "x"]]}]
+    replay = {"kind": "replay", "view": "v", "ops": [user("hi"), text("x")]}
+    assert sent[-2:] == [batch(text("x")), replay]
     box.clear()
-    assert sent[-1] == [["clear"]] and box.history == []
-    box.put(["t", "y"])  # a new chat's first words go at once
-    assert sent[-1] == [["t", "y"]]
+    assert sent[-1] == batch({"op": "clear"}) and box.history == []
+    box.put(text("y"))  # a new chat's first words go at once
+    assert sent[-1] == batch(text("y"))
 
 
 def test_arguments_preview_shows_edits_as_diffs_and_everything_it_approves():
@@ -113,8 +145,8 @@ def test_an_approval_says_when_the_file_runs_code_later():
     finally:
         loop.close()
     assert asks == [
-        [["ask", "w1", "edit", "conftest.py runs code later: pytest imports it when tests run"]],
-        [["ask", "w1", "edit"]],
+        [ask("w1", "edit", "conftest.py runs code later: pytest imports it when tests run")],
+        [ask("w1", "edit")],
     ]
 
 
@@ -140,7 +172,7 @@ def test_a_cell_edit_shows_as_a_diff_in_the_panel():
     from copilot_nb.jupyter.panel.feed import event_ops
 
     ops = event_ops(CellChanged(notebook="a.ipynb", cell_id="c1", change="edited", diff="-x\n+y\n"))
-    assert ops == [["diff", "a.ipynb cell c1", "-x\n+y\n"]]
+    assert ops == [{"op": "diff", "path": "a.ipynb cell c1", "diff": "-x\n+y\n"}]
 
 
 def test_an_mcp_call_says_approving_trusts_the_server_and_a_tool_change_is_a_note():
@@ -162,15 +194,17 @@ def test_an_mcp_call_says_approving_trusts_the_server_and_a_tool_change_is_a_not
     finally:
         loop.close()
     assert ask == [
-        [
-            "ask",
-            "m1",
-            "external",
-            "approving trusts MCP server 'git' until its command or tools change",
-        ]
+        {
+            "op": "ask",
+            "id": "m1",
+            "category": "external",
+            "warning": "approving trusts MCP server 'git' until its command or tools change",
+        }
     ]
     update = ToolsUpdated(source="MCP server git", added=("git__log",), removed=("git__diff",))
-    assert event_ops(update) == [["note", "tools of MCP server git updated: +git__log, −git__diff"]]
+    assert event_ops(update) == [
+        {"op": "note", "text": "tools of MCP server git updated: +git__log, −git__diff"}
+    ]
 
 
 def test_a_subagents_call_shows_under_its_parent_in_the_panel():
@@ -185,15 +219,15 @@ def test_a_subagents_call_shows_under_its_parent_in_the_panel():
             parent="d1",
         )
     )
-    assert ops[0][:4] == ["tool", "d1/r1", "↳ read_file", "a.py"]
+    assert (ops[0]["id"], ops[0]["name"], ops[0]["target"]) == ("d1/r1", "↳ read_file", "a.py")
 
 
 def test_a_retry_takes_back_the_failed_attempts_text_and_its_notice_lasts_the_wait():
     """As in the cell: the broken attempt's words go, the notice shows only while it waits."""
     sent: list[Any] = []
     box = Outbox(sent.append, interval=10, clock=lambda: 0.0)
-    box.put(["u", "hi"])
-    box.put(["tool", "c1", "read_file", "a.py", "", ""])
+    box.put(user("hi"))
+    box.put(CARD)
     for event in (
         ReasoningDelta(text="hmm"),
         TextDelta(text="The answ"),
@@ -201,39 +235,39 @@ def test_a_retry_takes_back_the_failed_attempts_text_and_its_notice_lasts_the_wa
     ):
         for op in event_ops(event):
             box.put(op)
-    assert sent[-1][-1] == ["retry", "the stream broke — asking again"], "shown at once"
+    assert sent[-1]["ops"][-1] == retry("the stream broke — asking again"), "shown at once"
     assert box.history[-2:] == [
-        ["tool", "c1", "read_file", "a.py", "", ""],
-        ["retry", "the stream broke — asking again"],
+        CARD,
+        retry("the stream broke — asking again"),
     ], "a view that opens during the wait sees the notice, not the broken words"
     for op in event_ops(Notice(text="HTTP 429 — retrying in 0.5 s (1/2)", retry=True)):
         box.put(op)
-    assert box.history[-1] == ["retry", "HTTP 429 — retrying in 0.5 s (1/2)"]
+    assert box.history[-1] == retry("HTTP 429 — retrying in 0.5 s (1/2)")
     assert len(box.history) == 3, "one wait's notice replaces another"
     for event in (TextDelta(text="The answer."), Notice(text="compacted the conversation")):
         for op in event_ops(event):
             box.put(op)
-    box.put(["end", "done"])
+    box.put(end("done"))
     assert box.history == [
-        ["u", "hi"],
-        ["tool", "c1", "read_file", "a.py", "", ""],
-        ["t", "The answer."],
-        ["note", "compacted the conversation"],  # not a retry: it stays
-        ["end", "done"],
+        user("hi"),
+        CARD,
+        text("The answer."),
+        {"op": "note", "text": "compacted the conversation"},  # not a retry: it stays
+        end("done"),
     ]
 
 
 def test_a_model_server_that_stays_down_leaves_only_its_error():
     box = Outbox(lambda batch: None, interval=10, clock=lambda: 0.0)
-    box.put(["u", "hi"])
+    box.put(user("hi"))
     for attempt in (1, 2):
         for op in event_ops(Notice(text=f"HTTP 503 — retrying ({attempt}/2)", retry=True)):
             box.put(op)
     for op in event_ops(Failed(error="HTTP 503: the server is down")):
         box.put(op)
-    box.put(["end", "failed"])
+    box.put(end("failed"))
     assert box.history == [
-        ["u", "hi"],
-        ["err", "HTTP 503: the server is down", ""],
-        ["end", "failed"],
+        user("hi"),
+        {"op": "error", "message": "HTTP 503: the server is down", "detail": ""},
+        end("failed"),
     ]

@@ -44,8 +44,8 @@ def test_in_a_kernel_the_panel_runs_turns_as_tasks_and_shares_the_cells_conversa
             ]
             == "True"
         )
-        ops = _kernel_ops(kernel, model_id, until=["end", "done"])
-        assert "".join(op[1] for op in ops if op[0] == "t") == "panel " * 300
+        ops = _kernel_ops(kernel, model_id, until=END)
+        assert _text(ops) == "panel " * 300
 
         cell = kernel.execute("%%copilot\nand you?")
         assert cell.status == "ok"
@@ -83,10 +83,10 @@ def test_in_a_kernel_approvals_sent_to_a_subshell_reach_the_turn(serve, tmp_path
             client.shell_channel.send(message)
 
         say(kind="prompt", text="write a.txt")
-        _kernel_ops(kernel, model_id, until=["ask", "w1", "edit"])
+        _kernel_ops(kernel, model_id, until=_asking("w1"))
         say(kind="approve", id="w1")
-        ops = _kernel_ops(kernel, model_id, until=["end", "done"], timeout=10)
-        assert ["asked", "w1", True] in ops
+        ops = _kernel_ops(kernel, model_id, until=END, timeout=10)
+        assert {"op": "asked", "id": "w1", "approved": True} in ops
         assert (tmp_path / "a.txt").read_text() == "new\n"
     finally:
         kernel.close()
@@ -105,20 +105,20 @@ def test_in_a_kernel_a_cells_turn_shows_in_the_open_panel_as_it_happens(serve, t
         assert opened.status == "ok", opened.reply["content"]
         model_id = opened.stdout.strip()
         kernel.client.execute("%%copilot\nhello from a cell")
-        ops = _kernel_ops(kernel, model_id, until=["end", "done"])
-        assert ops[0] == ["u", "hello from a cell"]
-        assert "".join(op[1] for op in ops if op[0] == "t") == "from the cell"
+        ops = _kernel_ops(kernel, model_id, until=END)
+        assert ops[0] == {"op": "user", "text": "hello from a cell"}
+        assert _text(ops) == "from the cell"
 
         content = {"kind": "prompt", "text": "and the panel"}
         data = {"method": "custom", "content": content}
         message = kernel.client.session.msg("comm_msg", {"comm_id": model_id, "data": data})
         kernel.client.shell_channel.send(message)
-        ops = _kernel_ops(kernel, model_id, until=["end", "done"])
-        assert [op for op in ops if op[0] in ("u", "end")] == [
-            ["u", "and the panel"],
-            ["end", "done"],
+        ops = _kernel_ops(kernel, model_id, until=END)
+        assert [op for op in ops if op["op"] in ("user", "end")] == [
+            {"op": "user", "text": "and the panel"},
+            END,
         ], "the panel's own turn, shown once"
-        assert "".join(op[1] for op in ops if op[0] == "t") == "from the panel"
+        assert _text(ops) == "from the panel"
     finally:
         kernel.close()
 
@@ -168,11 +168,11 @@ def test_in_a_kernel_cells_and_the_panel_take_the_sessions_one_turn_path(serve, 
         data = {"method": "custom", "content": content}
         message = kernel.client.session.msg("comm_msg", {"comm_id": model_id, "data": data})
         kernel.client.shell_channel.send(message)
-        _kernel_ops(kernel, model_id, until=["ask", "w2", "edit"])  # --yes did not carry over
+        _kernel_ops(kernel, model_id, until=_asking("w2"))  # --yes did not carry over
         data["content"] = {"kind": "approve", "id": "w2"}
         message = kernel.client.session.msg("comm_msg", {"comm_id": model_id, "data": data})
         kernel.client.shell_channel.send(message)
-        _kernel_ops(kernel, model_id, until=["end", "done"])
+        _kernel_ops(kernel, model_id, until=END)
         assert (tmp_path / "b.txt").read_text() == "b.txt\n"
 
         cell = kernel.execute("%%copilot\nwrite c.txt")  # headless: nobody to ask, so denied
@@ -186,10 +186,23 @@ def test_in_a_kernel_cells_and_the_panel_take_the_sessions_one_turn_path(serve, 
         kernel.close()
 
 
-def _kernel_ops(kernel: Any, model_id: str, until: list[Any], timeout: float = 30) -> list[Any]:
+END = {"op": "end", "status": "done"}
+
+
+def _asking(call_id: str) -> dict[str, Any]:
+    return {"op": "ask", "id": call_id, "category": "edit", "warning": ""}
+
+
+def _text(ops: list[dict[str, Any]]) -> str:
+    return "".join(op["text"] for op in ops if op["op"] == "text")
+
+
+def _kernel_ops(
+    kernel: Any, model_id: str, until: dict[str, Any], timeout: float = 30
+) -> list[dict[str, Any]]:
     """Ops the panel's widget sent over iopub, until the given op; nothing else may be printed."""
 
-    ops: list[Any] = []
+    ops: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
     while until not in ops:
         assert time.monotonic() < deadline, f"no {until} within {timeout}s; last ops {ops[-3:]}"
@@ -200,6 +213,6 @@ def _kernel_ops(kernel: Any, model_id: str, until: list[Any], timeout: float = 3
         assert message["msg_type"] not in ("stream", "error"), message["content"]
         content = message["content"]
         if message["msg_type"] == "comm_msg" and content["comm_id"] == model_id:
-            data = content["data"].get("content")
-            ops.extend(data if isinstance(data, list) else (data or {}).get("ops", []))
+            data = content["data"].get("content") or {}
+            ops.extend(data.get("ops", []) if data.get("kind") == "ops" else [])
     return ops

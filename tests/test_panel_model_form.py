@@ -47,7 +47,7 @@ def panel() -> ChatPanel:
 
 
 def answers(front: Front) -> list[dict[str, Any]]:
-    return [m for m in front.custom() if isinstance(m, dict) and "form" in m]
+    return [m for m in front.custom() if m["kind"] == "form"]
 
 
 def everything_sent(panel: ChatPanel, front: Front) -> str:
@@ -150,13 +150,13 @@ async def test_the_model_list_comes_from_the_provider_with_the_saved_key(provide
     task = panel.form.list_models("openai")
     assert task is not None
     await task
-    listed = [m["models"] for m in Front(panel).custom() if isinstance(m, dict) and "models" in m]
-    assert listed == [{"provider": "openai", "ids": ["scripted"], "note": ""}]
+    listed = [m for m in Front(panel).custom() if m["kind"] == "models"]
+    assert listed == [{"kind": "models", "provider": "openai", "ids": ["scripted"], "note": ""}]
 
 
 async def test_a_provider_without_a_list_says_to_type_the_name(provider, panel):
     task = panel.form.list_models("anthropic")
     assert task is not None
     await task
-    listed = [m["models"] for m in Front(panel).custom() if isinstance(m, dict) and "models" in m]
+    listed = [m for m in Front(panel).custom() if m["kind"] == "models"]
     assert listed[0]["ids"] == [] and "type the model's name" in listed[0]["note"]

@@ -89,14 +89,19 @@ def test_a_key_saved_through_the_panel_reaches_the_next_requests_and_nothing_els
         page.say(
             model_id, kind="form", do="save", provider="openai", model="scripted", key=KEY, view="v"
         )
-        saved = page.until(model_id, lambda d: isinstance(d, dict) and d.get("outcome"))
+        saved = page.until(
+            model_id, lambda d: isinstance(d, dict) and d.get("kind") == "form" and d["outcome"]
+        )
         assert saved["outcome"] == "ok", saved["said"]
         assert saved["chosen"] == {"provider": "openai", "model": "scripted"}
 
         cell = page.run("%%copilot\nsay hello")
         assert "Answered with the saved key." in json.dumps(cell.final_displays("text/html"))
         page.say(model_id, kind="prompt", text="and from the panel?")
-        page.until(model_id, lambda d: isinstance(d, list) and ["end", "done"] in d)
+        ended = {"op": "end", "status": "done"}
+        page.until(
+            model_id, lambda d: isinstance(d, dict) and d.get("kind") == "ops" and ended in d["ops"]
+        )
         assert [r.headers["Authorization"] for r in server.requests] == [f"Bearer {KEY}"] * 2
 
         state = page.run(

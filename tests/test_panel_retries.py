@@ -41,10 +41,10 @@ def panel_on(server: Any) -> tuple[ChatPanel, Front]:
     return panel, Front(panel)
 
 
-def replayed(panel: ChatPanel, front: Front) -> list[list[Any]]:
+def replayed(panel: ChatPanel, front: Front) -> list[dict[str, Any]]:
     """The transcript a view that opens now is sent."""
     panel.outbox.replay("late")
-    (replay,) = [m for m in front.custom() if isinstance(m, dict) and m.get("replay") == "late"]
+    (replay,) = [m for m in front.custom() if m["kind"] == "replay" and m["view"] == "late"]
     return list(replay["ops"])
 
 
@@ -88,12 +88,12 @@ async def test_a_broken_stream_shows_its_answer_once_in_the_panel_as_in_the_cell
     await panel.wait()
     ops = replayed(panel, front)
     assert ops == [
-        ["u", "in the cell"],
-        ["t", "Whole answer."],
-        ["end", "done"],
-        ["u", "in the panel"],
-        ["t", "Second answer."],
-        ["end", "done"],
+        {"op": "user", "text": "in the cell"},
+        {"op": "text", "text": "Whole answer."},
+        {"op": "end", "status": "done"},
+        {"op": "user", "text": "in the panel"},
+        {"op": "text", "text": "Second answer."},
+        {"op": "end", "status": "done"},
     ]
     live = front.kinds()
     assert live.count("retry") == 2, "each wait was shown while it lasted"
@@ -105,5 +105,5 @@ async def test_a_model_server_that_stays_down_leaves_only_its_error_in_the_panel
     cell = await run_in_a_cell(panel, "hello?")
     assert "retrying" not in cell and cell.startswith("Error:")
     ops = replayed(panel, front)
-    assert [op[0] for op in ops] == ["u", "err", "end"], ops
-    assert "overloaded 2" in ops[1][1]
+    assert [op["op"] for op in ops] == ["user", "error", "end"], ops
+    assert "overloaded 2" in ops[1]["message"]

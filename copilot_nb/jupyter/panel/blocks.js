@@ -6,14 +6,18 @@
 
 const INSERT_EVENT = 'copilot-nb:insert-cell';
 
+/**
+ * @param {PanelModel} model
+ * @param {MouseEvent} event
+ */
 function blockAction(model, event) {
-  const button = event.target.closest?.('.cnb-codebar button');
-  if (!button) {
+  const target = /** @type {Element | null} */ (event.target);
+  const button = target?.closest?.('.cnb-codebar button');
+  if (!(button instanceof HTMLButtonElement)) {
     return;
   }
-  const code = button
-    .closest('.cnb-codeblock')
-    .querySelector('code').textContent;
+  const code =
+    button.closest('.cnb-codeblock')?.querySelector('code')?.textContent ?? '';
   if (button.classList.contains('cnb-copy')) {
     copyText(button, code);
   } else if (button.classList.contains('cnb-insert')) {
@@ -23,6 +27,10 @@ function blockAction(model, event) {
   }
 }
 
+/**
+ * @param {HTMLButtonElement} button
+ * @param {string} code
+ */
 function copyText(button, code) {
   const copied = () => {
     button.textContent = 'Copied';

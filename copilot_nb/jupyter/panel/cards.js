@@ -2,6 +2,32 @@
 // DOM nodes with text set as text. Concatenated before front.js, after blocks.js; `el` and the
 // wording tables are shared with front.js from here.
 
+/**
+ * A tool call's card, as the transcript keeps it.
+ * @typedef {object} Card
+ * @property {string} name
+ * @property {HTMLDivElement} box
+ * @property {HTMLDetailsElement} details
+ * @property {HTMLDivElement} body
+ * @property {HTMLPreElement} args what the call does (its arguments, then its diff)
+ * @property {HTMLSpanElement} outcome
+ * @property {HTMLDivElement | null} approve the bar of buttons while it asks
+ * @property {boolean} diffed a diff replaced its arguments
+ * @property {HTMLButtonElement | null} [more] "Show N more lines", while some are unseen
+ * @property {boolean} [unseen]
+ * @property {HTMLButtonElement} [yes] Approve, enabled once everything is seen
+ * @property {boolean} [answered]
+ * @property {HTMLDivElement | null} [undo] a code block Run's Undo, and then how it went
+ */
+
+/**
+ * A new element, with its class and text (set as text, never as markup).
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {string} [cls]
+ * @param {string} [text]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 const el = (tag, cls, text) => {
   const node = document.createElement(tag);
   if (cls) {
@@ -12,12 +38,14 @@ const el = (tag, cls, text) => {
   }
   return node;
 };
+/** @param {number} n */
 const fmt = n =>
   n < 1000
     ? String(n)
     : n < 1e6
       ? `${(n / 1e3).toFixed(1)}k`
       : `${(n / 1e6).toFixed(1)}M`;
+/** @type {Record<string, string>} */
 const ASK = {
   edit: 'change files',
   execute: 'run code',
@@ -35,7 +63,14 @@ const EMPTY = [
   'Enter sends, Shift+Enter starts a new line; @ attaches a file, a cell or a variable. The conversation is shared with %%copilot cells.'
 ];
 
-function toolCard(name, target, kind, preview) {
+/**
+ * @param {string} name
+ * @param {string} target
+ * @param {string} format how the preview reads: diff, code, json or plain
+ * @param {string} preview
+ * @returns {Card}
+ */
+function toolCard(name, target, format, preview) {
   const box = el('div', 'cnb-tool');
   box.dataset.state = 'running';
   const details = el('details');
@@ -48,12 +83,14 @@ function toolCard(name, target, kind, preview) {
   head.append(outcome);
   const body = el('div', 'cnb-tool-body');
   const args = el('pre', 'cnb-args');
-  const label = { diff: 'Change', code: 'Content' }[kind] || 'Arguments';
+  const label =
+    format === 'diff' ? 'Change' : format === 'code' ? 'Content' : 'Arguments';
   if (preview) {
     body.append(el('div', 'cnb-label', label), args);
   }
   details.append(head, body);
   box.append(details);
+  /** @type {Card} */
   const entry = {
     name,
     box,
@@ -64,12 +101,16 @@ function toolCard(name, target, kind, preview) {
     approve: null,
     diffed: false
   };
-  showArgs(entry, kind, preview);
+  showArgs(entry, format, preview);
   return entry;
 }
 
 // The start of a long text and the rest, cut where approval_prompt.split_preview cuts it (and
 // frontend/src/codeFold.ts, for a code block's Run).
+/**
+ * @param {string} text
+ * @returns {[string, string]}
+ */
 function foldAt(text) {
   let cut = 0;
   for (let line = 0; line < FOLD_LINES; line++) {
@@ -84,6 +125,7 @@ function foldAt(text) {
   return [text.slice(0, cut), text.slice(cut)];
 }
 
+/** @param {string} rest */
 function moreLabel(rest) {
   const lines =
     (rest.match(/\n/g) || []).length + (rest.endsWith('\n') ? 0 : 1);
@@ -96,10 +138,16 @@ function moreLabel(rest) {
 // What a call will do, in its card: all of it, or a long one's start and a "Show N more lines"
 // button. Until that is pressed, the card's Approve (askBar) stays disabled: nothing is approved
 // unseen, and nothing hides in a box of its own to scroll above Approve.
-function showArgs(entry, kind, text) {
+/**
+ * @param {Card} entry
+ * @param {string} format
+ * @param {string} text
+ */
+function showArgs(entry, format, text) {
   const [head, rest] = foldAt(text || '');
+  /** @param {string} shown */
   const fill = shown => {
-    if (kind === 'diff') {
+    if (format === 'diff') {
       entry.args.innerHTML = diffHtml(shown);
     } else {
       entry.args.textContent = shown;
@@ -128,6 +176,12 @@ function showArgs(entry, kind, text) {
   entry.more = more;
 }
 
+/**
+ * @param {PanelModel} model
+ * @param {string} id
+ * @param {string} question
+ * @param {string[]} options
+ */
 function questionBar(model, id, question, options) {
   const bar = el('div', 'cnb-approve');
   const text = el('input', 'cnb-reply');
@@ -142,6 +196,7 @@ function questionBar(model, id, question, options) {
   buttons.forEach(b => {
     b.type = 'button';
   });
+  /** @param {FromPage} message */
   const reply = message => {
     buttons.forEach(b => {
       b.disabled = true;
@@ -168,11 +223,19 @@ function questionBar(model, id, question, options) {
   return bar;
 }
 
+/**
+ * @param {PanelModel} model
+ * @param {Card} entry
+ * @param {string} id
+ * @param {string} category
+ * @param {string} warning
+ */
 function askBar(model, entry, id, category, warning) {
   const bar = el('div', 'cnb-approve');
   const yes = el('button', 'cnb-approve-btn', 'Approve');
   const no = el('button', 'cnb-deny-btn', 'Deny');
   yes.type = no.type = 'button';
+  /** @param {'approve' | 'deny'} kind */
   const answer = kind => {
     yes.disabled = no.disabled = true;
     entry.answered = true;
@@ -181,7 +244,7 @@ function askBar(model, entry, id, category, warning) {
   entry.yes = yes;
   if (entry.unseen) {
     yes.disabled = true;
-    yes.title = `${entry.more.textContent} first: approve only what you have seen`;
+    yes.title = `${entry.more?.textContent} first: approve only what you have seen`;
   }
   yes.onclick = () => answer('approve');
   no.onclick = () => answer('deny');

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from ...events import ApprovalNeeded
-from .feed import Outbox, event_ops
+from .feed import Outbox, end_op, event_ops
 
 if TYPE_CHECKING:
     from ...agent.session import TurnEvent
@@ -32,16 +32,22 @@ class CellTurns:
         self._panel = panel
 
     def cell_turn(self, prompt: str) -> None:
-        self._panel.outbox.put(["u", prompt])
+        self._panel.outbox.put({"op": "user", "text": prompt})
 
     def cell_event(self, event: TurnEvent) -> None:
         if not isinstance(event, ApprovalNeeded):
             self._panel.show(event)
             return
         for op in event_ops(event):
-            if op[0] == "ask":
-                op = ["asked", op[1], True, ASKED_IN_CELL, "asking"]
+            if op["op"] == "ask" or op["op"] == "question":
+                op = {
+                    "op": "asked",
+                    "id": op["id"],
+                    "approved": True,
+                    "outcome": ASKED_IN_CELL,
+                    "state": "asking",
+                }
             self._panel.outbox.put(op)
 
     def cell_turn_end(self, status: str) -> None:
-        self._panel.outbox.put(["end", status])
+        self._panel.outbox.put(end_op(status))

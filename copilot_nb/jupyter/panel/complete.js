@@ -1,8 +1,7 @@
 // `@` completion in the panel's input (concatenated before front.js, whose `el` it uses). While
 // the text before the caret ends in an `@` reference being typed (not inside `code`), the kernel
-// is asked for candidates, {kind: "complete", query, seq, view}; its answer, {complete: seq, view,
-// items: [[text, kind, detail]]}, fills a small list above the input. Only the answer to this
-// view's latest query is shown. ArrowUp/ArrowDown move, Tab or Enter accept, Escape closes (until
+// is asked for candidates (a `Complete` message: wire.d.ts); its answer (`CompletionsMessage`)
+// fills a small list above the input. Only the answer to this view's latest query is shown. ArrowUp/ArrowDown move, Tab or Enter accept, Escape closes (until
 // the next `@`); a click accepts. Candidate text is data: it reaches the page as textContent only.
 
 // what may precede the `@` and what a reference holds, as agent/prompt/references.py reads them
@@ -10,7 +9,14 @@ const REF_TOKEN = /(?:^|[^\p{L}\p{N}\p{M}_@`/])@([\p{L}\p{N}\p{M}_./:#-]*)$/u;
 const REF_TAIL = /^[\p{L}\p{N}\p{M}_./:#-]*/u;
 const COMPLETE_DELAY = 60; // ms: one query per pause in typing, not one per key
 
+/** @typedef {{start: number, query: string}} Token the reference being typed */
+
 class Completion {
+  /**
+   * @param {PanelModel} model
+   * @param {string} view
+   * @param {HTMLTextAreaElement} input
+   */
   constructor(model, view, input) {
     this.model = model;
     this.view = view;
@@ -18,16 +24,19 @@ class Completion {
     this.box = el('div', 'cnb-complete');
     this.box.setAttribute('role', 'listbox');
     this.box.hidden = true;
+    /** @type {CompletionItem[]} */
     this.items = [];
     this.active = 0;
     this.seq = 0;
-    this.token = null; // the reference being typed: {start, query}
+    /** @type {Token | null} */
+    this.token = null;
     this.dismissed = -1; // where the `@` is whose list Escape closed
     this.timer = 0;
     this.box.addEventListener('mousedown', event => event.preventDefault()); // focus stays
     this.box.addEventListener('click', event => {
-      const row = event.target.closest?.('.cnb-complete-item');
-      if (row) {
+      const target = /** @type {Element | null} */ (event.target);
+      const row = target?.closest?.('.cnb-complete-item');
+      if (row instanceof HTMLElement) {
         this.accept(Number(row.dataset.index));
       }
     });
@@ -39,6 +48,7 @@ class Completion {
     return !this.box.hidden;
   }
 
+  /** @returns {Token | null} */
   tokenAt() {
     const { value, selectionStart, selectionEnd } = this.input;
     if (selectionStart !== selectionEnd) {
@@ -47,8 +57,8 @@ class Completion {
     const before = value.slice(0, selectionStart);
     const found = REF_TOKEN.exec(before);
     if (!found || (before.split('`').length - 1) % 2) {
-      return null;
-    } // none, or inside `code`
+      return null; // none, or inside `code`
+    }
     return { start: selectionStart - found[1].length - 1, query: found[1] };
   }
 
@@ -63,7 +73,7 @@ class Completion {
       return this.reset();
     }
     this.token = token;
-    this.timer = setTimeout(() => {
+    this.timer = window.setTimeout(() => {
       this.seq += 1;
       this.model.send({
         kind: 'complete',
@@ -74,15 +84,15 @@ class Completion {
     }, COMPLETE_DELAY);
   }
 
+  /** @param {CompletionsMessage} msg */
   receive(msg) {
-    if (msg.view !== this.view || msg.complete !== this.seq || !this.token) {
+    if (msg.view !== this.view || msg.seq !== this.seq || !this.token) {
       return;
     }
     if (msg.error) {
       console.warn('copilot_nb: @ completion failed:', msg.error);
     }
-    const items = Array.isArray(msg.items) ? msg.items : [];
-    this.items = items.map(([text, kind, detail]) => ({
+    this.items = msg.items.map(({ text, kind, detail }) => ({
       text: String(text),
       kind: String(kind),
       detail: String(detail ?? '')
@@ -114,6 +124,7 @@ class Completion {
     this.move(0);
   }
 
+  /** @param {number} by */
   move(by) {
     const count = this.items.length;
     this.active = (this.active + by + count) % count;
@@ -124,6 +135,7 @@ class Completion {
   }
 
   // Put `@text ` in place of the reference being typed (and the rest of its word).
+  /** @param {number} index */
   accept(index) {
     const item = this.items[index];
     const token = this.tokenAt();
@@ -132,7 +144,7 @@ class Completion {
       return;
     }
     const { value, selectionStart: caret } = this.input;
-    const tail = REF_TAIL.exec(value.slice(caret))[0];
+    const tail = REF_TAIL.exec(value.slice(caret))?.[0] ?? '';
     const text = `@${item.text} `;
     this.input.value =
       value.slice(0, token.start) + text + value.slice(caret + tail.length);
@@ -142,6 +154,7 @@ class Completion {
   }
 
   // A key pressed in the input: true when the open list took it.
+  /** @param {KeyboardEvent} event */
   key(event) {
     if (!this.open || event.isComposing) {
       return false;
@@ -158,8 +171,8 @@ class Completion {
       this.reset();
     } else {
       if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(event.key)) {
-        this.reset();
-      } // the caret moves on
+        this.reset(); // the caret moves on
+      }
       return false;
     }
     return true;

@@ -1,26 +1,27 @@
 """What the chat panel sends its front end: agent events as small ops, batched, never re-sent.
 
-The front end keeps the transcript; the kernel only appends to it. An op is a short JSON list,
-`[kind, *args]`; ops go out in batches, each a bare JSON list of ops (`[["t", "..."]]`: the comm
-envelope around it is ipywidgets' own, some 40 bytes), at most every `interval` seconds, with
-consecutive text deltas joined. The first text of a run (an answer's first words, the text after a
-tool card) goes out at once; after that a batch of fewer than `MIN_BATCH` characters waits up to
-`max_wait`, so a slow stream does not pay an envelope per word: an answer costs under twice its own
-bytes at any speed down to a word a second or so. Every op is also kept, joined the same way, so a
-view that opens later (a reload, a second view) gets the whole transcript once (`{"replay":
-view_id, "ops": [...]}`). Pure: no widget, no event loop.
+The front end keeps the transcript; the kernel only appends to it. An op is a small JSON object
+with named fields (`{"op": "text", "text": "..."}`; `wire.py` defines every one); ops go out in
+batches (`{"kind": "ops", "ops": [...]}`: the comm envelope around it is ipywidgets' own, some 40
+bytes), at most every `interval` seconds, with consecutive text deltas joined. The first text of a
+run (an answer's first words, the text after a tool card) goes out at once; after that a batch of
+fewer than `MIN_BATCH` characters waits up to `max_wait`, so a slow stream does not pay an envelope
+per word: an answer costs under twice its own bytes at any speed down to a word a second or so.
+Every op is also kept, joined the same way, so a view that opens later (a reload, a second view)
+gets the whole transcript once (`{"kind": "replay", "view": view_id, "ops": [...]}`). Pure: no
+widget, no event loop.
 
-Ops: `u` user prompt · `t` answer text · `r` reasoning text · `tool` card started · `ask`
-approval wanted · `asked` approval answered · `diff` a file changed · `done` card finished (with
-what a run showed, as `output_html` renders it) · `undo` a code block's Run can be taken back ·
-`undone` it was (or why not) · `note` notice · `retry` a retry's wait · `err` error · `end` turn
-over (done / failed / stopped) · `clear` new chat.
+Ops: `user` prompt · `text` answer text · `reasoning` reasoning text · `tool` card started ·
+`ask` approval wanted · `question` the model asks · `asked` either answered · `diff` a file
+changed · `done` card finished (with what a run showed, as `output_html` renders it) · `undoable`
+a code block's Run can be taken back · `undone` it was (or why not) · `note` notice · `retry` a
+retry's wait · `error` error · `end` turn over (done / failed / stopped) · `clear` new chat.
 
 A retry takes back what its failed attempt showed, as the cell does (`cell_view.py`): `retry`
-withdraws the `t` and `r` ops since the last other op (the broken stream's words, which the retry
-streams again) and any notice of an earlier wait, and its own notice lasts only until the next op.
-The front end applies the same rule to the ops it has shown; the kept transcript applies it as
-ops are kept (`_keep`), so a view that opens later sees what a view that was open shows.
+withdraws the `text` and `reasoning` ops since the last other op (the broken stream's words, which
+the retry streams again) and any notice of an earlier wait, and its own notice lasts only until the
+next op. The front end applies the same rule to the ops it has shown; the kept transcript applies
+it as ops are kept (`_keep`), so a view that opens later sees what a view that was open shows.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 if sys.version_info >= (3, 11):
     from typing import assert_never
@@ -55,8 +56,8 @@ from ...events import (
 from ...text import clip
 from ..approval_prompt import arguments_preview, warning
 from ..output_html import outputs_html
+from .wire import AskOp, DoneOp, Op, ToPage
 
-Op = list[Any]
 UPDATE_INTERVAL = 0.1
 """Seconds between batches while streaming: smooth to the eye, few messages for the browser."""
 MAX_WAIT = 0.6
@@ -68,56 +69,106 @@ MIN_BATCH = 48
 CLIP = 4000
 """Characters of a tool's result or diff shown in its card; the model still gets all of it.
 Arguments are never clipped: an approval shows everything it approves (the card folds them)."""
-JOINABLE = frozenset({"t", "r"})
-RETRY = "retry"
+JOINABLE = frozenset({"text", "reasoning"})
+RETRY: Final = "retry"
 """The op of a retry's wait: it takes back the failed attempt's text, and lasts until the next op."""
-URGENT = frozenset({"u", "ask", "asked", "undone", RETRY, "err", "end", "clear"})
+URGENT = frozenset({"user", "ask", "question", "asked", "undone", RETRY, "error", "end", "clear"})
 """Ops the user waits for: they go out at once, with whatever is pending before them."""
 
 
-def event_ops(event: TurnEvent) -> list[Op]:  # noqa: C901 - one branch per event type the panel shows, in one place
+def event_ops(event: TurnEvent) -> list[Op]:
     """The ops that show one event of a turn (usage goes to the meter, not the transcript)."""
     match event:
         case TextDelta(text=text):
-            return [["t", text]] if text else []
+            return [{"op": "text", "text": text}] if text else []
         case ReasoningDelta(text=text):
-            return [["r", text]] if text else []
+            return [{"op": "reasoning", "text": text}] if text else []
         case ToolStarted(
             call_id=call_id, name=name, summary=summary, arguments=arguments, parent=parent
         ):
             kind, preview = arguments_preview(arguments)
             shown = f"↳ {name}" if parent else name  # a subagent's call, under its parent
-            return [["tool", call_id, shown, summary, kind, preview]]
+            return [tool_op(call_id, shown, summary, kind, preview)]
         case Question(call_id=call_id, question=text, options=options, asker=asker):
             shown = f"{asker} asks: {text}" if asker else text  # a server, not the model
-            return [["ask", call_id, "question", shown, list(options)]]
-        case ApprovalNeeded(call_id=call_id, category="plan"):  # the plan is the answer above
-            return [["tool", call_id, "plan", "", "", ""], ["ask", call_id, "plan"]]
-        case ApprovalNeeded(call_id=call_id, category=category, preview=preview):
-            note = warning(event)
-            if preview is not None:  # what will happen, in place of the card's arguments
-                what = [preview.kind, preview.text, preview.summary]
-                return [["ask", call_id, category, note, [], *what]]
-            return [["ask", call_id, category, note] if note else ["ask", call_id, category]]
+            return [{"op": "question", "id": call_id, "question": shown, "options": list(options)}]
+        case ApprovalNeeded():
+            return approval_ops(event)
         case FileChanged(path=path, diff=diff):
-            return [["diff", path, clip(diff, CLIP)]]
+            return [{"op": "diff", "path": path, "diff": clip(diff, CLIP)}]
         case CellChanged(notebook=notebook, cell_id=cell_id, diff=diff):
-            return [["diff", f"{notebook} cell {cell_id}", clip(diff, CLIP)]]
-        case ToolFinished(call_id=call_id, ok=ok, summary=summary, content=content):
-            done = ["done", call_id, ok, summary, clip(content, CLIP)]
-            shown = outputs_html(event.outputs)
-            return [[*done, shown] if shown else done]
+            return [{"op": "diff", "path": f"{notebook} cell {cell_id}", "diff": clip(diff, CLIP)}]
+        case ToolFinished():
+            return [done_op(event)]
         case Notice(text=text, retry=True):
-            return [[RETRY, text]]
+            return [{"op": "retry", "text": text}]
         case Notice(text=text) | TurnNote(text=text):
-            return [["note", text]]
+            return [note_op(text)]
         case ToolsUpdated() as update:
-            return [["note", update.text]]
+            return [note_op(update.text)]
         case Failed(error=error):
-            return [["err", error, ""]]
+            return [error_op(error)]
         case Done() | UsageReported():
             return []
     assert_never(event)
+
+
+def approval_ops(event: ApprovalNeeded) -> list[Op]:
+    """A call waits for Approve or Deny: its card's buttons (a plan gets a card of its own, the
+    plan being the answer above it)."""
+    if event.category == "plan":
+        plan: AskOp = {"op": "ask", "id": event.call_id, "category": "plan", "warning": ""}
+        return [tool_op(event.call_id, "plan", "", "", ""), plan]
+    ask: AskOp = {
+        "op": "ask",
+        "id": event.call_id,
+        "category": event.category,
+        "warning": warning(event),
+    }
+    if event.preview is not None:  # what will happen, in place of the card's arguments
+        ask["format"], ask["preview"] = event.preview.kind, event.preview.text
+        ask["target"] = event.preview.summary
+    return [ask]
+
+
+def done_op(event: ToolFinished) -> Op:
+    """A call finished: its outcome, its result (clipped) and what a run showed."""
+    done: DoneOp = {
+        "op": "done",
+        "id": event.call_id,
+        "ok": event.ok,
+        "summary": event.summary,
+        "result": clip(event.content, CLIP),
+    }
+    shown = outputs_html(event.outputs)
+    if shown:
+        done["output"] = shown
+    return done
+
+
+def tool_op(call_id: str, name: str, target: str, format: str, preview: str) -> Op:
+    """A tool call's card."""
+    return {
+        "op": "tool",
+        "id": call_id,
+        "name": name,
+        "target": target,
+        "format": format,
+        "preview": preview,
+    }
+
+
+def note_op(text: str) -> Op:
+    return {"op": "note", "text": text}
+
+
+def error_op(message: str, detail: str = "") -> Op:
+    """An error: the line the user reads, and the details (a traceback) they can open."""
+    return {"op": "error", "message": message, "detail": detail}
+
+
+def end_op(status: str) -> Op:
+    return {"op": "end", "status": status}
 
 
 class Outbox:
@@ -125,7 +176,7 @@ class Outbox:
 
     def __init__(
         self,
-        send: Callable[[Any], None],
+        send: Callable[[ToPage], None],
         *,
         interval: float = UPDATE_INTERVAL,
         max_wait: float = MAX_WAIT,
@@ -147,12 +198,12 @@ class Outbox:
     def put(self, op: Op) -> None:
         """Queue one op; send the batch now if the op is urgent, starts a run of text, or the
         batch is due."""
-        kind = op[0]
+        kind = op["op"]
         starts_text = kind in JOINABLE and self._run != kind
         self._run = kind
         _append(self._pending, op)
         _keep(self.history, op)
-        self._size += len(op[1]) if kind in JOINABLE else MIN_BATCH
+        self._size += len(_text(op)) if kind in JOINABLE else MIN_BATCH
         elapsed = self._clock() - self._last
         due = elapsed >= self._max_wait or (elapsed >= self._interval and self._size >= MIN_BATCH)
         if kind in URGENT or starts_text or due:
@@ -170,7 +221,7 @@ class Outbox:
             self._timer = None
         if self._pending:
             batch, self._pending, self._size = self._pending, [], 0
-            self._send(batch)
+            self._send({"kind": "ops", "ops": batch})
             self._last = self._clock()
 
     def clear(self) -> None:
@@ -178,7 +229,7 @@ class Outbox:
         self._pending.clear()
         self._size = 0
         self.history.clear()
-        self.put(["clear"])
+        self.put({"op": "clear"})
         self.history.clear()
         self._run = None
 
@@ -190,23 +241,40 @@ class Outbox:
     def replay(self, view: str) -> None:
         """Send the whole transcript to one view that just opened."""
         self.flush()
-        self._send({"replay": view, "ops": [list(op) for op in self.history]})
+        self._send({"kind": "replay", "view": view, "ops": [_copy(op) for op in self.history]})
 
 
 def _keep(ops: list[Op], op: Op) -> None:
     """Keep `op` in the transcript as a view shows it: a retry's wait ends at the next op, and a
     retry takes back the failed attempt's text (see the module's docstring)."""
-    if ops and ops[-1][0] == RETRY:
+    if ops and ops[-1]["op"] == RETRY:
         ops.pop()
-    if op[0] == RETRY:
-        while ops and ops[-1][0] in JOINABLE:
+    if op["op"] == RETRY:
+        while ops and ops[-1]["op"] in JOINABLE:
             ops.pop()
     _append(ops, op)
 
 
 def _append(ops: list[Op], op: Op) -> None:
     """Append a copy of `op`, joining text onto a text op of the same kind just before it."""
-    if op[0] in JOINABLE and ops and ops[-1][0] == op[0]:
-        ops[-1][1] += op[1]
+    last = ops[-1] if ops else None
+    if last is not None and last["op"] == op["op"] and op["op"] in JOINABLE:
+        _join(last, _text(op))
     else:
-        ops.append(list(op))
+        ops.append(_copy(op))
+
+
+def _text(op: Op) -> str:
+    """The words of a text or reasoning op (empty for any other)."""
+    return op["text"] if op["op"] == "text" or op["op"] == "reasoning" else ""
+
+
+def _join(op: Op, text: str) -> None:
+    if op["op"] == "text" or op["op"] == "reasoning":
+        op["text"] += text
+
+
+def _copy(op: Op) -> Op:
+    """A copy a later join cannot change (a sent batch, the kept transcript, a replay)."""
+    copied: Op = {**op}  # type: ignore[assignment]  # mypy reads a spread as dict[str, object]
+    return copied

@@ -8,15 +8,28 @@
 const CHOSEN_EVENT = 'copilot-nb:model-chosen';
 
 class ModelForm {
+  /**
+   * @param {PanelModel} model
+   * @param {string} view
+   * @param {HTMLElement} root
+   */
   constructor(model, view, root) {
     this.model = model;
     this.view = view;
     this.root = root;
-    this.state = null; // the kernel's last word: providers, key statuses, the model now
-    this.listed = new Map(); // provider -> {ids, note}
+    /** @type {FormView | null} the kernel's last word: providers, key statuses, the model now */
+    this.state = null;
+    /** @type {Map<string, ModelsMessage>} each provider's models, as the kernel listed them */
+    this.listed = new Map();
+    /** @type {HTMLButtonElement | undefined} the header's Model button */
+    this.button = undefined;
     this.box = el('section', 'cnb-form');
     this.box.hidden = true;
     this.box.setAttribute('aria-label', 'Model settings');
+    /**
+     * @param {string} label
+     * @param {HTMLElement} field
+     */
     const row = (label, field) => {
       const line = el('label', 'cnb-form-row');
       line.append(el('span', 'cnb-form-label', label), field);
@@ -78,7 +91,7 @@ class ModelForm {
     this.box.addEventListener('keydown', event => {
       if (
         event.key === 'Enter' &&
-        event.target.tagName === 'INPUT' &&
+        event.target instanceof HTMLInputElement &&
         !event.isComposing
       ) {
         event.preventDefault();
@@ -89,6 +102,10 @@ class ModelForm {
     });
   }
 
+  /**
+   * @param {FormAction} action
+   * @param {{model?: string, key?: string}} [extra]
+   */
   ask(action, extra = {}) {
     this.model.send({
       kind: 'form',
@@ -108,6 +125,7 @@ class ModelForm {
     this.ask('save', { model: this.name.value.trim(), key });
   }
 
+  /** @param {boolean} [open] */
   toggle(open = this.box.hidden) {
     this.box.hidden = !open;
     this.root.classList.toggle('cnb-form-open', open);
@@ -120,28 +138,29 @@ class ModelForm {
     this.ask('state');
   }
 
+  /** @param {FormMessage | ModelsMessage} msg */
   receive(msg) {
-    if (msg.models !== undefined) {
-      this.listed.set(msg.models.provider, msg.models);
+    if (msg.kind === 'models') {
+      this.listed.set(msg.provider, msg);
       this.show();
       return;
     }
     const first = this.state === null;
-    this.state = msg.form;
+    const state = (this.state = msg.form);
     if (first) {
       // the first word from the kernel: its providers, and the model it uses now
-      const names = this.state.providers.map(p => p.name);
+      const names = state.providers.map(p => p.name);
       this.provider.replaceChildren(
         ...names.map(n => Object.assign(el('option', '', n), { value: n }))
       );
-      this.provider.value = names.includes(this.state.provider)
-        ? this.state.provider
+      this.provider.value = names.includes(state.provider)
+        ? state.provider
         : names[0];
-      this.name.value = this.state.model;
+      this.name.value = state.model;
       this.ask('models');
     }
     this.show();
-    if (msg.view === this.view && msg.said !== undefined) {
+    if (msg.view === this.view) {
       this.save.disabled = false;
       this.said.textContent = msg.said;
       this.said.dataset.outcome = msg.outcome || '';
@@ -196,11 +215,12 @@ class ModelForm {
   }
 }
 
+/** @param {ProviderView} entry */
 function keyWords(entry) {
   const key = entry.key;
   if (!key) {
-    return entry.sign_in;
-  } // signs in another way (Copilot), or needs no key (Ollama)
+    return entry.sign_in; // signs in another way (Copilot), or needs no key (Ollama)
+  }
   const env = `${key.name} is also set in the kernel's environment, and that one is used.`;
   if (key.problem) {
     return key.problem;
@@ -214,6 +234,7 @@ function keyWords(entry) {
   return `No key saved for ${key.name}. It is kept outside the notebook, where only you can read it.`;
 }
 
+/** @param {ModelForm} form */
 function modelFormButton(form) {
   const button = el('button', 'cnb-setup', 'Model');
   button.type = 'button';

@@ -1,6 +1,7 @@
 // The chat panel's front end (an anywidget ES module, no build step, no network). The kernel
-// sends small ops in batches ([[kind, ...args], ...]; a replay: {replay, ops}); this view keeps the transcript and renders answers
-// with `markdown()` and `diffHtml()` from markdown.js, which is concatenated before it.
+// sends named messages (wire.d.ts: a batch of ops, a replay of them all for a view that opens,
+// pongs, completions, the model form's); this view keeps the transcript and renders answers with
+// `markdown()` and `diffHtml()` from markdown.js, which is concatenated before it.
 // `render` builds the view (`buildView`), keeps the transcript (`Transcript`, one method per op)
 // and wires the controls (`wireInput`, with `@` completion from complete.js) and the synced
 // traits (`watchModel`).
@@ -15,92 +16,114 @@ const MODES = [
 const TAB_EVENT = 'copilot-nb:open-in-tab';
 const FIX_EVENT = 'copilot-nb:fix'; // Fix with Copilot on a cell's error (the extension's fixInPanel.ts)
 
+/**
+ * @param {PanelModel} model
+ * @param {HTMLElement} root
+ */
 function buildView(model, root) {
   root.classList.add('cnb-root');
   root.setAttribute('data-lm-suppress-shortcuts', 'true');
   root.replaceChildren();
-  const v = {};
   const header = el('div', 'cnb-header');
-  v.title = el('div', 'cnb-title', model.get('title'));
-  v.fresh = el('button', 'cnb-new', 'New chat');
-  v.fresh.type = 'button';
-  v.fresh.title = 'Forget the conversation and start a new one';
-  v.tab = el('button', 'cnb-tab', 'As tab');
-  v.tab.type = 'button';
-  v.tab.title =
+  const title = el('div', 'cnb-title', model.get('title'));
+  const fresh = el('button', 'cnb-new', 'New chat');
+  fresh.type = 'button';
+  fresh.title = 'Forget the conversation and start a new one';
+  const tab = el('button', 'cnb-tab', 'As tab');
+  tab.type = 'button';
+  tab.title =
     "Move this chat to a tab of the main area (JupyterLab's Copilot commands move it back)";
-  header.append(v.title, v.tab, v.fresh);
-  v.header = header;
+  header.append(title, tab, fresh);
 
-  v.log = el('div', 'cnb-log');
-  v.log.setAttribute('role', 'log');
-  v.empty = el('div', 'cnb-empty');
-  v.empty.append(el('p', 'cnb-empty-lead', EMPTY[0]), el('p', '', EMPTY[1]));
-  v.working = el('div', 'cnb-working');
-  v.working.append(el('span'), el('span'), el('span'));
+  const log = el('div', 'cnb-log');
+  log.setAttribute('role', 'log');
+  const empty = el('div', 'cnb-empty');
+  empty.append(el('p', 'cnb-empty-lead', EMPTY[0]), el('p', '', EMPTY[1]));
+  const working = el('div', 'cnb-working');
+  working.append(el('span'), el('span'), el('span'));
 
   const footer = el('div', 'cnb-footer');
-  v.input = el('textarea', 'cnb-input');
-  v.input.rows = 1;
-  v.input.placeholder = 'Ask Copilot…';
-  v.input.title = 'Enter sends, Shift+Enter starts a new line';
-  v.send = el('button', 'cnb-send', 'Send');
-  v.stop = el('button', 'cnb-stop', 'Stop');
-  v.send.type = v.stop.type = 'button';
+  const input = el('textarea', 'cnb-input');
+  input.rows = 1;
+  input.placeholder = 'Ask Copilot…';
+  input.title = 'Enter sends, Shift+Enter starts a new line';
+  const send = el('button', 'cnb-send', 'Send');
+  const stop = el('button', 'cnb-stop', 'Stop');
+  send.type = stop.type = 'button';
   const row = el('div', 'cnb-inputrow');
-  row.append(v.input, v.send, v.stop);
+  row.append(input, send, stop);
   const status = el('div', 'cnb-status');
-  v.picker = el('select', 'cnb-model');
-  v.picker.title = 'Model for the next request';
-  v.mode = el('select', 'cnb-mode');
-  v.mode.title =
+  const picker = el('select', 'cnb-model');
+  picker.title = 'Model for the next request';
+  const mode = el('select', 'cnb-mode');
+  mode.title =
     'Mode for the next request: Ask reads and answers, Plan proposes a plan for you to approve, Agent does the work';
-  v.mode.setAttribute('aria-label', 'Mode');
-  v.mode.append(
+  mode.setAttribute('aria-label', 'Mode');
+  mode.append(
     ...MODES.map(([value, label]) =>
       Object.assign(el('option', '', label), { value })
     )
   );
-  v.meter = el('span', 'cnb-meter');
-  v.bar = el('span', 'cnb-bar');
-  v.fill = el('span', 'cnb-fill');
-  v.bar.append(v.fill);
-  status.append(v.picker, v.mode, v.meter, v.bar);
+  const meter = el('span', 'cnb-meter');
+  const bar = el('span', 'cnb-bar');
+  const fill = el('span', 'cnb-fill');
+  bar.append(fill);
+  status.append(picker, mode, meter, bar);
   footer.append(row, status);
-  v.footer = footer;
-  root.append(header, v.log, footer);
-  return v;
+  root.append(header, log, footer);
+  return {
+    root,
+    header,
+    title,
+    fresh,
+    tab,
+    log,
+    empty,
+    working,
+    footer,
+    input,
+    send,
+    stop,
+    picker,
+    mode,
+    meter,
+    bar,
+    fill
+  };
 }
+
+/** @typedef {ReturnType<typeof buildView>} View */
 
 // --- the transcript ----------------------------------------------------------------------
 
-const OPS = {
-  t: 'answer',
-  r: 'thinking',
-  u: 'user',
-  tool: 'tool',
-  ask: 'ask',
-  asked: 'asked',
-  diff: 'diff',
-  done: 'done',
-  undo: 'undoable',
-  undone: 'undone',
-  note: 'note',
-  retry: 'retry',
-  err: 'error',
-  end: 'end',
-  clear: 'clear'
-};
+/** @typedef {{node: HTMLDivElement, raw: string}} Block an answer streamed as Markdown */
 
 class Transcript {
+  /**
+   * @param {PanelModel} model
+   * @param {View} view
+   */
   constructor(model, view) {
     this.model = model;
     this.log = view.log;
     this.empty = view.empty;
     this.working = view.working;
+    /** @type {Map<string, Card>} */
     this.cards = new Map();
+    /** @type {Set<Block>} answers whose Markdown the next frame paints */
     this.dirty = new Set();
     this.frame = 0;
+    this.synced = false; // the replay came: batches may follow
+    /** @type {Block | null} the answer being streamed */
+    this.text = null;
+    /** @type {{body: HTMLDivElement} | null} the reasoning being streamed */
+    this.thought = null;
+    /** @type {Card | null} */
+    this.lastCard = null;
+    /** @type {HTMLDivElement | null} a retry's wait */
+    this.waiting = null;
+    /** @type {HTMLElement[]} the answer and thinking blocks since the last other op: a retry's to take back */
+    this.attempt = [];
     this.clear();
   }
 
@@ -110,6 +133,11 @@ class Transcript {
     );
   }
 
+  /**
+   * @template {HTMLElement} T
+   * @param {T} node
+   * @returns {T}
+   */
   add(node) {
     this.log.insertBefore(node, this.working);
     this.empty.remove();
@@ -134,26 +162,60 @@ class Transcript {
     }
   }
 
+  /** @param {Op} op */
   apply(op) {
-    const [kind, ...a] = op;
-    if (kind !== 't') {
+    if (op.op !== 'text') {
       this.text = null;
-    } // the answer block being streamed: {node, raw}
-    if (kind !== 'r') {
+    }
+    if (op.op !== 'reasoning') {
       this.thought = null;
     }
     this.waiting?.remove(); // a retry's wait lasts until the next op
     this.waiting = null;
-    if (kind !== 't' && kind !== 'r' && kind !== 'retry') {
+    if (op.op !== 'text' && op.op !== 'reasoning' && op.op !== 'retry') {
       this.attempt = [];
     }
-    const method = OPS[kind];
-    if (method) {
-      this[method](...a);
+    switch (op.op) {
+      case 'user':
+        return this.user(op);
+      case 'text':
+        return this.answer(op);
+      case 'reasoning':
+        return this.thinking(op);
+      case 'tool':
+        return this.tool(op);
+      case 'ask':
+        return this.ask(op);
+      case 'question':
+        return this.question(op);
+      case 'asked':
+        return this.asked(op);
+      case 'diff':
+        return this.diff(op);
+      case 'done':
+        return this.done(op);
+      case 'undoable':
+        return this.undoable(op);
+      case 'undone':
+        return this.undone(op);
+      case 'note':
+        return this.note(op);
+      case 'retry':
+        return this.retry(op);
+      case 'error':
+        return this.error(op);
+      case 'end':
+        return this.end(op);
+      case 'clear':
+        return this.clear();
+      default:
+        // a kernel of another version: the ops this page knows still show
+        console.warn('copilot_nb: an op this page does not know:', op);
     }
   }
 
-  answer(text) {
+  /** @param {TextOp} op */
+  answer({ text }) {
     if (!this.text) {
       this.text = { node: this.add(el('div', 'cnb-answer')), raw: '' };
       this.attempt.push(this.text.node);
@@ -162,7 +224,8 @@ class Transcript {
     this.dirty.add(this.text);
   }
 
-  thinking(text) {
+  /** @param {ReasoningOp} op */
+  thinking({ text }) {
     if (!this.thought) {
       const box = this.add(el('details', 'cnb-thinking'));
       box.append(el('summary', '', 'Thinking'));
@@ -172,7 +235,8 @@ class Transcript {
     this.thought.body.textContent += text;
   }
 
-  retry(text) {
+  /** @param {RetryOp} op */
+  retry({ text }) {
     // the failed attempt's words go (the retry streams them again), as in the cell (feed.py)
     for (const node of this.attempt) {
       node.remove();
@@ -185,18 +249,21 @@ class Transcript {
     this.waiting.innerHTML = markdown(`⚠ ${text}`);
   }
 
-  user(text) {
+  /** @param {UserOp} op */
+  user({ text }) {
     this.add(el('div', 'cnb-user', text));
   }
 
-  tool(id, name, target, kind, preview) {
-    const entry = toolCard(name, target, kind, preview);
+  /** @param {ToolOp} op */
+  tool({ id, name, target, format, preview }) {
+    const entry = toolCard(name, target, format, preview);
     this.cards.set(id, entry);
     this.lastCard = entry;
     this.add(entry.box);
   }
 
-  ask(id, category, warning, options, kind, preview, target) {
+  /** @param {AskOp} op */
+  ask({ id, category, warning, format, preview, target }) {
     const entry = this.cards.get(id);
     if (!entry) {
       return;
@@ -207,21 +274,35 @@ class Transcript {
         entry.args.previousElementSibling?.remove();
       }
       entry.body.prepend(el('div', 'cnb-label', 'Code'), entry.args);
-      showArgs(entry, kind, preview);
+      showArgs(entry, format ?? '', preview);
       if (target) {
         entry.box.querySelector('.cnb-tool-target')?.replaceChildren(target);
       }
     }
-    entry.box.dataset.state = 'asking';
-    entry.details.open = true;
-    entry.approve =
-      category === 'question'
-        ? questionBar(this.model, id, warning, options)
-        : askBar(this.model, entry, id, category, warning);
-    entry.box.append(entry.approve);
+    this.asking(entry, askBar(this.model, entry, id, category, warning));
   }
 
-  asked(id, approved, outcome, state) {
+  /** @param {QuestionOp} op */
+  question({ id, question, options }) {
+    const entry = this.cards.get(id);
+    if (entry) {
+      this.asking(entry, questionBar(this.model, id, question, options));
+    }
+  }
+
+  /**
+   * @param {Card} entry
+   * @param {HTMLDivElement} bar
+   */
+  asking(entry, bar) {
+    entry.box.dataset.state = 'asking';
+    entry.details.open = true;
+    entry.approve = bar;
+    entry.box.append(bar);
+  }
+
+  /** @param {AskedOp} op */
+  asked({ id, approved, outcome, state }) {
     const entry = this.cards.get(id);
     if (!entry) {
       return;
@@ -232,7 +313,8 @@ class Transcript {
     entry.outcome.textContent = outcome || (approved ? 'approved' : 'denied');
   }
 
-  diff(path, diff) {
+  /** @param {DiffOp} op */
+  diff({ path, diff }) {
     if (!this.lastCard) {
       return;
     }
@@ -251,7 +333,8 @@ class Transcript {
     this.lastCard.diffed = true;
   }
 
-  done(id, ok, summary, result, output) {
+  /** @param {DoneOp} op */
+  done({ id, ok, summary, result, output }) {
     const entry = this.cards.get(id);
     if (!entry) {
       return;
@@ -273,7 +356,8 @@ class Transcript {
     }
   }
 
-  undoable(id, note) {
+  /** @param {UndoableOp} op */
+  undoable({ id, note }) {
     // a code block's Run kept the variables it changed: what Undo puts back, and the button
     const entry = this.cards.get(id);
     if (!entry) {
@@ -293,7 +377,8 @@ class Transcript {
     entry.box.append(bar);
   }
 
-  undone(id, ok, text) {
+  /** @param {UndoneOp} op */
+  undone({ id, ok, text }) {
     const entry = this.cards.get(id);
     if (!entry?.undo) {
       return;
@@ -302,11 +387,13 @@ class Transcript {
     entry.undo.replaceChildren(el('span', 'cnb-undo-note', text));
   }
 
-  note(text) {
+  /** @param {NoteOp} op */
+  note({ text }) {
     this.add(el('div', 'cnb-note')).innerHTML = markdown(text);
   }
 
-  error(message, detail) {
+  /** @param {ErrorOp} op */
+  error({ message, detail }) {
     const box = this.add(el('div', 'cnb-error'));
     box.append(el('div', 'cnb-error-msg', message));
     if (detail) {
@@ -316,7 +403,8 @@ class Transcript {
     }
   }
 
-  end(status) {
+  /** @param {EndOp} op */
+  end({ status }) {
     for (const entry of this.cards.values()) {
       entry.approve?.remove();
       entry.approve = null;
@@ -336,14 +424,18 @@ class Transcript {
   clear() {
     this.log.replaceChildren(this.empty, this.working);
     this.text = this.thought = this.lastCard = this.waiting = null;
-    this.attempt = []; // the answer and thinking blocks since the last other op: a retry's to take back
+    this.attempt = [];
     this.cards.clear();
     this.dirty.clear();
   }
 
+  /**
+   * @param {OpsMessage | ReplayMessage} msg
+   * @param {string} view
+   */
   receive(msg, view) {
-    if (msg.replay !== undefined) {
-      if (msg.replay !== view) {
+    if (msg.kind === 'replay') {
+      if (msg.view !== view) {
         return;
       }
       this.clear();
@@ -351,9 +443,9 @@ class Transcript {
       this.synced = true;
       this.paint();
       this.log.scrollTop = this.log.scrollHeight;
-    } else if (this.synced && Array.isArray(msg)) {
+    } else if (this.synced) {
       const stick = this.nearBottom();
-      msg.forEach(op => this.apply(op));
+      msg.ops.forEach(op => this.apply(op));
       if (stick) {
         this.log.scrollTop = this.log.scrollHeight;
       }
@@ -364,6 +456,12 @@ class Transcript {
 
 // --- the controls ------------------------------------------------------------------------
 
+/**
+ * @param {PanelModel} model
+ * @param {HTMLElement} root
+ * @param {View} v
+ * @param {Completion} completion
+ */
 function wireInput(model, root, v, completion) {
   const grow = () => {
     v.input.style.height = 'auto';
@@ -410,8 +508,10 @@ function wireInput(model, root, v, completion) {
     root.dispatchEvent(new CustomEvent(TAB_EVENT, { bubbles: true }));
   root.addEventListener(FIX_EVENT, event => {
     // only the failing cell's id: the kernel reads the cell and its error itself
+    const detail = /** @type {CustomEvent<{cellId?: unknown}>} */ (event)
+      .detail;
     if (!root.classList.contains('cnb-lost')) {
-      model.send({ kind: 'fix', cell: String(event.detail?.cellId ?? '') });
+      model.send({ kind: 'fix', cell: String(detail?.cellId ?? '') });
     }
   });
   v.picker.onchange = () => {
@@ -424,6 +524,18 @@ function wireInput(model, root, v, completion) {
   };
 }
 
+/**
+ * What to do on each message and trait change of the model, by the model's event name.
+ * @param {PanelModel} model
+ * @param {HTMLElement} root
+ * @param {View} v
+ * @param {Transcript} transcript
+ * @param {string} view
+ * @param {Completion} completion
+ * @param {KernelLink} link
+ * @param {ModelForm} form
+ * @returns {Record<string, (msg: ToPage) => void>}
+ */
 function watchModel(model, root, v, transcript, view, completion, link, form) {
   const models = () => {
     v.picker.replaceChildren(
@@ -442,12 +554,10 @@ function watchModel(model, root, v, transcript, view, completion, link, form) {
     }
   };
   const usage = () => {
-    const [inTok, outTok, ctx, budget] = [
-      'tokens_in',
-      'tokens_out',
-      'context',
-      'budget'
-    ].map(k => model.get(k));
+    const inTok = model.get('tokens_in');
+    const outTok = model.get('tokens_out');
+    const ctx = model.get('context');
+    const budget = model.get('budget');
     const note = model.get('usage_note') || '';
     const about = model.get('estimated') ? '~' : ''; // a server sent no usage: our estimate
     v.meter.textContent =
@@ -475,14 +585,20 @@ function watchModel(model, root, v, transcript, view, completion, link, form) {
   usage();
   return {
     'msg:custom': msg => {
-      if (msg.pong !== undefined) {
-        link.pong(msg.pong);
-      } else if (msg.complete !== undefined) {
-        completion.receive(msg);
-      } else if (msg.form !== undefined || msg.models !== undefined) {
-        form.receive(msg);
-      } else {
-        transcript.receive(msg, view);
+      switch (msg.kind) {
+        case 'pong':
+          return link.pong(msg.seq);
+        case 'completions':
+          return completion.receive(msg);
+        case 'form':
+        case 'models':
+          return form.receive(msg);
+        case 'ops':
+        case 'replay':
+          return transcript.receive(msg, view);
+        default:
+          // a kernel of another version: say so where a developer looks
+          console.warn('copilot_nb: a message this page does not know:', msg);
       }
     },
     comm_live_update: () => link.check(),
@@ -500,6 +616,7 @@ function watchModel(model, root, v, transcript, view, completion, link, form) {
   };
 }
 
+/** @param {{model: PanelModel, el: HTMLElement}} widget */
 function render({ model, el: root }) {
   const view = Math.random().toString(36).slice(2);
   const v = buildView(model, root);
@@ -507,7 +624,6 @@ function render({ model, el: root }) {
   const completion = new Completion(model, view, v.input);
   v.footer.prepend(completion.box);
   wireInput(model, root, v, completion);
-  v.root = root;
   const link = new KernelLink(model, v);
   const form = new ModelForm(model, view, root);
   v.header.insertBefore(modelFormButton(form), v.tab);

@@ -13,18 +13,40 @@ const REOPEN_EVENT = 'copilot-nb:reopen';
 const AGAIN =
   'Run copilot_nb.chat() again to open the panel on the new kernel; the conversation so far reopens there.';
 
+/**
+ * The parts of the panel's view that a lost kernel disables.
+ * @typedef {object} LinkView
+ * @property {HTMLElement} root
+ * @property {HTMLElement} footer
+ * @property {HTMLTextAreaElement} input
+ * @property {HTMLButtonElement} send
+ * @property {HTMLButtonElement} stop
+ * @property {HTMLButtonElement} fresh
+ * @property {HTMLSelectElement} picker
+ * @property {HTMLSelectElement} mode
+ */
+/** @typedef {{state: 'reopening' | 'failed', why?: string}} Reopening what the extension said */
+
 class KernelLink {
+  /**
+   * @param {PanelModel} model
+   * @param {LinkView} view
+   */
   constructor(model, view) {
     this.model = model;
     this.view = view;
     this.seq = 0;
     this.timer = 0;
     this.lost = false;
+    /** @type {HTMLDivElement | null} */
     this.note = null;
-    this.reopen = null; // what the extension said: {state: "reopening" | "failed", why}
+    /** @type {Reopening | null} */
+    this.reopen = null;
     view.root.dataset.kernel = model.get('kernel') || '';
+    /** @param {Event} event */
     this.onReopen = event => {
-      this.reopen = event.detail || null;
+      this.reopen =
+        /** @type {CustomEvent<Reopening>} */ (event).detail || null;
       this.cut();
       this.say();
     };
@@ -34,7 +56,10 @@ class KernelLink {
   check() {
     const seq = ++this.seq;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.seq === seq && this.cut(), PING_WAIT);
+    this.timer = window.setTimeout(
+      () => this.seq === seq && this.cut(),
+      PING_WAIT
+    );
     try {
       this.model.send({ kind: 'ping', seq });
     } catch {
@@ -42,6 +67,7 @@ class KernelLink {
     }
   }
 
+  /** @param {number} seq */
   pong(seq) {
     if (seq === this.seq) {
       clearTimeout(this.timer);

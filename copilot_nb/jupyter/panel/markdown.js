@@ -6,6 +6,7 @@
 
 /* eslint-disable no-control-regex -- NUL marks the code and links held back (HOLE):
    markdown() takes every NUL out of the text first, so only these placeholders carry one. */
+/** @type {Record<string, string>} */
 const ESCAPES = {
   '&': '&amp;',
   '<': '&lt;',
@@ -13,18 +14,27 @@ const ESCAPES = {
   '"': '&quot;',
   "'": '&#39;'
 };
+/** @param {unknown} s */
 const esc = s => String(s).replace(/[&<>"']/g, c => ESCAPES[c]);
 const HOLE = '\u0000';
 
+/** @param {string} src */
 function inline(src) {
+  /** @type {string[]} */
   const held = [];
+  /** @param {string} html */
   const hold = html => HOLE + (held.push(html) - 1) + HOLE;
-  let s = src.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (_, _t, code) =>
-    hold(`<code>${esc(code)}</code>`)
+  let s = src.replace(
+    /(`+)([\s\S]*?[^`])\1(?!`)/g,
+    (_, _t, /** @type {string} */ code) => hold(`<code>${esc(code)}</code>`)
   );
   s = s.replace(
     /\[([^\]\n]+)\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"]*")?\s*\)/g,
-    (m, text, url) =>
+    (
+      /** @type {string} */ m,
+      /** @type {string} */ text,
+      /** @type {string} */ url
+    ) =>
       /^(https?:\/\/|mailto:)/i.test(url)
         ? hold(
             `<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${marks(esc(text))}</a>`
@@ -34,15 +44,19 @@ function inline(src) {
   // a bare URL never swallows a placeholder (\u0000n\u0000) of code or a link held above
   s = s.replace(
     /https?:\/\/[^\s<>()\]\u0000]*[^\s<>()\].,;:!?'"*_\u0000]/g,
-    url =>
+    (/** @type {string} */ url) =>
       hold(
         `<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${esc(url)}</a>`
       )
   );
   s = marks(esc(s)).replace(/( {2,}|\\)\n/g, '<br>');
-  return s.replace(/\u0000(\d+)\u0000/g, (_, i) => held[Number(i)]);
+  return s.replace(
+    /\u0000(\d+)\u0000/g,
+    (_, /** @type {string} */ i) => held[Number(i)]
+  );
 }
 
+/** @param {string} s */
 function marks(s) {
   return s
     .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, '<strong>$1</strong>')
@@ -58,14 +72,21 @@ const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}> ?/;
 const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(?:\s+(.*)|$)/;
 const TABLE_RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+/** @param {string} l */
 const startsBlock = l =>
   FENCE.test(l) ||
   HEADING.test(l) ||
   RULE.test(l) ||
   QUOTE.test(l) ||
   ITEM.test(l);
+/** @param {string} l */
 const indentOf = l => l.length - l.trimStart().length;
 
+/**
+ * Model text as safe HTML (the subset above).
+ * @param {unknown} src
+ * @returns {string}
+ */
 function markdown(src) {
   return blocks(
     String(src)
@@ -75,7 +96,12 @@ function markdown(src) {
   );
 }
 
+/**
+ * @param {string[]} lines
+ * @returns {string}
+ */
 function blocks(lines) {
+  /** @type {string[]} */
   const out = [];
   let i = 0;
   while (i < lines.length) {
@@ -130,10 +156,18 @@ function blocks(lines) {
   return out.join('');
 }
 
+/**
+ * @param {string[]} lines
+ * @param {number} i the list's first line (one ITEM matches)
+ * @param {string[]} out
+ * @returns {number} the line after the list
+ */
 function list(lines, i, out) {
-  const ordered = /\d/.test(ITEM.exec(lines[i])[2]);
-  const start = ordered ? parseInt(ITEM.exec(lines[i])[2], 10) : 1;
+  const first = /** @type {RegExpExecArray} */ (ITEM.exec(lines[i]));
+  const ordered = /\d/.test(first[2]);
+  const start = ordered ? parseInt(first[2], 10) : 1;
   const base = indentOf(lines[i]);
+  /** @type {string[][]} */
   const items = [];
   let loose = false;
   while (i < lines.length) {
@@ -198,6 +232,7 @@ function list(lines, i, out) {
   return i;
 }
 
+/** @param {string} row */
 function cells(row) {
   let s = row.trim();
   if (s.startsWith('|')) {
@@ -209,6 +244,12 @@ function cells(row) {
   return s.split(/(?<!\\)\|/).map(c => c.trim().replace(/\\\|/g, '|'));
 }
 
+/**
+ * @param {string[]} lines
+ * @param {number} i the table's head
+ * @param {string[]} out
+ * @returns {number} the line after the table
+ */
 function table(lines, i, out) {
   const head = cells(lines[i]);
   const align = cells(lines[i + 1]).map(c =>
@@ -218,6 +259,11 @@ function table(lines, i, out) {
         ? 'right'
         : 'left'
   );
+  /**
+   * @param {string} tag
+   * @param {string | undefined} text
+   * @param {number} k
+   */
   const cell = (tag, text, k) =>
     `<${tag} style="text-align:${align[k] || 'left'}">${inline(text || '')}</${tag}>`;
   const rows = [];
@@ -242,8 +288,17 @@ const RUNNABLE = /^(python3?|py|ipython3?)$/i;
 
 // Copy, Insert (shown where the page's extension takes it: panel.css) and, for Python, Run
 // (through the kernel's approval): blocks.js acts on their clicks.
+/**
+ * @param {string} code
+ * @param {string} lang
+ */
 function codeBlock(code, lang) {
   const label = lang ? `<span class="cnb-lang">${esc(lang)}</span>` : '';
+  /**
+   * @param {string} cls
+   * @param {string} text
+   * @param {string} title
+   */
   const button = (cls, text, title) =>
     `<button class="cnb-blockbtn ${cls}" type="button" title="${title}">${text}</button>`;
   const run = RUNNABLE.test(lang)
@@ -260,7 +315,12 @@ function codeBlock(code, lang) {
   return `<div class="cnb-codeblock"><div class="cnb-codebar">${label}${buttons}</div><pre><code>${esc(code)}</code></pre></div>`;
 }
 
+/**
+ * A diff as lines of escaped text, each marked added, removed, hunk or context.
+ * @param {string} text
+ */
 function diffHtml(text) {
+  /** @param {string} l */
   const kind = l =>
     l.startsWith('+++') || l.startsWith('---')
       ? 'meta'

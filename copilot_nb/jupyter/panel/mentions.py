@@ -39,6 +39,7 @@ from ...tools.notebook.store import open_notebook
 from ...tools.search.walk import walk_files
 from ...workspace.notebook_file import resolve_notebook
 from ...workspace.workspace import Workspace
+from .wire import CompletionItem
 
 Kind = Literal["file", "cell", "var"]
 MAX_CANDIDATES = 50
@@ -79,9 +80,9 @@ class Candidate:
     words: str = ""
     """Lower-cased words matched last by their starts (a cell's first line), see `word_starts`."""
 
-    def wire(self) -> list[str]:
-        """What the front end gets: `[text, kind, detail]`."""
-        return [self.text, self.kind, self.detail]
+    def wire(self) -> CompletionItem:
+        """What the front end gets (`wire.py`)."""
+        return {"text": self.text, "kind": self.kind, "detail": self.detail}
 
 
 def word_starts(text: str) -> str:

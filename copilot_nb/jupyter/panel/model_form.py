@@ -1,6 +1,6 @@
 """The chat panel's model form: a provider, a model and a key, instead of `%env KEY=...` in a cell.
 
-The page sends the key once, in a custom message (`{"kind": "form", "do": "save", ...}`), never
+The page sends the key once, in a custom message (`{"kind": "form", "do": "save", ...}`: `wire.Form`), never
 in a synced trait: a widget's state can be saved into the notebook. The kernel hands it to the
 key store (`models/key_store`) and forgets it; what goes back to the page says whether a key is
 saved and where, never a character of it, and every sentence is checked for it. Saving switches
@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from typing import Any
 
 from ...agent.model_setting import model_setting
 from ...agent.model_strings import resolve_model, split_spec
@@ -22,6 +21,7 @@ from ...agent.session import CopilotSession
 from ...errors import CopilotError
 from ...models.key_store import KeyStatus, forget_key, key_status, save_key
 from ...models.providers import PROVIDERS, Provider, chat_names
+from .wire import ChosenModel, Form, FormMessage, FormView, KeyView, ProviderView, ToPage
 
 LIST_TIMEOUT = 10.0
 """Seconds a provider's model list may take before the form says to type the name."""
@@ -37,7 +37,7 @@ class ModelForm:
     def __init__(
         self,
         session: CopilotSession,
-        send: Callable[[dict[str, Any]], None],
+        send: Callable[[ToPage], None],
         chosen: Callable[[str], None],
     ) -> None:
         self.session = session
@@ -49,41 +49,41 @@ class ModelForm:
 
     # --- messages ---------------------------------------------------------------------------
 
-    def handle(self, content: dict[str, Any]) -> None:
+    def handle(self, message: Form) -> None:
         """One message of the form; never raises, and never lets a key into what it sends. The
         answer names the view that asked, so only that one shows what was said."""
-        key = content.get("key")
-        key = key if isinstance(key, str) else ""
-        view = _text(content, "view")
+        key, view, provider = message.key, message.view.strip(), message.provider.strip()
         try:
-            action = content.get("do")
-            if action == "save":
-                said, outcome, chosen = self.save(
-                    _text(content, "provider"), _text(content, "model"), key
-                )
+            if message.do == "save":
+                said, outcome, chosen = self.save(provider, message.model.strip(), key)
                 self._answer(view, said, outcome, chosen)
-            elif action == "forget":
-                self._answer(view, *self.forget(_text(content, "provider")))
-            elif action == "models":
-                self.list_models(_text(content, "provider"))
-            else:
+            elif message.do == "forget":
+                self._answer(view, *self.forget(provider))
+            elif message.do == "models":
+                self.list_models(provider)
+            else:  # "state": what the form shows, nothing said
                 self._answer(view, "", "")
         except Exception as exc:  # a bug of ours: said in the form, the key left out
             said = f"Something went wrong in the kernel ({type(exc).__name__}: {exc})."
             self._answer(view, _redacted(said, key), "error")
 
     def _answer(
-        self, view: str, said: str, outcome: str, chosen: dict[str, str] | None = None
+        self, view: str, said: str, outcome: str, chosen: ChosenModel | None = None
     ) -> None:
-        message: dict[str, Any] = {"form": self.state(), "view": view, "said": said}
-        message["outcome"] = outcome
+        message: FormMessage = {
+            "kind": "form",
+            "form": self.state(),
+            "view": view,
+            "said": said,
+            "outcome": outcome,
+        }
         if chosen is not None:
             message["chosen"] = chosen  # the page keeps it in JupyterLab's settings
         self.send(message)
 
     # --- what the form shows ----------------------------------------------------------------
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> FormView:
         """Everything the form shows, no key in it: the chat providers with each one's key
         status or sign-in sentence, the model now, and JupyterLab's setting."""
         provider, model = split_spec(self.session.current_model_spec())
@@ -98,7 +98,7 @@ class ModelForm:
 
     # --- Save, Forget, the list -------------------------------------------------------------
 
-    def save(self, provider: str, model: str, key: str) -> tuple[str, str, dict[str, str] | None]:
+    def save(self, provider: str, model: str, key: str) -> tuple[str, str, ChosenModel | None]:
         """Keep the key (if one was typed) and make `provider:model` the kernel's model."""
         entry = PROVIDERS.get(provider)
         if entry is None or entry.chat is None:
@@ -185,19 +185,16 @@ class ModelForm:
                 note = (
                     f"The list of {entry.name}'s models could not be read ({why}): type the name."
                 )
-        self.send({"models": {"provider": entry.name, "ids": ids, "note": note}})
+        self.send({"kind": "models", "provider": entry.name, "ids": ids, "note": note})
 
 
-def _provider_state(entry: Provider) -> dict[str, Any]:
+def _provider_state(entry: Provider) -> ProviderView:
     """One provider as the form shows it: its key's status (never the key) or how to sign in."""
-    state: dict[str, Any] = {"name": entry.name, "sign_in": entry.sign_in, "key": None}
-    if entry.key_env:
-        status = key_status(entry.key_env[0])
-        state["key"] = _key_state(status)
-    return state
+    key = _key_state(key_status(entry.key_env[0])) if entry.key_env else None
+    return {"name": entry.name, "sign_in": entry.sign_in, "key": key}
 
 
-def _key_state(status: KeyStatus) -> dict[str, Any]:
+def _key_state(status: KeyStatus) -> KeyView:
     return {
         "name": status.name,
         "saved": status.saved,
@@ -219,11 +216,6 @@ def _environment_note(entry: Provider) -> str:
     if not status.in_environment and not status.saved:
         return f"No key is saved or set for {name}: requests go without one."
     return ""
-
-
-def _text(content: dict[str, Any], field: str) -> str:
-    value = content.get(field)
-    return value.strip() if isinstance(value, str) else ""
 
 
 def _redacted(text: str, key: str) -> str:

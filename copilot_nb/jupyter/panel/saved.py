@@ -27,7 +27,8 @@ from ...events import (
 )
 from ...messages import AssistantMessage, ToolResult, UserMessage
 from ...text import counted, first_line
-from .feed import Op, event_ops
+from .feed import end_op, error_op, event_ops, note_op
+from .wire import Op
 
 SHOWN_TURNS = 50
 """Turns a panel shows of a saved conversation; earlier ones are in `%copilot export`."""
@@ -51,8 +52,9 @@ def saved_ops(
             continue
         ops = by_turn.setdefault(str(item.get("turn", "")), [])
         if kind == "shown" and item.get("event") == "done":
-            if pending and pending[0][1] == item.get("call_id"):
-                pending[0][3] = str(item.get("summary", ""))
+            done = pending[0] if pending else None
+            if done is not None and done["op"] == "done" and done["id"] == item.get("call_id"):
+                done["summary"] = str(item.get("summary", ""))
             continue
         if kind == "shown":
             ops += _change_ops(item)
@@ -72,8 +74,8 @@ def saved_ops(
         waiting = {}
         ended.append(item)
         if item.get("error"):
-            ops.append(["err", str(item["error"]), ""])
-        ops.append(["end", str(item.get("outcome", "done"))])
+            ops.append(error_op(str(item["error"])))
+        ops.append(end_op(str(item.get("outcome", "done"))))
     if by_turn:
         last = list(by_turn.values())[-1]
         last += pending
@@ -82,12 +84,8 @@ def saved_ops(
     kept = list(by_turn.values())
     out: list[Op] = []
     if len(kept) > turns:
-        out.append(
-            [
-                "note",
-                f"{counted(len(kept) - turns, 'earlier turn')} not shown: %copilot export has them all",
-            ]
-        )
+        earlier = counted(len(kept) - turns, "earlier turn")
+        out.append(note_op(f"{earlier} not shown: %copilot export has them all"))
         kept = kept[-turns:]
     for ops in kept:
         out += ops
@@ -104,7 +102,7 @@ def _message(data: Mapping[str, Any]) -> UserMessage | AssistantMessage | ToolRe
 
 def _reply_ops(message: UserMessage | AssistantMessage, waiting: dict[str, list[Op]]) -> list[Op]:
     if isinstance(message, UserMessage):
-        return [["u", message.content]]
+        return [{"op": "user", "text": message.content}]
     shown: list[Op] = []
     if message.reasoning:
         shown += event_ops(ReasoningDelta(text=message.reasoning))

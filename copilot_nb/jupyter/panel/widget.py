@@ -13,6 +13,7 @@ ops (`feed.py`).
 from __future__ import annotations
 
 import asyncio
+import sys
 import traceback
 from collections.abc import Callable
 from contextlib import aclosing
@@ -24,18 +25,47 @@ import httpx
 import traitlets
 from IPython.core.error import UsageError
 
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # pragma: no cover
+    from typing_extensions import assert_never
+
 from ...agent.approvals.policy import ApprovalPolicy
 from ...agent.modes.names import MODES, TurnMode
 from ...agent.session import CopilotSession, TurnEvent
 from ...errors import CopilotError
 from ...events import ApprovalNeeded, Failed, Question, UsageReported
 from ...kernel_bridge import call_on, running_loop
-from .feed import UPDATE_INTERVAL, Outbox, event_ops
+from .feed import UPDATE_INTERVAL, Outbox, end_op, error_op, event_ops, note_op
 from .mentions import MAX_QUERY, Completer, session_context
+from .wire import (
+    Answer,
+    Approve,
+    Complete,
+    CompletionsMessage,
+    Deny,
+    Fix,
+    Form,
+    FromPage,
+    NewChat,
+    Ping,
+    Prompt,
+    Ready,
+    Revise,
+    Run,
+    Stop,
+    Undo,
+    WireError,
+    read_message,
+)
 
 _HERE = Path(__file__).parent
 MAX_CELL_REFERENCE = 100
 """Characters of a cell id a view may send (nbformat ids are at most 64)."""
+STALE_PAGE = (
+    "The page and the kernel run different versions of copilot_nb: reload the page, or run "
+    "copilot_nb.chat() again."
+)
 _USER_ERRORS = (CopilotError, UsageError)
 """Problems the user can fix (a bad model name, a missing key): shown without a traceback."""
 
@@ -176,11 +206,11 @@ class ChatPanel:
             return None
         if self.busy or self.session.busy:
             wait = "press Stop first" if self.busy else "a %%copilot cell runs; wait for its end"
-            self.outbox.put(["note", f"Still working on the last request: {wait}."])
+            self.outbox.put(note_op(f"Still working on the last request: {wait}."))
             return None
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
-        self.outbox.put(["u", shown.strip() or prompt])
+        self.outbox.put({"op": "user", "text": shown.strip() or prompt})
         self.widget.busy = True
         self.task = self._loop.create_task(self._turn(prompt))
         return self.task
@@ -248,9 +278,9 @@ class ChatPanel:
                 self.show(event)
             undoable = self.undos.get(call_id)
             if undoable is not None:  # its card says what Undo puts back, beside the button
-                self.outbox.put(["undo", call_id, undoable.note])
+                self.outbox.put({"op": "undoable", "id": call_id, "note": undoable.note})
         except Exception as exc:  # a bug of ours: shown here, not in a cell
-            self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
+            self.outbox.put(error_op(f"{type(exc).__name__}: {exc}", traceback.format_exc()))
         self.outbox.flush()
 
     def fix(self, cell: str) -> asyncio.Task[None] | None:
@@ -269,7 +299,7 @@ class ChatPanel:
         try:
             prompt, shown = await fix_prompt(self.session, cell)
         except _USER_ERRORS as exc:  # no such cell, or it shows no error: said here
-            self.outbox.put(["err", str(exc), ""])
+            self.outbox.put(error_op(str(exc)))
             self.outbox.flush()
             return
         self.send(prompt, shown=shown)
@@ -277,7 +307,7 @@ class ChatPanel:
     def undo_block(self, call_id: str) -> None:
         """A Run's Undo in its card: the variables put back, and the card says how it went."""
         ok, text = self.undos.undo(call_id)
-        self.outbox.put(["undone", call_id, ok, text])
+        self.outbox.put({"op": "undone", "id": call_id, "ok": ok, "text": text})
         self.outbox.flush()
 
     async def wait(self) -> None:
@@ -298,10 +328,10 @@ class ChatPanel:
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "stopped"
         except _USER_ERRORS as exc:
-            self.outbox.put(["err", str(exc), ""])
+            self.outbox.put(error_op(str(exc)))
         except BaseException as exc:  # a bug of ours or a tool's: show it here, not in a cell
             detail = "".join(traceback.format_exception(exc))
-            self.outbox.put(["err", f"{type(exc).__name__}: {exc}", detail])
+            self.outbox.put(error_op(f"{type(exc).__name__}: {exc}", detail))
         finally:
             self._end(status)
 
@@ -350,7 +380,7 @@ class ChatPanel:
             self._turns.append(recorder.last_turn)
             recorder.last_turn = None
             self._note_usage()
-        self.outbox.put(["end", status])
+        self.outbox.put(end_op(status))
         self.widget.busy = False
 
     def _decide(self, call_id: str, approved: bool) -> None:
@@ -363,9 +393,18 @@ class ChatPanel:
             request.deny()
         if request.category == "plan":  # no tool runs under its card: the outcome is final
             outcome = "approved" if approved else "not carried out"
-            self.outbox.put(["asked", call_id, approved, outcome, "ok" if approved else "error"])
+            state = "ok" if approved else "error"
+            self.outbox.put(
+                {
+                    "op": "asked",
+                    "id": call_id,
+                    "approved": approved,
+                    "outcome": outcome,
+                    "state": state,
+                }
+            )
         else:
-            self.outbox.put(["asked", call_id, approved])
+            self.outbox.put({"op": "asked", "id": call_id, "approved": approved})
 
     def _revise(self, call_id: str, text: str) -> None:
         """A view's Revise of a plan: the words go to the model, which plans again."""
@@ -374,7 +413,15 @@ class ChatPanel:
             return
         del self._asking[call_id]
         request.revise(text)
-        self.outbox.put(["asked", call_id, False, f"revising: {text}", "ok"])
+        self.outbox.put(
+            {
+                "op": "asked",
+                "id": call_id,
+                "approved": False,
+                "outcome": f"revising: {text}",
+                "state": "ok",
+            }
+        )
 
     def _reply(self, call_id: str, text: str) -> None:
         """A view's answer to the model's question (`ask_user`)."""
@@ -382,7 +429,7 @@ class ChatPanel:
         if not isinstance(request, Question) or request.answered:
             return
         request.reply(text)
-        self.outbox.put(["asked", call_id, True])
+        self.outbox.put({"op": "asked", "id": call_id, "approved": True})
 
     @property
     def mode(self) -> TurnMode:
@@ -408,53 +455,59 @@ class ChatPanel:
     def _dispatch(self, content: Any) -> None:
         """Act on one message from a view, on the home loop; never raise into the kernel."""
         try:
-            kind = content.get("kind") if isinstance(content, dict) else None
-            if kind == "prompt":
-                self.send(str(content.get("text", "")))
-            elif kind == "stop":
-                self.stop()
-            elif kind in ("approve", "deny"):
-                self._decide(str(content.get("id", "")), kind == "approve")
-            elif kind == "answer":
-                self._reply(str(content.get("id", "")), str(content.get("text", "")))
-            elif kind == "revise":
-                self._revise(str(content.get("id", "")), str(content.get("text", "")))
-            elif kind == "new":
-                self.new_chat()
-            elif kind == "ready":
-                self.outbox.replay(str(content.get("view", "")))
-            elif kind == "complete":
-                self.complete(content)
-            elif kind == "ping":  # a view asks whether its kernel still answers (link.js)
-                self.widget.send({"pong": content.get("seq")})
-            elif kind == "run":
-                self.run_block(str(content.get("code", "")))
-            elif kind == "undo":
-                self.undo_block(str(content.get("id", "")))
-            elif kind == "fix":  # Fix with Copilot: only the cell's id comes from the page
-                self.fix(str(content.get("cell", ""))[:MAX_CELL_REFERENCE])
-            elif kind == "form":  # never raises: a key it carries stays out of the error op
-                self.form.handle(content)
+            self._act(read_message(content))
+        except WireError as exc:  # a page of another version: said in the transcript
+            self.outbox.put(error_op(f"The panel's page sent {exc}. {STALE_PAGE}"))
+            self.outbox.flush()
         except Exception as exc:
-            self.outbox.put(["err", f"{type(exc).__name__}: {exc}", traceback.format_exc()])
+            self.outbox.put(error_op(f"{type(exc).__name__}: {exc}", traceback.format_exc()))
 
-    def complete(self, content: dict[str, Any]) -> asyncio.Task[None] | None:
+    def _act(self, message: FromPage) -> None:
+        match message:
+            case Prompt(text=text):
+                self.send(text)
+            case Stop():
+                self.stop()
+            case Approve(id=call_id) | Deny(id=call_id):
+                self._decide(call_id, isinstance(message, Approve))
+            case Answer(id=call_id, text=text):
+                self._reply(call_id, text)
+            case Revise(id=call_id, text=text):
+                self._revise(call_id, text)
+            case NewChat():
+                self.new_chat()
+            case Ready(view=view):
+                self.outbox.replay(view)
+            case Complete():
+                self.complete(message)
+            case Ping(seq=seq):  # a view asks whether its kernel still answers (link.js)
+                self.widget.send({"kind": "pong", "seq": seq})
+            case Run(code=code):
+                self.run_block(code)
+            case Undo(id=call_id):
+                self.undo_block(call_id)
+            case Fix(cell=cell):  # Fix with Copilot: only the cell's id comes from the page
+                self.fix(cell[:MAX_CELL_REFERENCE])
+            case Form():  # never raises: a key it carries stays out of the error op
+                self.form.handle(message)
+            case _:
+                assert_never(message)
+
+    def complete(self, query: Complete) -> asyncio.Task[None] | None:
         """Answer a view's `@` query in a task (the newest query only: an older one is dropped);
         the answer names the view and echoes its `seq`, so a view shows only its latest."""
-        seq = content.get("seq")
         if self._loop is None:
             self._loop = running_loop()
-        if not isinstance(seq, int) or self._loop is None:
+        if self._loop is None:
             return None
-        query = str(content.get("query", ""))[:MAX_QUERY]
-        view = str(content.get("view", ""))
         if self._completing is not None:
             self._completing.cancel()
-        self._completing = self._loop.create_task(self._answer(query, seq, view))
+        answer = self._answer(query.query[:MAX_QUERY], query.seq, query.view)
+        self._completing = self._loop.create_task(answer)
         return self._completing
 
     async def _answer(self, query: str, seq: int, view: str) -> None:
-        answer: dict[str, Any] = {"complete": seq, "view": view, "items": []}
+        answer: CompletionsMessage = {"kind": "completions", "seq": seq, "view": view, "items": []}
         try:
             answer["items"] = [c.wire() for c in await self.completer.candidates(query)]
         except Exception as exc:  # a bug of ours: an empty popup, the reason in the console
