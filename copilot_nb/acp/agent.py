@@ -1,0 +1,246 @@
+"""The ACP agent: sessions are kernels, prompts are the kernel's turns, answers are the editor's.
+
+Each method maps one ACP request onto what copilot_nb already does; none re-implements a turn.
+The editor's permission answers settle the kernel's approval requests (the administrator's
+floors were applied before anything was asked); `session/cancel` cancels the kernel's turn task,
+which denies what was unanswered and stops the run where a cell's Stop would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    Implementation,
+    InitializeResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+    Usage,
+)
+
+from ..agent.modes.names import MODES
+from . import updates
+from .kernel_link import KernelLink
+from .prompt_text import prompt_text
+
+_log = logging.getLogger(__name__)
+
+MODE_NAMES = {
+    "ask": "Ask: answers and reads; changes nothing",
+    "plan": "Plan: proposes a plan to approve before any change",
+    "agent": "Agent: reads, edits and runs, each change as your approvals say",
+}
+
+
+@dataclass
+class Session:
+    """One ACP session: its kernel, its mode, and the turn running now."""
+
+    id: str
+    cwd: str
+    link: KernelLink
+    mode: str = "agent"
+    model: str = ""
+    cancelled: bool = False
+    last_call: str = ""
+    usage: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0})
+
+
+class CopilotAgent:
+    """copilot_nb over ACP: `acp.run_agent(CopilotAgent())` serves it on stdio."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.client: Any = None
+        self.sessions: dict[str, Session] = {}
+        self.env = env
+        self.client_capabilities: Any = None
+
+    def on_connect(self, conn: Any) -> None:
+        self.client = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self.client_capabilities = client_capabilities
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=False,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+            ),
+            agent_info=Implementation(name="copilot-nb", title="copilot_nb", version=_version()),
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        session = await self._start(uuid.uuid4().hex, cwd)
+        return NewSessionResponse(session_id=session.id, modes=self._modes(session))
+
+    async def _start(self, session_id: str, cwd: str) -> Session:
+        if not await asyncio.to_thread(os.path.isdir, cwd):
+            raise RequestError.invalid_params({"cwd": f"{cwd} is not a folder"})
+        link = KernelLink(cwd, self.env)
+        try:
+            await link.start()
+        except BaseException:
+            await link.stop()
+            raise
+        session = Session(id=session_id, cwd=cwd, link=link, model=link.model)
+        self.sessions[session_id] = session
+        return session
+
+    def _modes(self, session: Session) -> SessionModeState:
+        return SessionModeState(
+            current_mode_id=session.mode,
+            available_modes=[
+                SessionMode(id=mode, name=mode.capitalize(), description=MODE_NAMES[mode])
+                for mode in MODES
+            ],
+        )
+
+    def _session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": f"no session {session_id}"})
+        return session
+
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        if mode_id not in MODES:
+            raise RequestError.invalid_params({"modeId": f"{mode_id}: one of {', '.join(MODES)}"})
+        self._session(session_id).mode = mode_id
+        return SetSessionModeResponse()
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        session.cancelled = False
+        session.usage = {"input": 0, "output": 0}
+        link = session.link
+        link.send(
+            {
+                "op": "prompt",
+                "text": prompt_text(prompt),
+                "mode": session.mode,
+                "model": session.model,
+            }
+        )
+        while True:
+            message = await link.messages.get()
+            if message.get("op") == "end":
+                return self._ended(session, message)
+            if message.get("op") == "event":
+                await self._event(session, message["event"])
+
+    def _ended(self, session: Session, message: dict[str, Any]) -> PromptResponse:
+        usage = Usage(
+            input_tokens=session.usage["input"],
+            output_tokens=session.usage["output"],
+            total_tokens=session.usage["input"] + session.usage["output"],
+        )
+        if session.cancelled or message["status"] == "cancelled":
+            return PromptResponse(stop_reason="cancelled", usage=usage)
+        if message["status"] == "failed" and message.get("error"):
+            # the turn's own words (an unknown model, a provider's refusal) reach the editor as
+            # the reply's last text; the turn ended, so the reason is end_turn
+            _log.info("turn failed: %s", message["error"])
+        return PromptResponse(stop_reason="end_turn", usage=usage)
+
+    async def _event(self, session: Session, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "approval":
+            await self._ask(session, event)
+        elif kind == "question":
+            await self._question(session, event)
+        elif kind == "diff":
+            if session.last_call:
+                await self._update(session, updates.diff_update(event, session.last_call))
+        elif kind == "usage":
+            session.usage["input"] += event["input"]
+            session.usage["output"] += event["output"]
+            used = event["input"] + event["output"]
+            await self._update(session, updates.usage_update(used, used))
+        elif kind == "failed":
+            await self._update(session, updates.update_agent_message_text(f"\n{event['error']}"))
+        else:
+            if kind == "tool_started":
+                session.last_call = event["call_id"]
+            update = updates.update_of(event)
+            if update is not None:
+                await self._update(session, update)
+
+    async def _update(self, session: Session, update: Any) -> None:
+        await self.client.session_update(session_id=session.id, update=update)
+
+    async def _ask(self, session: Session, event: dict[str, Any]) -> None:
+        """An approval: the editor's permission dialog; its answer goes back to the kernel."""
+        plan = event["category"] == "plan"
+        if plan:
+            await self._update(session, updates.plan_of(str(event["arguments"].get("plan", ""))))
+        answer: dict[str, Any] = {"op": "answer", "call_id": event["call_id"], "approved": False}
+        if session.cancelled:
+            session.link.send(answer)
+            return
+        response = await self.client.request_permission(
+            session_id=session.id,
+            tool_call=updates.permission_call(event),
+            options=updates.PLAN_OPTIONS if plan else updates.PERMISSION_OPTIONS,
+        )
+        outcome = response.outcome
+        if isinstance(outcome, AllowedOutcome) and outcome.option_id in (
+            updates.ALLOW_ONCE,
+            updates.ALLOW_ALWAYS,
+        ):
+            answer["approved"] = True
+            answer["always"] = outcome.option_id == updates.ALLOW_ALWAYS
+            if plan:
+                session.mode = "agent"  # an approved plan is carried out, and work goes on there
+        else:
+            answer["text"] = "the user rejected this call in the editor"
+        session.link.send(answer)
+
+    async def _question(self, session: Session, event: dict[str, Any]) -> None:
+        """`ask_user`: the editor's elicitation where it offers one; else declined, saying why."""
+        from .questions import ask
+
+        answer = await ask(self.client, self.client_capabilities, session.id, event)
+        session.link.send({"op": "answer", "call_id": event["call_id"], **answer})
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        session.cancelled = True
+        session.link.send({"op": "cancel"})
+
+    async def close(self) -> None:
+        """Shut every session's kernel down (the editor closed the connection)."""
+        await asyncio.gather(*(s.link.stop() for s in self.sessions.values()))
+        self.sessions.clear()
+
+
+def _version() -> str:
+    """The installed package's version (the package itself is not imported: it loads Jupyter)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    with suppress(PackageNotFoundError):
+        return version("copilot_nb")
+    return "unknown"

@@ -1,0 +1,111 @@
+"""`copilot-nb acp` end to end: the SDK's client side starts the agent as an editor does and
+drives a session whose turns run in a real kernel against a loopback model."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from copilot_nb.testing import call, reply
+from tests.acp_client import Editor, agent_for
+from tests.patience import patient
+
+pytestmark = pytest.mark.kernel
+
+pytest.importorskip("acp")
+
+
+async def test_a_session_streams_text_asks_for_edits_and_runs_code_in_its_kernel(
+    serve, tmp_path: Path
+) -> None:
+    server = serve(
+        [
+            reply("Hello from the notebook agent."),
+            reply("", call("write_file", id="w1", path="kept.txt", content="yes\n")),
+            reply("Written."),
+            reply("", call("write_file", id="w2", path="refused.txt", content="no\n")),
+            reply("Not written."),
+            reply("", call("run_code", id="r1", code="answer = 6 * 7\nprint(answer)")),
+            reply("It printed 42."),
+        ]
+    )
+    editor = Editor()
+    async with agent_for(server, tmp_path, editor) as conn:
+        init = await conn.initialize(protocol_version=1)
+        assert init.protocol_version == 1
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        assert session.modes.current_mode_id == "agent"
+
+        said = await conn.prompt(session_id=session.session_id, prompt=[_text("hi")])
+        assert said.stop_reason == "end_turn"
+        assert editor.text() == "Hello from the notebook agent."
+        assert said.usage.input_tokens > 0
+        assert editor.of("usage_update")
+
+        editor.answers = ["allow_once"]
+        await conn.prompt(session_id=session.session_id, prompt=[_text("write kept.txt")])
+        assert (tmp_path / "kept.txt").read_text() == "yes\n"
+        [asked] = editor.asked
+        assert asked.kind == "edit"
+        [started] = [u for u in editor.of("tool_call") if u.tool_call_id == "w1"]
+        assert started.kind == "edit"
+        diffs = [
+            c
+            for u in editor.of("tool_call_update")
+            if u.tool_call_id == "w1"
+            for c in (u.content or [])
+            if c.type == "diff"
+        ]
+        assert diffs and diffs[0].new_text == "yes"
+        assert diffs[0].path == str(tmp_path / "kept.txt")
+
+        editor.answers = ["reject_once"]
+        await conn.prompt(session_id=session.session_id, prompt=[_text("write refused.txt")])
+        assert not (tmp_path / "refused.txt").exists()
+        [finished] = [
+            u for u in editor.of("tool_call_update") if u.tool_call_id == "w2" and u.status
+        ]
+        assert finished.status == "failed"
+
+        editor.answers = ["allow_once"]
+        await conn.prompt(session_id=session.session_id, prompt=[_text("compute")])
+        [ran] = [u for u in editor.of("tool_call") if u.tool_call_id == "r1"]
+        assert ran.kind == "execute"
+        outputs = [u.raw_output for u in editor.of("tool_call_update") if u.tool_call_id == "r1"]
+        assert any("42" in str(o) for o in outputs)
+        assert editor.text().endswith("It printed 42.")
+
+
+async def test_cancel_stops_the_turn_within_a_second(serve, tmp_path: Path) -> None:
+    slow = "word " * 400
+    server = serve([reply(slow, chunk_size=5, delay=0.05), reply("after the cancel")])
+    editor = Editor()
+    async with agent_for(server, tmp_path, editor) as conn:
+        await conn.initialize(protocol_version=1)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        turn = asyncio.ensure_future(
+            conn.prompt(session_id=session.session_id, prompt=[_text("talk")])
+        )
+        while not editor.of("agent_message_chunk"):
+            await asyncio.wait_for(editor.changed.wait(), patient(30))
+            editor.changed.clear()
+        began = time.monotonic()
+        await conn.cancel(session_id=session.session_id)
+        ended = await asyncio.wait_for(turn, patient(10))
+        took = time.monotonic() - began
+        assert ended.stop_reason == "cancelled"
+        assert took < patient(1.0), f"the turn took {took:.2f} s to stop"
+        assert len(editor.text()) < len(slow)
+
+        again = await conn.prompt(session_id=session.session_id, prompt=[_text("go on")])
+        assert again.stop_reason == "end_turn"
+        assert editor.text().endswith("after the cancel")
+
+
+def _text(text: str):  # type: ignore[no-untyped-def]
+    from acp import text_block
+
+    return text_block(text)
