@@ -109,3 +109,47 @@ def _text(text: str):  # type: ignore[no-untyped-def]
     from acp import text_block
 
     return text_block(text)
+
+
+async def test_sessions_are_listed_and_loaded_after_the_agent_restarts(
+    serve, tmp_path: Path
+) -> None:
+    server = serve(
+        [
+            reply("", call("read_file", id="r", path="data.csv")),
+            reply("It has two rows."),
+            lambda request: reply(f"I saw {len(request.messages)} messages before this."),
+        ]
+    )
+    (tmp_path / "data.csv").write_text("a\n1\n2\n")
+    (tmp_path / "work.ipynb").write_text(_EMPTY_NOTEBOOK)
+    meta = {"notebook": "work.ipynb"}
+    async with agent_for(server, tmp_path, Editor()) as conn:
+        await conn.initialize(protocol_version=1)
+        first = await conn.new_session(cwd=str(tmp_path), mcp_servers=[], **meta)
+        await conn.prompt(session_id=first.session_id, prompt=[_text("how many rows?")])
+    assert (tmp_path / "work.copilot-chat.jsonl").exists()
+
+    editor = Editor()
+    async with agent_for(server, tmp_path, editor) as conn:
+        init = await conn.initialize(protocol_version=1)
+        assert init.agent_capabilities.load_session
+        listed = await conn.list_sessions(cwd=str(tmp_path), **meta)
+        assert [s.session_id for s in listed.sessions] == [first.session_id]
+        assert listed.sessions[0].title == "how many rows?"
+
+        await conn.load_session(
+            cwd=str(tmp_path), session_id=first.session_id, mcp_servers=[], **meta
+        )
+        assert [u.content.text for u in editor.of("user_message_chunk")] == ["how many rows?"]
+        assert editor.text() == "It has two rows."
+        [read] = editor.of("tool_call")
+        assert (read.tool_call_id, read.kind) == ("r", "read")
+
+        await conn.prompt(session_id=first.session_id, prompt=[_text("and before?")])
+        assert "I saw" in editor.text()
+    said = server.requests[-1].messages
+    assert any("two rows" in str(m.get("content")) for m in said)
+
+
+_EMPTY_NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'

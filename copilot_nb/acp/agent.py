@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import uuid
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,17 +21,24 @@ from acp.schema import (
     AllowedOutcome,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionModeResponse,
     Usage,
 )
 
+from ..agent.conversations.store import ConversationFile
 from ..agent.modes.names import MODES
-from . import updates
+from . import saved, updates
 from .kernel_link import KernelLink
 from .prompt_text import prompt_text
 
@@ -62,10 +68,20 @@ class Session:
 class CopilotAgent:
     """copilot_nb over ACP: `acp.run_agent(CopilotAgent())` serves it on stdio."""
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        *,
+        notebook: str | None = None,
+        connection_file: str | None = None,
+    ) -> None:
         self.client: Any = None
         self.sessions: dict[str, Session] = {}
         self.env = env
+        self.notebook = notebook
+        """The notebook sessions work on unless one names its own (`_meta.notebook`)."""
+        self.connection_file = connection_file
+        """A running kernel to attach to instead of starting one (`_meta.connectionFile`)."""
         self.client_capabilities: Any = None
 
     def on_connect(self, conn: Any) -> None:
@@ -82,8 +98,11 @@ class CopilotAgent:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), resume=SessionResumeCapabilities()
+                ),
             ),
             agent_info=Implementation(name="copilot-nb", title="copilot_nb", version=_version()),
         )
@@ -91,20 +110,54 @@ class CopilotAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        session = await self._start(uuid.uuid4().hex, cwd)
+        """A kernel in `cwd` (or the one named), on a new saved conversation: its id is the
+        session's."""
+        session = await self._start(cwd, None, kwargs)
         return NewSessionResponse(session_id=session.id, modes=self._modes(session))
 
-    async def _start(self, session_id: str, cwd: str) -> Session:
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        """The saved conversation taken up in a new kernel, its history replayed as updates."""
+        session = await self._start(cwd, session_id, kwargs)
+        for update in saved.replay(ConversationFile(session.link.saved).records(session_id)):
+            await self._update(session, update)
+        return LoadSessionResponse(modes=self._modes(session))
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        """The saved conversation taken up in a new kernel, without replaying it."""
+        if session_id not in self.sessions:
+            await self._start(cwd, session_id, kwargs)
+        return ResumeSessionResponse(modes=self._modes(self.sessions[session_id]))
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The saved conversations of the notebook sessions work on (else the console's)."""
+        notebook = kwargs.get("notebook") or self.notebook
+        where = cwd or os.getcwd()
+        if notebook:
+            notebook = os.path.join(where, notebook)
+        found = await asyncio.to_thread(saved.sessions, saved.conversation_file(notebook), where)
+        return ListSessionsResponse(sessions=found)
+
+    async def _start(self, cwd: str, conversation: str | None, meta: dict[str, Any]) -> Session:
         if not await asyncio.to_thread(os.path.isdir, cwd):
             raise RequestError.invalid_params({"cwd": f"{cwd} is not a folder"})
-        link = KernelLink(cwd, self.env)
+        notebook = meta.get("notebook") or self.notebook
+        link = KernelLink(cwd, self.env, notebook)
         try:
-            await link.start()
+            await link.start(meta.get("connectionFile") or self.connection_file, conversation)
+        except LookupError as exc:
+            await link.stop()
+            raise RequestError.resource_not_found(str(exc)) from None
         except BaseException:
             await link.stop()
             raise
-        session = Session(id=session_id, cwd=cwd, link=link, model=link.model)
-        self.sessions[session_id] = session
+        session = Session(id=link.conversation, cwd=cwd, link=link, model=link.model)
+        self.sessions[session.id] = session
         return session
 
     def _modes(self, session: Session) -> SessionModeState:

@@ -26,7 +26,7 @@ def install(shell: Any) -> None:
     from comm import get_comm_manager
 
     def opened(comm: Any, msg: dict[str, Any]) -> None:
-        AcpEnd(shell, comm)
+        AcpEnd(shell, comm, msg["content"].get("data") or {})
 
     get_comm_manager().register_target(TARGET, opened)
 
@@ -34,13 +34,43 @@ def install(shell: Any) -> None:
 class AcpEnd:
     """One agent process's session in this kernel: at most one turn at a time."""
 
-    def __init__(self, shell: Any, comm: Any) -> None:
+    def __init__(self, shell: Any, comm: Any, data: dict[str, Any]) -> None:
         self.shell = shell
         self.comm = comm
         self.task: asyncio.Task[None] | None = None
         self._asking: dict[str, ApprovalNeeded] = {}
         comm.on_msg(self._message)
-        comm.send({"op": "ready", "model": self._session().model_spec})
+        try:
+            conversation = self._conversation(data.get("conversation"))
+        except Exception as exc:  # a file this version cannot read, an unknown id: said there
+            comm.send({"op": "ready", "error": str(exc)})
+            return
+        session = self._session()
+        comm.send(
+            {
+                "op": "ready",
+                "model": session.current_model_spec(),
+                "conversation": conversation,
+                "saved": str(session.saved.file().path),
+            }
+        )
+
+    def _conversation(self, wanted: str | None) -> str:
+        """The saved conversation this ACP session is: `wanted` taken up again, else a new one
+        (never the one `%load_ext` resumed: a new session starts afresh)."""
+        from ..agent.conversations.recorder import Recorder
+
+        session = self._session()
+        saved = session.saved
+        session.reset()  # as `%copilot resume` does: the next agent starts from what is loaded
+        if wanted:
+            if saved.resume(session.current_model_spec(), wanted) is None:
+                raise LookupError(f"no saved conversation {wanted} in {saved.file().path}")
+            return wanted
+        if saved.recorder is None:
+            saved.recorder = Recorder(saved.file())
+        saved.recorder.start()
+        return str(saved.recorder.conversation)
 
     def _session(self) -> Any:
         """The kernel's shared conversation: the one its cells and chat panel use too (the

@@ -37,18 +37,28 @@ _log = logging.getLogger(__name__)
 class KernelLink:
     """One kernel and the comm to copilot_nb in it; `messages` carries the comm's data in order."""
 
-    def __init__(self, cwd: str, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, cwd: str, env: Mapping[str, str] | None = None, notebook: str | None = None
+    ) -> None:
         self.cwd = cwd
+        self.notebook = os.path.join(cwd, notebook) if notebook else None
+        """The notebook the session works on (its cells, and its conversation file beside it)."""
         self.env = dict(env) if env is not None else None
         self.manager: AsyncKernelManager | None = None
         self.client: Any = None
         self.comm_id = uuid.uuid4().hex
         self.messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.model = ""
+        self.conversation = ""
+        self.saved = ""
+        """The file the kernel saves this session's conversation in."""
         self._reader: asyncio.Task[None] | None = None
 
-    async def start(self, connection_file: str | None = None) -> None:
-        """A new kernel in `cwd`, or the running one of `connection_file`; then the comm."""
+    async def start(
+        self, connection_file: str | None = None, conversation: str | None = None
+    ) -> None:
+        """A new kernel in `cwd`, or the running one of `connection_file`; then the comm, for
+        a new conversation or the saved `conversation` taken up again."""
         if connection_file:
             from jupyter_client.asynchronous import AsyncKernelClient
 
@@ -61,16 +71,24 @@ class KernelLink:
             self.client = self.manager.client()
         self.client.start_channels()
         await self.client.wait_for_ready(timeout=START_TIMEOUT)
+        # the kernel's notebook, as ipykernel names a served one, before copilot_nb loads
+        named = (
+            f"get_ipython().user_ns['__session__'] = {self.notebook!r}\n" if self.notebook else ""
+        )
         reply = await self.client.execute_interactive(
-            SETUP, timeout=START_TIMEOUT, output_hook=self._route
+            named + SETUP, timeout=START_TIMEOUT, output_hook=self._route
         )
         if reply["content"]["status"] != "ok":
             error = reply["content"].get("evalue", "")
             raise ConfigError(f"copilot_nb could not be loaded in the session's kernel: {error}")
         self._reader = asyncio.get_running_loop().create_task(self._read())
-        self._send("comm_open", {"target_name": TARGET, "data": {}})
+        self._send("comm_open", {"target_name": TARGET, "data": {"conversation": conversation}})
         ready = await asyncio.wait_for(self.messages.get(), START_TIMEOUT)
+        if ready.get("error"):
+            raise LookupError(ready["error"])
         self.model = str(ready.get("model", ""))
+        self.conversation = str(ready.get("conversation", ""))
+        self.saved = str(ready.get("saved", ""))
 
     def send(self, data: dict[str, Any]) -> None:
         """One message to the kernel's end (a prompt, an answer, a cancel)."""

@@ -15,8 +15,9 @@ import sys
 from typing import IO, Any, cast
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the agent until the editor closes stdin."""
+def main(*, notebook: str | None = None, connection_file: str | None = None) -> int:
+    """Run the agent until the editor closes stdin: sessions on `notebook` (else each names
+    its own) in new kernels, or in the running kernel of `connection_file`."""
     try:
         import acp  # noqa: F401
     except ImportError:
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=level, format="copilot-nb acp: %(message)s")
     protocol = _take_stdout()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(protocol))
+        asyncio.run(_serve(protocol, notebook, connection_file))
     return 0
 
 
@@ -43,7 +44,7 @@ def _take_stdout() -> IO[bytes]:
     return protocol
 
 
-async def _serve(protocol: IO[bytes]) -> None:
+async def _serve(protocol: IO[bytes], notebook: str | None, connection_file: str | None) -> None:
     from acp import run_agent
     from acp.stdio import _WritePipeProtocol  # the SDK's drain-aware protocol for a pipe
 
@@ -55,10 +56,11 @@ async def _serve(protocol: IO[bytes]) -> None:
     write_protocol = _WritePipeProtocol()
     transport, _ = await loop.connect_write_pipe(lambda: write_protocol, protocol)
     writer: Any = asyncio.StreamWriter(transport, write_protocol, None, loop)
-    agent = CopilotAgent()
+    agent = CopilotAgent(notebook=notebook, connection_file=connection_file)
     try:
         # the SDK answers "method not found" for what we do not define (fork, terminals), so
         # the agent implements the part of its protocol it offers, not every method
-        await run_agent(cast("Any", agent), writer, reader)
+        # `session/resume` is among the SDK's unstable methods: offered, as the capability says
+        await run_agent(cast("Any", agent), writer, reader, use_unstable_protocol=True)
     finally:
         await agent.close()

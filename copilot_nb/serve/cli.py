@@ -35,14 +35,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--allow-execution", action="store_true", help='let clients run tools ("auto", /mcp)'
     )
     serve.add_argument("--yes", action="store_true", help="allow edits without asking")
-    commands.add_parser(
+    acp = commands.add_parser(
         "acp", help="the notebook agent over the Agent Client Protocol (stdio), for editors"
     )
+    acp.add_argument("--notebook", default=None, help="the notebook sessions work on")
+    acp.add_argument("--connection-file", default=None, help="a running kernel to work in")
     options = parser.parse_args(argv)
     if options.command == "acp":
         from ..acp.main import main as acp_main  # the SDK only when asked for
 
-        return acp_main()
+        return acp_main(notebook=options.notebook, connection_file=options.connection_file)
     try:
         workspace = Workspace(os.path.realpath(options.workspace))
         return asyncio.run(_serve(options, workspace))
