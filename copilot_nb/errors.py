@@ -6,8 +6,10 @@
     ├── ModelError                the model could not give a reply
     │   ├── ModelHTTPError        the provider answered with an HTTP error (.status, .body)
     │   │   ├── AuthError         401/403: missing, wrong or expired credentials
-    │   │   └── ContextLengthError the conversation no longer fits the model's context window
+    │   │   ├── ContextLengthError the conversation no longer fits the model's context window
+    │   │   └── GatewayBudgetError a gateway (LiteLLM) refused: its budget is spent (also below)
     │   ├── ContextBudgetError    the conversation does not fit even after compaction; never sent
+    │   ├── BudgetExceeded        a token budget is spent: the request was not sent (or refused)
     │   ├── ModelConnectionError  the provider could not be reached, or the stream broke
     │   ├── LookupFailed          a model list, /props or /api/show: too slow or too large
     │   └── StreamError           the stream carried an error event or could not be decoded
@@ -64,6 +66,14 @@ class ContextLengthError(ModelHTTPError):
 
 class ContextBudgetError(ModelError):
     """The request would not fit the model's window even after compaction, so it was not sent."""
+
+
+class BudgetExceeded(ModelError):
+    """A budget the administrator set (or a gateway's) is spent: the turn pauses, never retries."""
+
+
+class GatewayBudgetError(ModelHTTPError, BudgetExceeded):
+    """The gateway in front of the models (LiteLLM) answered that its budget is spent."""
 
 
 class ModelConnectionError(ModelError):

@@ -1,7 +1,7 @@
 """The stages of a turn, in the order `TURN` enters them (see `turn.py`).
 
 Each owns one concern of a turn and says what it adds (`Adds`): one turn at a time, the
-cassette, a new conversation, the workspace's MCP servers, the questions left unanswered, the
+cassette, a new conversation, the budgets and traces its requests pass, the workspace's MCP servers, the questions left unanswered, the
 agent and its tools, `@` references, skills named up front, the model, review, saving, the
 kernel variables its answers name, and last the loop in the turn's mode. A stage with nothing to
 show is a plain function; one that shows events on the way is an async generator.
@@ -40,6 +40,7 @@ from .prompt.assembly import prepare
 from .prompt.references import attach_references
 from .skills.tool import TOOL_NAME, SkillContext, load_skill
 from .turn import NOTHING, Adds, After, Stage, Turn, TurnEvent, TurnNote, current_dir
+from .watching import watch_for
 
 Shows = AsyncGenerator[Union[TurnEvent, Adds], None]
 """A stage that shows events on the way to what it adds."""
@@ -77,6 +78,22 @@ def conversation(turn: Turn) -> Adds:
     if turn.new:
         turn.the_host().reset()
     return NOTHING
+
+
+async def watched(turn: Turn) -> Shows:
+    """The administrator's budgets, checked before each request leaves (a spent one ends the
+    turn before anything is sent) and counted after each reply; the turn's OpenTelemetry spans
+    while telemetry is on; the conversation's id on each request for a LiteLLM gateway."""
+    watch = watch_for(turn.the_host(), turn.model, new=turn.new)
+    endpoint = turn.model.endpoint
+    yield Adds(
+        before=watch.before,
+        exit=endpoint.outgoing_with(watch) if endpoint is not None else watch.end,
+    )
+    if endpoint is not None:
+        yield Adds(exit=watch.end)  # torn down first: the spans end, then the hook goes
+    if refusal := watch.refusal():
+        yield Failed(error=refusal)
 
 
 async def servers(turn: Turn) -> Shows:
@@ -274,6 +291,7 @@ TURN: tuple[Stage, ...] = (
     one_at_a_time,
     cassette,
     conversation,
+    watched,
     servers,
     questions,
     agent,

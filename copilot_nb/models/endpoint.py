@@ -65,6 +65,16 @@ class Reach(Protocol):
     def check(self, model: str, base_url: str | None = None) -> None: ...
 
 
+class Outgoing(Protocol):
+    """A running turn's say on each request as it leaves (`telemetry.watch.TurnWatch`)."""
+
+    def check(self) -> None:
+        """Raise (BudgetExceeded) if the request may not leave."""
+
+    def headers(self) -> dict[str, str]:
+        """Headers the request carries for the turn (a trace id, the trace context)."""
+
+
 class Endpoint:
     """One model's way to its provider: address, key, retries, connections, policy and tape."""
 
@@ -100,6 +110,8 @@ class Endpoint:
         self.retry = RetryPolicy(max_retries=max_retries)
         self.tape: Tape | None = None
         """Where its requests are recorded or replayed now (None: live): the runner's choice."""
+        self.outgoing: Outgoing | None = None
+        """The running turn's check and headers for each request (a turn's `watched` stage)."""
         self._options = (timeout, max_retries, http_client)
         self.connections = LoopBoundClient(
             timeout=timeout, guard=self.check, tape=self.cassette, client=http_client
@@ -146,7 +158,8 @@ class Endpoint:
     def auth_headers(self) -> dict[str, str]:
         """The headers that carry the key (none without one), after the endpoint's own."""
         found = self.credential()
-        return {**self.headers, **(found[0].headers(found[1]) if found else {})}
+        turn = self.outgoing.headers() if self.outgoing is not None else {}
+        return {**self.headers, **turn, **(found[0].headers(found[1]) if found else {})}
 
     def given(self) -> bool:
         """Whether the base URL was given in code rather than read from a variable."""
@@ -179,6 +192,8 @@ class Endpoint:
     def check(self, url: str | None = None) -> None:
         """The administrator's policy for a request to `url` (None: the base URL) as it leaves."""
         self.provider.check(self.model, url or self.base_url)
+        if self.outgoing is not None:
+            self.outgoing.check()  # the turn's budget, before anything is sent
 
     def client(self, url: str | None = None) -> httpx.AsyncClient:
         """The client for one request to `url` (None: the base URL), once the policy allows it."""
@@ -196,6 +211,17 @@ class Endpoint:
 
         def restore() -> None:
             self.tape = before
+
+        return restore
+
+    def outgoing_with(self, outgoing: Outgoing | None) -> Callable[[], None]:
+        """Each request checked and marked by `outgoing` from now on (a turn's); returns what
+        puts it back as it was (the turn's tear-down)."""
+        before = self.outgoing
+        self.outgoing = outgoing
+
+        def restore() -> None:
+            self.outgoing = before
 
         return restore
 
@@ -219,4 +245,4 @@ class Endpoint:
         await self.connections.aclose()
 
 
-__all__ = ["GIVEN", "Endpoint", "Key", "Reach", "WindowSource"]
+__all__ = ["GIVEN", "Endpoint", "Key", "Outgoing", "Reach", "WindowSource"]

@@ -24,7 +24,14 @@ from typing import Any, Protocol
 
 import httpx
 
-from ..errors import AuthError, ContextLengthError, ModelConnectionError, ModelHTTPError
+from ..errors import (
+    AuthError,
+    BudgetExceeded,
+    ContextLengthError,
+    GatewayBudgetError,
+    ModelConnectionError,
+    ModelHTTPError,
+)
 from ..events import ModelEvent, ModelResponse, Notice, ReasoningDelta, TextDelta
 from ..messages import AssistantMessage
 from ..text import human_bytes, server_text
@@ -207,6 +214,14 @@ def http_error(
     message = f"{who} answered HTTP {status}: {detail}"
     if status in (401, 403):
         return AuthError(f"{sentence(message)} {sign_in_hint}", status=status, body=body)
+    if _error_type(body) == "budget_exceeded":  # LiteLLM's, whatever status it is set to send
+        return GatewayBudgetError(
+            f"Budget reached: {sentence(message)} The gateway's budget for this key, user, team "
+            "or session is spent, so the request was not retried. Ask whoever runs the gateway "
+            "to raise it, then run the cell again: the conversation continues where it stopped.",
+            status=status,
+            body=body,
+        )
     if status in (400, 413, 422) and _CONTEXT_LENGTH.search(detail):
         return ContextLengthError(
             f"The conversation is too long for this model's context window ({who} said: "
@@ -218,6 +233,12 @@ def http_error(
     return ModelHTTPError(
         message, status=status, body=body, retry_after=server_retry_after(response.headers)
     )
+
+
+def _error_type(body: Any) -> object:
+    """`error.type` of a JSON error body (LiteLLM's `budget_exceeded`), if it has one."""
+    error = body.get("error") if isinstance(body, dict) else None
+    return error.get("type") if isinstance(error, dict) else None
 
 
 def sentence(text: str) -> str:
@@ -381,7 +402,11 @@ async def open_stream(
                 response, provider=provider, sign_in_hint=sign_in_hint, where=where
             )
             answer = (response.status_code, content)
-            if not policy.retryable(response.status_code) or policy.repeats(answer, last_answer):
+            if (
+                isinstance(failure, BudgetExceeded)  # asking again cannot pass: never a storm
+                or not policy.retryable(response.status_code)
+                or policy.repeats(answer, last_answer)
+            ):
                 raise failure
             last_answer = answer
         delay = policy.delay_for(response, attempt)

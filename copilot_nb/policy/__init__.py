@@ -21,17 +21,21 @@ __all__ = [
     "KEYS",
     "Policy",
     "approval_floor",
+    "budget_lines",
+    "budget_refusal",
     "check_cassette_writing",
     "check_model",
     "check_serve",
     "completions_allowed",
     "conversations_allowed",
+    "count_tokens",
     "describe",
     "floor_source",
     "load_policy",
     "mcp_refusal",
     "policy_paths",
     "skill_refusal",
+    "telemetry_rules",
     "tightened",
 ]
 
@@ -128,6 +132,40 @@ def _refusal(what: str, check: Callable[[Rules], str | None]) -> str | None:
     for rules in policy.rules:
         refusal = refusal or check(rules)
     return refusal
+
+
+def budget_refusal() -> str | None:
+    """Why the next model request may not be sent (a budget spent), or None."""
+    from .spending import budget_refusal as refusal  # the load path reads no budget
+
+    return refusal()
+
+
+def count_tokens(tokens: int) -> None:
+    """Count one request's tokens against every budget that applies."""
+    from .spending import count_tokens as count
+
+    count(tokens)
+
+
+def budget_lines() -> list[str]:
+    """What is left of each budget, for `%copilot usage`."""
+    from .spending import budget_lines as lines
+
+    return lines()
+
+
+def telemetry_rules() -> tuple[str, bool | None]:
+    """The collector the policy sends traces to ("" for none) and whether it lets message
+    content be exported (None: it says nothing; False in any file wins)."""
+    endpoint, content = "", None
+    for rules in load_policy().rules:
+        if rules.telemetry is not None:
+            endpoint = endpoint or rules.telemetry.get("endpoint", "")
+            said = rules.telemetry.get("content")
+            if said is not None:
+                content = said if content is None else content and said
+    return endpoint, content
 
 
 def describe() -> list[str]:

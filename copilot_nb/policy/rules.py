@@ -12,8 +12,11 @@ import fnmatch
 import json
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .budgets import Budget
 
 FILE_NAME = "copilot_nb_policy.json"
 """The policy's file name, in each of Jupyter's system and environment config folders."""
@@ -55,7 +58,8 @@ LIST_KEYS = (
     *("providers", "models", "base_urls", "mcp_commands", "mcp_urls", "serve_hosts", "skills"),
 )
 BOOL_KEYS = ("serve", "cassettes", "conversations", "completions", "package_skills")
-KEYS = (*LIST_KEYS, "approval_floors", *BOOL_KEYS)
+KEYS = (*LIST_KEYS, "approval_floors", *BOOL_KEYS, "budgets", "ledger", "telemetry")
+TELEMETRY_KEYS = ("endpoint", "content")
 
 
 class PolicyFormatError(ValueError):
@@ -82,6 +86,13 @@ class Rules:
     """Names (shell patterns) of the Agent Skills the model may be offered; the others are not."""
     package_skills: bool | None = None
     """False: the skills that imported packages ship are never offered."""
+    budgets: tuple[Budget, ...] | None = None
+    """Token caps per user or team and period (`budgets.py`); each applies on its own."""
+    ledger: str | None = None
+    """The folder the budgets are counted in (`ledger.py`); None: the user's data folder."""
+    telemetry: Mapping[str, Any] | None = None
+    """`{"endpoint": OTLP/HTTP URL, "content": false}`: traces on, to this collector; `content`
+    false keeps message content out whatever the user asks."""
 
     def _refused(self, rule: str, what: str) -> str:
         return f"{what} is not allowed by the administrator's policy ({self.source}: {rule})"
@@ -169,6 +180,8 @@ class Rules:
             value = getattr(self, key)
             if value is None or (key == "approval_floors" and not value):
                 continue
+            if key == "budgets":
+                value = tuple(budget.describe() for budget in value)
             lines.append(f"{key} = {_shown(value)}")
         return lines
 
@@ -201,7 +214,38 @@ def parse_rules(text: str, source: str) -> Rules:
             values[key] = data[key]
     if "approval_floors" in data:
         values["approval_floors"] = _floors(data["approval_floors"])
+    values.update(_spending(data, source))
     return Rules(source=source, **values)
+
+
+def _spending(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """The budgets, their ledger and the telemetry a file sets."""
+    from .budgets import BudgetFormatError, parse_budgets  # only a file with budgets reads it
+
+    values: dict[str, Any] = {}
+    if "budgets" in data:
+        try:
+            budgets = parse_budgets(data["budgets"])
+        except BudgetFormatError as exc:
+            raise PolicyFormatError(str(exc)) from None
+        values["budgets"] = tuple(replace(b, source=source) for b in budgets)
+    if "ledger" in data:
+        if not isinstance(data["ledger"], str) or not data["ledger"].strip():
+            raise PolicyFormatError("ledger must name a folder")
+        values["ledger"] = data["ledger"]
+    if "telemetry" in data:
+        values["telemetry"] = _telemetry(data["telemetry"])
+    return values
+
+
+def _telemetry(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) - set(TELEMETRY_KEYS):
+        raise PolicyFormatError(f"telemetry must be an object with {' and '.join(TELEMETRY_KEYS)}")
+    if not isinstance(value.get("endpoint", ""), str):
+        raise PolicyFormatError("telemetry.endpoint must be the collector's OTLP/HTTP URL")
+    if not isinstance(value.get("content", False), bool):
+        raise PolicyFormatError("telemetry.content must be true or false")
+    return dict(value)
 
 
 def _floors(value: Any) -> dict[str, str]:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ...telemetry import tool_context
 from ...text import clip, counted
 from .config import ServerConfig
 from .elicitation import Answer
@@ -304,7 +305,8 @@ class ServerConnection:
         client = await self._client_for_call()
         self._noticed.clear()
         try:
-            result = await asyncio.wait_for(client.call_tool(name, arguments), timeout)
+            with tool_context():  # the SDK sends the call's `traceparent` in `params._meta`
+                result = await asyncio.wait_for(client.call_tool(name, arguments), timeout)
         except TimeoutError:
             raise ServerUnavailable(
                 f"MCP server {self.config.name!r} did not answer {name} within {timeout:g} s; "
