@@ -57,6 +57,9 @@ def test_the_tools_and_their_categories(tools: ToolSet) -> None:
         "inspect_variable": "read",
         "get_history": "read",
         "run_code": "execute",
+        "wait_run": "read",
+        "run_status": "read",
+        "stop_run": "read",
     }
 
 

@@ -144,7 +144,10 @@ async def run_block(
         yield ToolFinished(call_id=call_id, name=TOOL, ok=False, summary="not run", content=refusal)
         return
     turn = workspace.begin_turn(f"a code block's Run: {first_line(code, 80)}")
-    output = await tools.call_tool(TOOL, arguments, timeout=session.tool_timeout)
+    from ..tools.kernel.run_tools import to_the_end
+
+    with to_the_end():  # the user's own Run shows its result under the block, however long
+        output = await tools.call_tool(TOOL, arguments, timeout=session.tool_timeout)
     content = output.content
     if turn.others and undos is not None and KERNEL_NOTE in content:
         content, _, note = content.rpartition(KERNEL_NOTE)

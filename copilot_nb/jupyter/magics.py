@@ -23,6 +23,7 @@ from ..agent.modes.names import MODES
 from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 from ..kernel_bridge import run_blocking
+from ..tools.kernel.runs import DEFAULT_WAIT, runs_of
 from .live_channel import live_channel
 
 if TYPE_CHECKING:
@@ -67,6 +68,13 @@ class CopilotMagics(Magics):
         min=0.0,
         help="Seconds one tool call may run before it is stopped; 0: no limit. run_code keeps "
         "its own timeout when that is longer.",
+    ).tag(config=True)
+    run_wait = Float(
+        DEFAULT_WAIT,
+        min=0.0,
+        help="Seconds run_code and run_cell wait before a run still going returns its handle "
+        "and goes on in the background (the agent follows it with wait_run); 0: each run "
+        "blocks the turn on the kernel's thread until it ends.",
     ).tag(config=True)
     approve_read = Enum(DECISIONS, "allow", help="Reading files, cells, variables.").tag(
         config=True
@@ -138,6 +146,10 @@ class CopilotMagics(Magics):
             for name in SETTINGS:
                 self._sync(name)
         return self._session
+
+    @observe("run_wait")
+    def _run_wait_changed(self, change: Any) -> None:
+        runs_of(self.shell).wait_seconds = change["new"]
 
     @observe(*SETTINGS)
     def _settings_changed(self, change: Any) -> None:

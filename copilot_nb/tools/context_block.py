@@ -24,6 +24,8 @@ from ..messages import Message, UserMessage
 from ..text import shorten
 from ..workspace.notebook_file import resolve_notebook
 from .context import ToolContext
+from .kernel.run_tools import runs_note
+from .kernel.runs import runs_of
 from .kernel.variables import size_of, type_name, user_variables
 from .notebook.numbering import cell_label
 from .notebook.rebuild_cells import restart_note
@@ -41,6 +43,8 @@ SHARES = {
 }
 RESTART_SHARE = 0.15
 """Of the budget, on top of the shares, for what a restart lost (said only after one)."""
+RUNS_SHARE = 0.3
+"""Of the budget, on top of the shares, for runs that ended unread (said only when some did)."""
 GIT_TIMEOUT = 1.0
 LIVE_WAIT = 1.0
 OWN_RECORDS = (".copilot.jsonl", ".copilot-chat.jsonl")
@@ -55,6 +59,7 @@ async def context_block(ctx: ToolContext, *, budget: int = BUDGET) -> str:
     found = await _cells(ctx)
     parts = [
         _restart(ctx, found, int(budget * RESTART_SHARE)),
+        runs_note(runs_of(ctx.shell), int(budget * RUNS_SHARE)),
         _notebook(found, int(budget * SHARES["notebook"])),
         _review(ctx, int(budget * SHARES["review"])),
         _variables(ctx, int(budget * SHARES["variables"])),

@@ -27,6 +27,7 @@ import inspect
 import io
 import itertools
 import linecache
+import os
 import sys
 import threading
 import time
@@ -43,6 +44,8 @@ MAX_TRACEBACK_LINES = 30
 """Lines of a traceback kept (the last ones)."""
 
 _run_numbers = itertools.count(1)
+_OWN_FRAMES = {__file__, os.path.join(os.path.dirname(__file__), "runs.py")}
+"""Where the frames that run the code are: a traceback starts below them."""
 
 
 class CodeTimeout(BaseException):
@@ -83,10 +86,7 @@ async def run_code_in(
     try:
         steps = _compile(code, filename)
     except SyntaxError as exc:
-        where = f" (line {exc.lineno})" if exc.lineno else ""
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
-        text = f"{type(exc).__name__}: {exc.msg}{where}\n{detail}"
-        return CodeRun(error=text, seconds=time.monotonic() - started)
+        return compile_error(exc, time.monotonic() - started)
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
     out, err = io.StringIO(), io.StringIO()
     value: Any = None
@@ -121,6 +121,14 @@ async def run_code_in(
         evalue=evalue,
         displays=tuple(displays),
     )
+
+
+def compile_error(exc: SyntaxError, seconds: float) -> CodeRun:
+    """A run of code that does not compile: its error, with the line."""
+    where = f" (line {exc.lineno})" if exc.lineno else ""
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+    text = f"{type(exc).__name__}: {exc.msg}{where}\n{detail}"
+    return CodeRun(error=text, seconds=seconds)
 
 
 @contextlib.contextmanager
@@ -234,7 +242,7 @@ def _raise_in_thread(thread_id: int, exception: type[BaseException] | None) -> b
 def short_traceback(exc: BaseException) -> str:
     """`ZeroDivisionError: division by zero` and the traceback below this module's frames."""
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+    while tb is not None and tb.tb_frame.f_code.co_filename in _OWN_FRAMES:
         tb = tb.tb_next
     lines = "".join(traceback.format_exception(type(exc), exc, tb)).rstrip().splitlines()
     lines = last_lines(lines, MAX_TRACEBACK_LINES)

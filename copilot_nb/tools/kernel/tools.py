@@ -34,10 +34,11 @@ from ..redaction.masking import (
 )
 from ..registry import ToolOutput, ToolSet, bound_tool
 from ..views.outputs import last_lines, strip_ansi
-from .execute import run_code_in
+from .execute import CodeRun, run_code_in
 from .guard import after_run, before_run
 from .lookup import lookup
 from .run_outputs import run_code_output
+from .run_tools import follow, refuse_if_busy, run_tools
 from .state import kernel_state
 from .variables import (
     describe,
@@ -77,6 +78,7 @@ def kernel_toolset(ctx: ToolContext) -> ToolSet:
             bound_tool(inspect_variable, ctx, classify=_reveal_is_secret),
             bound_tool(get_history, ctx, on_request=True),
             bound_tool(run_code, ctx, category="execute", timeout_argument="timeout"),
+            *run_tools(ctx),
         ]
     )
 
@@ -166,8 +168,9 @@ async def run_code(ctx: ToolContext, code: str, timeout: float = 30) -> ToolOutp
     returned. For quick checks and small computations; never to install packages or restart
     the kernel. Print small results; output past a limit is cut.
 
-    It runs as a cell would (top-level await works) and its variables stay defined. Use it
-    for quick checks; a run past the timeout is stopped, what it did until then stays done.
+    It runs as a cell would (top-level await works) and its variables stay defined. A run past
+    the timeout is stopped, what it did until then stays done. A run still going after a few
+    seconds returns its handle and output so far and goes on; follow it with wait_run.
 
     Args:
         code: Python source; the value of a last expression is returned, as in a cell.
@@ -178,9 +181,17 @@ async def run_code(ctx: ToolContext, code: str, timeout: float = 30) -> ToolOutp
             f"run_code: timeout must be more than 0 and at most {MAX_RUN_TIMEOUT:g} seconds, "
             f"not {timeout:g}"
         )
+    runs = refuse_if_busy(ctx, "run_code")
     kept = before_run(ctx, code, "run_code")
-    run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
-    return run_code_output(run, ctx.shell, timeout, after_run(ctx, code, kept))
+
+    async def finish(run: CodeRun) -> ToolOutput:
+        return run_code_output(run, ctx.shell, timeout, after_run(ctx, code, kept))
+
+    if runs.wait_seconds <= 0:  # runs in the background are off: the kernel's thread, blocking
+        return await finish(
+            await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
+        )
+    return await follow(ctx, runs, code, label="run_code", timeout=timeout, finish=finish)
 
 
 def _reveal_is_secret(arguments: Mapping[str, Any]) -> str:

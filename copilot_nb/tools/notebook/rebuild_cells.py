@@ -24,6 +24,7 @@ from ...workspace.notebook_file import cell_source
 from ..context import ToolContext
 from ..kernel.effects import KINDS
 from ..kernel.rebuild import Cell, Plan, Way, advise, plan
+from ..kernel.run_tools import to_the_end
 from ..kernel.state import kernel_state
 from ..kernel.tools import is_copilot_cell, run_code
 from ..registry import ToolOutput, ToolSet, bound_tool
@@ -159,10 +160,11 @@ async def rebuild_plan(
         return ToolOutput(content="\n".join(lines), is_error=True, summary="no cell makes them")
     run_agent = agent_code or (lambda source, seconds: run_code(ctx, source, timeout=seconds))
     for step in found.steps:
-        if step.cell.agent:
-            ran = await run_agent(step.cell.source, timeout)
-        else:
-            ran = await run_cell(ctx, step.cell.id, timeout=timeout, notebook=notebook)
+        with to_the_end():  # each step ends before the next starts
+            if step.cell.agent:
+                ran = await run_agent(step.cell.source, timeout)
+            else:
+                ran = await run_cell(ctx, step.cell.id, timeout=timeout, notebook=notebook)
         lines.append(f"{step.cell.label}: {ran.summary or 'ran'}")
         if ran.is_error:
             lines.append(f"stopped: {step.cell.label} failed\n{ran.content}")

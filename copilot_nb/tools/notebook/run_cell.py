@@ -27,6 +27,7 @@ from ..kernel.counter import take_number
 from ..kernel.execute import CodeRun, ran_for, run_code_in
 from ..kernel.guard import after_run, before_run
 from ..kernel.run_outputs import notebook_outputs
+from ..kernel.run_tools import follow, refuse_if_busy
 from ..kernel.snapshots import Kept
 from ..kernel.state import kernel_state
 from ..kernel.tools import is_copilot_cell
@@ -68,7 +69,8 @@ async def run_cell(
 
     It runs the cell's current source (unsaved edits included) in the user's namespace, as the
     user running the cell would; what it defines stays defined. A run past the timeout is
-    stopped; what it did until then stays done.
+    stopped; what it did until then stays done. A run still going after a few seconds returns
+    its handle and goes on; follow it with wait_run, and its outputs go into the cell when it ends.
 
     Args:
         cell_id: Its id from list_cells, or "#N" (numbered from 1).
@@ -91,13 +93,22 @@ async def run_cell(
             f"cell {cell.id} ({cell_label(index)}) is a %%copilot cell; run_cell does not run one"
         )
     code = ctx.shell.transform_cell(source) if ctx.shell is not None else source
+    runs = refuse_if_busy(ctx, "run_cell")
     kept = before_run(ctx, source, f"cell {cell_label(index)}")
-    run = await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
-    note = after_run(ctx, source, kept)
-    count = take_number(ctx.shell, code, source)
-    outputs = notebook_outputs(run, ctx.shell, timeout, count=count)
-    await _put_outputs(ctx, opened, cell, source, outputs, kept, count)
-    return _result(opened.path, cell.id, index, run, outputs, opened.note, note)
+
+    async def finish(run: CodeRun) -> ToolOutput:
+        note = after_run(ctx, source, kept)
+        count = take_number(ctx.shell, code, source)
+        outputs = notebook_outputs(run, ctx.shell, timeout, count=count)
+        await _put_outputs(ctx, opened, cell, source, outputs, kept, count)
+        return _result(opened.path, cell.id, index, run, outputs, opened.note, note)
+
+    if runs.wait_seconds <= 0:  # runs in the background are off: the kernel's thread, blocking
+        return await finish(
+            await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
+        )
+    label = f"cell {cell.id} ({cell_label(index)})"
+    return await follow(ctx, runs, code, label=label, timeout=timeout, finish=finish)
 
 
 async def _put_outputs(
