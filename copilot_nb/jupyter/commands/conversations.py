@@ -126,8 +126,12 @@ def export(session: CopilotSession, args: argparse.Namespace, settings: Any) -> 
 
 
 def usage(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    from ...policy import budget_lines
     from ..ghost_text import usage_lines
 
+    budgets = budget_lines()
+    if budgets:  # what the administrator's budgets leave, before any saved turn
+        print("copilot: budgets of the administrator's policy:\n  " + "\n  ".join(budgets))
     completions = usage_lines(session.shell)
     if completions:  # counted apart: they are no turn of the conversation
         print("copilot: completions while typing, this kernel:\n  " + "\n  ".join(completions))
