@@ -123,3 +123,25 @@ SHORTER = (
     "late = 7\n"
     "late"
 )
+
+
+def test_the_kernels_interrupt_stops_a_run_that_outlived_its_turn(serve, kernel_for) -> None:
+    forever = "import time\nwhile True:\n    time.sleep(0.05)"
+    server = serve(
+        [reply("", call("run_code", id="loop", code=forever, timeout=120)), reply("Started.")]
+    )
+    kernel = kernel_for(server)
+    assert kernel.execute("%config CopilotMagics.run_wait = 0.5").status == "ok"
+    assert kernel.execute("%%copilot --yes\nloop").status == "ok"
+    assert "run-1 (run_code) is still running" in server.requests[1].tool_results["loop"]
+
+    kernel.manager.interrupt_kernel()  # the kernel is idle: only the run is there to stop
+
+    ended = kernel.execute(
+        "from copilot_nb.tools.kernel.runs import runs_of\n"
+        "import asyncio\n"
+        "run = runs_of(get_ipython()).get('run-1')\n"
+        "await asyncio.wait({run.outcome}, timeout=10)\n"
+        "print(run.running, run.result.error)"
+    )
+    assert ended.stdout.startswith("False Stopped: stopped by the kernel's interrupt"), ended.stdout

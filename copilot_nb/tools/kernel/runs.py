@@ -43,6 +43,7 @@ from .execute import (
     short_traceback,
     shown_once,
 )
+from .interrupts import stop_runs_on_interrupt
 from .routing import Sink, install, routed_to
 
 DEFAULT_WAIT = 10.0
@@ -240,6 +241,7 @@ class Runs:
     ) -> Run:
         """Start `code` on the run thread (the caller checked no run goes on)."""
         install(shell)
+        stop_runs_on_interrupt(shell, self.interrupted)
         run = Run(
             label=label,
             code=code,
@@ -251,6 +253,12 @@ class Runs:
         self._forget_old()
         self._thread.submit(run.execute, namespace, code, shell)
         return run
+
+    def interrupted(self) -> None:
+        """The kernel was interrupted: the run going on stops too."""
+        going = self.running()
+        if going is not None:
+            going.stop("the kernel's interrupt")
 
     def _forget_old(self) -> None:
         ended = [handle for handle, run in self._runs.items() if not run.running and run.reported]
