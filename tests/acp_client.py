@@ -12,9 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from acp import spawn_agent_process
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+from acp.schema import (
+    AcceptElicitationResponse,
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    RequestPermissionResponse,
+)
 
 from tests.kernel_session import scripted_env
+
+ASKS_IN_FORMS = ClientCapabilities(
+    elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
+)
+"""An editor that answers the agent's questions in a form (elicitation)."""
 
 
 class Editor:
@@ -26,6 +39,9 @@ class Editor:
         self.answers: list[str] = []
         """Option ids to choose, in order; none left: the request is cancelled."""
         self.changed = asyncio.Event()
+        self.questions: list[Any] = []
+        self.replies: list[str] = []
+        """What the user types into each question's form, in order."""
 
     def on_connect(self, conn: Any) -> None:
         pass
@@ -45,6 +61,10 @@ class Editor:
             outcome=AllowedOutcome(outcome="selected", option_id=choice)
         )
 
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        self.questions.append((message, mode))
+        return AcceptElicitationResponse(action="accept", content={"answer": self.replies.pop(0)})
+
     def of(self, kind: str) -> list[Any]:
         """The updates of one `sessionUpdate` kind, in order."""
         return [u for u in self.updates if u.session_update == kind]
@@ -59,6 +79,13 @@ async def agent_for(server: Any, cwd: Path, editor: Editor, **env: str) -> Async
     loopback server; yields the client-side connection."""
     full = {**os.environ, **scripted_env(server, **env)}
     async with spawn_agent_process(
-        editor, sys.executable, "-m", "copilot_nb", "acp", env=full, cwd=str(cwd)
+        editor,
+        sys.executable,
+        "-m",
+        "copilot_nb",
+        "acp",
+        env=full,
+        cwd=str(cwd),
+        use_unstable_protocol=True,  # elicitation and session/resume
     ) as (conn, _process):
         yield conn

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from copilot_nb.testing import call, reply
-from tests.acp_client import Editor, agent_for
+from tests.acp_client import ASKS_IN_FORMS, Editor, agent_for
 from tests.patience import patient
 
 pytestmark = pytest.mark.kernel
@@ -153,3 +153,67 @@ async def test_sessions_are_listed_and_loaded_after_the_agent_restarts(
 
 
 _EMPTY_NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+
+
+async def test_plans_questions_cell_edits_and_the_model_are_the_editors_to_choose(
+    serve, tmp_path: Path
+) -> None:
+    server = serve(
+        [
+            reply("1. load the data\n2. plot it"),
+            reply("", call("ask_user", id="q", question="Which colour?", options=["red", "blue"])),
+            lambda request: reply(f"You chose {request.tool_results['q']}."),
+            reply("", call("list_cells", id="l")),
+            reply("", call("edit_cell", id="e", cell_id="#1", old_str="1 + 1", new_str="2 + 2")),
+            reply("Edited."),
+            reply("From the other model."),
+        ]
+    )
+    (tmp_path / "work.ipynb").write_text(_ONE_CELL_NOTEBOOK)
+    editor = Editor()
+    async with agent_for(server, tmp_path, editor, COPILOT_NB_ACP_LOG="INFO") as conn:
+        await conn.initialize(protocol_version=1, client_capabilities=ASKS_IN_FORMS)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[], notebook="work.ipynb")
+        sid = session.session_id
+        [model] = session.config_options
+        assert (model.id, model.current_value) == ("model", "openai:scripted")
+
+        await conn.set_session_mode(session_id=sid, mode_id="plan")
+        editor.answers = ["reject_once"]
+        planned = await conn.prompt(session_id=sid, prompt=[_text("plot the data")])
+        assert planned.stop_reason == "end_turn"
+        [plan] = editor.of("plan")
+        assert [e.content for e in plan.entries] == ["load the data", "plot it"]
+        assert editor.asked[-1].kind == "switch_mode"
+
+        await conn.set_session_mode(session_id=sid, mode_id="agent")
+        editor.replies = ["blue"]
+        await conn.prompt(session_id=sid, prompt=[_text("pick a colour")])
+        [(question, _mode)] = editor.questions
+        assert question == "Which colour?"
+        assert editor.text().endswith("You chose The user answered: blue.")
+
+        editor.answers = ["allow_always"]
+        await conn.prompt(session_id=sid, prompt=[_text("make it 2 + 2")])
+        assert "2 + 2" in (tmp_path / "work.ipynb").read_text()
+        [edited] = [u for u in editor.of("tool_call") if u.tool_call_id == "e"]
+        assert edited.kind == "edit"
+        diffs = [
+            c
+            for u in editor.of("tool_call_update")
+            if u.tool_call_id == "e"
+            for c in (u.content or [])
+            if c.type == "diff"
+        ]
+        assert diffs and "2 + 2" in diffs[0].new_text and "1 + 1" in (diffs[0].old_text or "")
+        assert diffs[0].path == str(tmp_path / "work.ipynb")
+
+        await conn.set_config_option(config_id="model", session_id=sid, value="openai:other")
+        await conn.prompt(session_id=sid, prompt=[_text("who are you?")])
+        assert server.requests[-1].body["model"] == "other"
+
+
+_ONE_CELL_NOTEBOOK = (
+    '{"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": null,'
+    ' "outputs": [], "source": "1 + 1"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+)

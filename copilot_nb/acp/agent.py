@@ -19,6 +19,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
+    ConfigOptionUpdate,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -32,6 +33,7 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     Usage,
 )
@@ -40,6 +42,7 @@ from ..agent.conversations.store import ConversationFile
 from ..agent.modes.names import MODES
 from . import saved, updates
 from .kernel_link import KernelLink
+from .model_choice import MODEL, listed, model_option
 from .prompt_text import prompt_text
 
 _log = logging.getLogger(__name__)
@@ -61,6 +64,7 @@ class Session:
     mode: str = "agent"
     model: str = ""
     cancelled: bool = False
+    choices: list[str] = field(default_factory=list)
     last_call: str = ""
     usage: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0})
 
@@ -113,7 +117,9 @@ class CopilotAgent:
         """A kernel in `cwd` (or the one named), on a new saved conversation: its id is the
         session's."""
         session = await self._start(cwd, None, kwargs)
-        return NewSessionResponse(session_id=session.id, modes=self._modes(session))
+        return NewSessionResponse(
+            session_id=session.id, modes=self._modes(session), config_options=self._options(session)
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -122,7 +128,9 @@ class CopilotAgent:
         session = await self._start(cwd, session_id, kwargs)
         for update in saved.replay(ConversationFile(session.link.saved).records(session_id)):
             await self._update(session, update)
-        return LoadSessionResponse(modes=self._modes(session))
+        return LoadSessionResponse(
+            modes=self._modes(session), config_options=self._options(session)
+        )
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -130,7 +138,10 @@ class CopilotAgent:
         """The saved conversation taken up in a new kernel, without replaying it."""
         if session_id not in self.sessions:
             await self._start(cwd, session_id, kwargs)
-        return ResumeSessionResponse(modes=self._modes(self.sessions[session_id]))
+        session = self.sessions[session_id]
+        return ResumeSessionResponse(
+            modes=self._modes(session), config_options=self._options(session)
+        )
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -169,6 +180,37 @@ class CopilotAgent:
             ],
         )
 
+    def _options(self, session: Session) -> list[Any]:
+        """The session's config options (its model); the provider's other models follow in a
+        `config_option_update` once listed."""
+        asyncio.get_running_loop().create_task(self._offer_models(session))
+        return [model_option(session.model, session.choices)]
+
+    async def _offer_models(self, session: Session) -> None:
+        if session.choices:
+            return
+        session.choices = await listed(session.model)
+        if session.choices:
+            update = ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=[model_option(session.model, session.choices)],
+            )
+            await self._update(session, update)
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """The model for the session's next turns (an unknown one fails that turn, saying so)."""
+        session = self._session(session_id)
+        if config_id != MODEL or not isinstance(value, str) or not value.strip():
+            raise RequestError.invalid_params(
+                {"configId": f"{config_id}: only {MODEL!r} is set here"}
+            )
+        session.model = value.strip()
+        return SetSessionConfigOptionResponse(
+            config_options=[model_option(session.model, session.choices)]
+        )
+
     def _session(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
         if session is None:
@@ -196,12 +238,16 @@ class CopilotAgent:
                 "model": session.model,
             }
         )
-        while True:
-            message = await link.messages.get()
-            if message.get("op") == "end":
-                return self._ended(session, message)
-            if message.get("op") == "event":
-                await self._event(session, message["event"])
+        try:
+            while True:
+                message = await link.messages.get()
+                if message.get("op") == "end":
+                    return self._ended(session, message)
+                if message.get("op") == "event":
+                    await self._event(session, message["event"])
+        except BaseException:
+            link.send({"op": "cancel"})  # nothing waits in the kernel for an answer never sent
+            raise
 
     def _ended(self, session: Session, message: dict[str, Any]) -> PromptResponse:
         usage = Usage(
