@@ -44,7 +44,8 @@ def test_a_spent_budget_stops_the_turn_and_the_user_cannot_lift_it(serve, kernel
         JUPYTER_CONFIG_DIR=str(user_config),
     )
 
-    assert "First answer." in shown(kernel.execute("%%copilot\nfirst question"))
+    first = shown(kernel.execute("%%copilot\nfirst question"))
+    assert "First answer." in first and "Budget: 0 of 50 tokens left this day (user:alice)" in first
     assert json.loads((ledger / "user-alice.json").read_text())["tokens"] == 60
 
     stopped = shown(kernel.execute("%%copilot\nsecond question"))
@@ -63,6 +64,7 @@ def test_a_spent_budget_stops_the_turn_and_the_user_cannot_lift_it(serve, kernel
     policy.write_text(json.dumps(rules))
     resumed = shown(kernel.execute("%%copilot\nsecond question"))
     assert "Continued." in resumed
+    assert "Budget: 865 of 1,000 tokens left this day (user:alice)" in resumed
     sent = [m["content"] for m in server.requests[1].messages if m["role"] != "system"]
     assert "First answer." in sent and any("first question" in str(m) for m in sent)
     assert "user:alice: 135 of 1,000 tokens used this day" in shown(

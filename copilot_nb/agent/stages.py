@@ -40,7 +40,7 @@ from .prompt.assembly import prepare
 from .prompt.references import attach_references
 from .skills.tool import TOOL_NAME, SkillContext, load_skill
 from .turn import NOTHING, Adds, After, Stage, Turn, TurnEvent, TurnNote, current_dir
-from .watching import watch_for
+from .watching import watch_for, with_budget_note
 
 Shows = AsyncGenerator[Union[TurnEvent, Adds], None]
 """A stage that shows events on the way to what it adds."""
@@ -84,10 +84,10 @@ async def watched(turn: Turn) -> Shows:
     """The administrator's budgets, checked before each request leaves (a spent one ends the
     turn before anything is sent) and counted after each reply; the turn's OpenTelemetry spans
     while telemetry is on; the conversation's id on each request for a LiteLLM gateway."""
-    watch = watch_for(turn.the_host(), turn.model, new=turn.new)
+    watch = watch_for(turn.the_host(), turn.model, new=turn.new, prompt=turn.text())
     endpoint = turn.model.endpoint
     yield Adds(
-        before=watch.before,
+        before=with_budget_note(watch),
         exit=endpoint.outgoing_with(watch) if endpoint is not None else watch.end,
     )
     if endpoint is not None:

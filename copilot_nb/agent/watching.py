@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import uuid
 import weakref
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..events import AgentEvent, Done
 from ..models.base import Model
+from ..policy import budget_left
 from ..telemetry import trace_settings
 from ..telemetry.watch import TurnWatch
 from ..tools.redaction.masking import redact_text
 from .conversations.usage import tokens_of
+from .turn import TurnEvent, TurnNote
 
 _conversations: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
@@ -28,7 +32,7 @@ def conversation_id(host: Any, *, new: bool = False) -> str:
     return found
 
 
-def watch_for(host: Any, model: Model, *, new: bool = False) -> TurnWatch:
+def watch_for(host: Any, model: Model, *, new: bool = False, prompt: str = "") -> TurnWatch:
     """The watch of one turn of `host`'s conversation with `model`."""
     conversation = conversation_id(host, new=new)
     settings = trace_settings()
@@ -44,7 +48,19 @@ def watch_for(host: Any, model: Model, *, new: bool = False) -> TurnWatch:
             content=settings.content,
             tokens_of=lambda event: tokens_of(event.usage),
             mask=lambda text: redact_text(text)[0],
+            prompt=prompt,
         )
     return TurnWatch(
         conversation=conversation, trace=trace, tokens_of=lambda event: tokens_of(event.usage)
     )
+
+
+def with_budget_note(watch: TurnWatch) -> Callable[[AgentEvent], Iterable[TurnEvent]]:
+    """The watch's hook on each event, and at the answer a note of what the budgets leave."""
+
+    def before(event: AgentEvent) -> Iterable[TurnEvent]:
+        watch.before(event)
+        left = budget_left() if isinstance(event, Done) else ""
+        return (TurnNote(text=left),) if left else ()
+
+    return before

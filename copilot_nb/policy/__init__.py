@@ -21,6 +21,7 @@ __all__ = [
     "KEYS",
     "Policy",
     "approval_floor",
+    "budget_left",
     "budget_lines",
     "budget_refusal",
     "check_cassette_writing",
@@ -146,6 +147,13 @@ def count_tokens(tokens: int) -> None:
     from .spending import count_tokens as count
 
     count(tokens)
+
+
+def budget_left() -> str:
+    """What the budgets leave, in one line for the end of a turn ("" without budgets)."""
+    from .spending import budget_left as left
+
+    return left()
 
 
 def budget_lines() -> list[str]:

@@ -103,6 +103,13 @@ class Standing:
             f"{self.resets:%Y-%m-%d %H:%M} UTC ({self.budget.source})"
         )
 
+    def left_line(self) -> str:
+        """`188,000 of 200,000 tokens left this day (user:alice)`: a turn's closing note."""
+        return (
+            f"{self.left:,} of {self.budget.tokens:,} tokens left this {self.budget.period} "
+            f"({self.key})"
+        )
+
     def refusal(self) -> str:
         """The pause: what was used, the limit, when it resets, whom to ask."""
         return (

@@ -58,3 +58,9 @@ def count_tokens(tokens: int, user: str | None = None, now: datetime | None = No
 def budget_lines(user: str | None = None) -> list[str]:
     """What is left of each budget, for `%copilot usage`; none without budgets."""
     return [s.line() for s in standings(user)]
+
+
+def budget_left(user: str | None = None) -> str:
+    """What the budgets leave, in one line (a turn's closing note); "" without budgets."""
+    found = standings(user)
+    return "Budget: " + "; ".join(s.left_line() for s in found) if found else ""

@@ -10,6 +10,8 @@ the OpenTelemetry SDK and its OTLP/HTTP exporter (the `otel` extra).
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,25 +24,41 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from ..events import AgentEvent, ApprovalNeeded, Failed, ToolFinished, ToolStarted, UsageReported
-from . import TraceSettings, running_tool
+from ..events import (
+    AgentEvent,
+    ApprovalNeeded,
+    Done,
+    Failed,
+    ToolFinished,
+    ToolStarted,
+    UsageReported,
+)
+from . import ENDPOINT_VARIABLES, TraceSettings, running_tool
 
 AGENT = "copilot_nb"
 DECISION_EVENT = "gen_ai.tool.call.decision"
 
-_providers: dict[str, TracerProvider] = {}
+_providers: dict[tuple[str | None, ...], TracerProvider] = {}
 
 
 def tracer_for(settings: TraceSettings) -> trace.Tracer:
     """The kernel's tracer for this collector, made once: our own provider (a user's global
     one is left alone), batching spans to the OTLP/HTTP exporter."""
-    provider = _providers.get(settings.endpoint)
+    key = (settings.endpoint, *(os.environ.get(name) for name in ENDPOINT_VARIABLES))
+    provider = _providers.get(key)
     if provider is None:
         endpoint = settings.endpoint.rstrip("/") + "/v1/traces" if settings.endpoint else None
         provider = TracerProvider(resource=Resource.create({"service.name": AGENT}))
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
-        _providers[settings.endpoint] = provider
+        _providers[key] = provider
     return provider.get_tracer(AGENT)
+
+
+def shutdown() -> None:
+    """Send the spans still batched and stop every exporter (an unload, a test's end)."""
+    while _providers:
+        _, provider = _providers.popitem()
+        provider.shutdown()
 
 
 class TurnTrace:
@@ -56,6 +74,7 @@ class TurnTrace:
         content: bool,
         tokens_of: Callable[[UsageReported], Mapping[str, int]],
         mask: Callable[[str], str],
+        prompt: str = "",
     ) -> None:
         self._tracer, self._provider, self._model = tracer, provider, model
         self._content, self._tokens_of, self._mask = content, tokens_of, mask
@@ -71,6 +90,8 @@ class TurnTrace:
                 "gen_ai.request.model": model,
             },
         )
+        if content:  # opted in: the request and, at the end, the answer (secrets masked)
+            self.agent.set_attribute("gen_ai.input.messages", self._messages("user", prompt))
         self._inside = trace.set_span_in_context(self.agent)
         self.chat: Span | None = None
         self.tools: dict[str, Span] = {}
@@ -108,6 +129,10 @@ class TurnTrace:
             self._asked(event)
         elif isinstance(event, ToolFinished):
             self._tool_finished(event)
+        elif isinstance(event, Done) and self._content:
+            self.agent.set_attribute(
+                "gen_ai.output.messages", self._messages("assistant", event.text)
+            )
         elif isinstance(event, Failed) and not self.failed:
             self.fail("_OTHER")
 
@@ -200,6 +225,11 @@ class TurnTrace:
         span.end()
         if not event.parent:
             running_tool(None)
+
+    def _messages(self, role: str, text: str) -> str:
+        """One message as the conventions' `gen_ai.*.messages` JSON, its text masked."""
+        parts = [{"type": "text", "content": self._mask(text)}]
+        return json.dumps([{"role": role, "parts": parts}], ensure_ascii=False)
 
     def _decide(self, span: Span, call_id: str, decision: str, *, asked: bool) -> None:
         span.add_event(
