@@ -42,6 +42,7 @@ from ..agent.conversations.store import ConversationFile
 from ..agent.modes.names import MODES
 from . import saved, updates
 from .kernel_link import KernelLink
+from .mcp_given import entries_of
 from .model_choice import MODEL, listed, model_option
 from .prompt_text import prompt_text
 
@@ -116,7 +117,7 @@ class CopilotAgent:
     ) -> NewSessionResponse:
         """A kernel in `cwd` (or the one named), on a new saved conversation: its id is the
         session's."""
-        session = await self._start(cwd, None, kwargs)
+        session = await self._start(cwd, None, kwargs, mcp_servers)
         return NewSessionResponse(
             session_id=session.id, modes=self._modes(session), config_options=self._options(session)
         )
@@ -125,7 +126,7 @@ class CopilotAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         """The saved conversation taken up in a new kernel, its history replayed as updates."""
-        session = await self._start(cwd, session_id, kwargs)
+        session = await self._start(cwd, session_id, kwargs, mcp_servers)
         for update in saved.replay(ConversationFile(session.link.saved).records(session_id)):
             await self._update(session, update)
         return LoadSessionResponse(
@@ -137,7 +138,7 @@ class CopilotAgent:
     ) -> ResumeSessionResponse:
         """The saved conversation taken up in a new kernel, without replaying it."""
         if session_id not in self.sessions:
-            await self._start(cwd, session_id, kwargs)
+            await self._start(cwd, session_id, kwargs, mcp_servers)
         session = self.sessions[session_id]
         return ResumeSessionResponse(
             modes=self._modes(session), config_options=self._options(session)
@@ -154,13 +155,23 @@ class CopilotAgent:
         found = await asyncio.to_thread(saved.sessions, saved.conversation_file(notebook), where)
         return ListSessionsResponse(sessions=found)
 
-    async def _start(self, cwd: str, conversation: str | None, meta: dict[str, Any]) -> Session:
+    async def _start(
+        self,
+        cwd: str,
+        conversation: str | None,
+        meta: dict[str, Any],
+        mcp_servers: list[Any] | None = None,
+    ) -> Session:
         if not await asyncio.to_thread(os.path.isdir, cwd):
             raise RequestError.invalid_params({"cwd": f"{cwd} is not a folder"})
         notebook = meta.get("notebook") or self.notebook
         link = KernelLink(cwd, self.env, notebook)
         try:
-            await link.start(meta.get("connectionFile") or self.connection_file, conversation)
+            await link.start(
+                meta.get("connectionFile") or self.connection_file,
+                conversation,
+                entries_of(mcp_servers or []),
+            )
         except LookupError as exc:
             await link.stop()
             raise RequestError.resource_not_found(str(exc)) from None

@@ -40,6 +40,7 @@ class AcpEnd:
         self.task: asyncio.Task[None] | None = None
         self._asking: dict[str, ApprovalNeeded] = {}
         comm.on_msg(self._message)
+        self._session().mcp.given = dict(data.get("mcp") or {})
         try:
             conversation = self._conversation(data.get("conversation"))
         except Exception as exc:  # a file this version cannot read, an unknown id: said there

@@ -55,7 +55,10 @@ class KernelLink:
         self._reader: asyncio.Task[None] | None = None
 
     async def start(
-        self, connection_file: str | None = None, conversation: str | None = None
+        self,
+        connection_file: str | None = None,
+        conversation: str | None = None,
+        mcp: dict[str, Any] | None = None,
     ) -> None:
         """A new kernel in `cwd`, or the running one of `connection_file`; then the comm, for
         a new conversation or the saved `conversation` taken up again."""
@@ -82,7 +85,10 @@ class KernelLink:
             error = reply["content"].get("evalue", "")
             raise ConfigError(f"copilot_nb could not be loaded in the session's kernel: {error}")
         self._reader = asyncio.get_running_loop().create_task(self._read())
-        self._send("comm_open", {"target_name": TARGET, "data": {"conversation": conversation}})
+        self._send(
+            "comm_open",
+            {"target_name": TARGET, "data": {"conversation": conversation, "mcp": mcp or {}}},
+        )
         ready = await asyncio.wait_for(self.messages.get(), START_TIMEOUT)
         if ready.get("error"):
             raise LookupError(ready["error"])

@@ -37,6 +37,9 @@ from .executable import resolved_line
 WORKSPACE_FILE = ".mcp.json"
 VSCODE_FILE = ".vscode/mcp.json"
 USER_FILE = "mcp.json"
+EDITOR = "the editor's session"
+"""Where servers an editor passed with an ACP session come from: trusted as little as a
+workspace's files (asked about before their first launch, secrets held until then)."""
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -69,7 +72,7 @@ class ServerConfig:
     @property
     def from_workspace(self) -> bool:
         """It comes from a file of the workspace (which a cloned repository brings along)."""
-        return self.source in (WORKSPACE_FILE, VSCODE_FILE)
+        return self.source in (WORKSPACE_FILE, VSCODE_FILE, EDITOR)
 
     @property
     def transport(self) -> str:
@@ -125,8 +128,14 @@ def config_files(root: Path, user_dir: Path) -> list[tuple[Path, str, str]]:
     ]
 
 
-def load_config(root: Path, user_dir: Path, environ: Mapping[str, str] | None = None) -> McpConfig:
-    """Read every config file that exists; servers of the same name: the later file wins."""
+def load_config(
+    root: Path,
+    user_dir: Path,
+    environ: Mapping[str, str] | None = None,
+    given: Mapping[str, Any] | None = None,
+) -> McpConfig:
+    """Read every config file that exists, then the entries an editor `given` (as `.mcp.json`
+    writes them); servers of the same name: the later one wins."""
     env = os.environ if environ is None else environ
     servers: dict[str, ServerConfig] = {}
     problems: list[ConfigProblem] = []
@@ -145,6 +154,17 @@ def load_config(root: Path, user_dir: Path, environ: Mapping[str, str] | None = 
             root=root,
             environ=env,
             hold_secrets=shown in (WORKSPACE_FILE, VSCODE_FILE),
+        )
+        servers.update(found)
+        problems.extend(trouble)
+    if given:
+        found, trouble = parse_config(
+            json.dumps({"mcpServers": dict(given)}),
+            source=EDITOR,
+            key="mcpServers",
+            root=root,
+            environ=env,
+            hold_secrets=True,
         )
         servers.update(found)
         problems.extend(trouble)

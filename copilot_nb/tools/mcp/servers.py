@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import json
 import re
 from collections.abc import AsyncGenerator, Callable, Collection
 from dataclasses import dataclass
@@ -79,6 +80,9 @@ class McpServers:
         """Seconds a server may take to start before it is given up (until restarted)."""
         self._reported: dict[str, str] = {}
         """The start failure last shown for each server (each is shown once)."""
+        self.given: dict[str, Any] = {}
+        """Servers an editor passed with its session (`.mcp.json` entries by name), read after
+        the files and held for approval as a workspace's are."""
         self.asker: Asker | None = None
         """Who puts a server's questions (elicitation) to the user: the running agent, set by
         the session for the length of a turn; None between turns, when they are cancelled."""
@@ -88,11 +92,13 @@ class McpServers:
     def configure(self, root: Path) -> McpConfig:
         """Read the config of `root` if it (or a config file) changed; servers removed or
         changed in the config are stopped (in the background)."""
-        signature = (root, *(_stamp(path) for path, _, _ in config_files(root, self.user_dir())))
+        files = (_stamp(path) for path, _, _ in config_files(root, self.user_dir()))
+        signature = (root, *files, json.dumps(self.given, sort_keys=True))
         if signature == self._signature:
             return self.config
         self._signature, self.root = signature, root
-        self.config = self.launch.sort(root, load_config(root, self.user_dir()))
+        loaded = load_config(root, self.user_dir(), given=self.given)
+        self.config = self.launch.sort(root, loaded)
         held = self.launch.held
         for name, connection in list(self.connections.items()):
             wanted = self.config.servers.get(name)
