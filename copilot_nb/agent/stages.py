@@ -84,7 +84,7 @@ async def watched(turn: Turn) -> Shows:
     """The administrator's budgets, checked before each request leaves (a spent one ends the
     turn before anything is sent) and counted after each reply; the turn's OpenTelemetry spans
     while telemetry is on; the conversation's id on each request for a LiteLLM gateway."""
-    watch = watch_for(turn.the_host(), turn.model, new=turn.new, prompt=turn.text())
+    watch = watch_for(turn.host, turn.model, new=turn.new, prompt=turn.text())
     endpoint = turn.model.endpoint
     yield Adds(
         before=with_budget_note(watch),
@@ -305,6 +305,7 @@ TURN: tuple[Stage, ...] = (
 )
 """A session's turn, stage by stage, in the order they are entered (and torn down in reverse)."""
 
-SERVED: tuple[Stage, ...] = (questions, run)
+SERVED: tuple[Stage, ...] = (watched, questions, run)
 """The proxy's server-side turn (`tool_execution: "auto"`): its agent and settings come with
-the turn; questions go to the notebook that started it, or are denied."""
+the turn; its budget and trace as a session's; questions go to the notebook that started it,
+or are denied."""

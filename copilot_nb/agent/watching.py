@@ -25,7 +25,10 @@ _conversations: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary(
 
 
 def conversation_id(host: Any, *, new: bool = False) -> str:
-    """The id of the session's conversation, made at its first turn and again after `new`."""
+    """The id of the session's conversation, made at its first turn and again after `new`
+    (a turn with no session, the proxy's, is a conversation of its own)."""
+    if host is None:
+        return uuid.uuid4().hex
     found = _conversations.get(host)
     if found is None or new:
         found = _conversations[host] = uuid.uuid4().hex
