@@ -141,3 +141,51 @@ async def test_a_litellm_budget_error_pauses_without_retrying(serve, tmp_path, s
     assert failed.error.startswith("Budget reached: ")
     assert LITELLM_BUDGET in failed.error and "not retried" in failed.error
     assert len(server.requests) == 1
+
+
+def test_the_policy_summary_names_each_budget_and_the_collector(policy_file):
+    from copilot_nb.policy import describe
+
+    policy_file(
+        {
+            "budgets": [
+                {"scope": "user", "period": "day", "tokens": 200000},
+                {"scope": "team", "team": "ds", "period": "month", "tokens": 5000000},
+            ],
+            "telemetry": {"endpoint": "http://collector:4318", "content": False},
+        }
+    )
+    lines = describe()
+    assert (
+        '  budgets = ["200,000 tokens per day for each user", '
+        '"5,000,000 tokens per month for team ds"]' in lines
+    )
+    assert '  telemetry = {"endpoint": "http://collector:4318", "content": false}' in lines
+
+
+@pytest.mark.parametrize(
+    ("telemetry", "said"),
+    [
+        ({"endpoint": 4318}, "telemetry.endpoint must be the collector's OTLP/HTTP URL"),
+        ({"content": "yes"}, "telemetry.content must be true or false"),
+        ({"headers": {}}, "telemetry must be an object with endpoint and content"),
+    ],
+)
+def test_a_telemetry_rule_the_policy_cannot_mean_fails_closed(policy_file, telemetry, said):
+    path = policy_file({"telemetry": telemetry})
+    refusal = budget_refusal()
+    assert refusal is not None and f"policy {path} cannot be read ({said})" in refusal
+
+
+def test_telemetry_is_off_without_a_collector_and_content_needs_consent(policy_file):
+    from copilot_nb.telemetry import TraceSettings, trace_settings
+
+    assert trace_settings({}) is None
+    on = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}
+    assert trace_settings(on) == TraceSettings(endpoint="", content=False)
+    opted = {**on, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
+    assert trace_settings(opted) == TraceSettings(endpoint="", content=True)
+    policy_file({"telemetry": {"endpoint": "http://team:4318"}})
+    assert trace_settings({}) == TraceSettings(endpoint="http://team:4318", content=False)
+    policy_file({"telemetry": {"endpoint": "http://team:4318", "content": False}})
+    assert trace_settings(opted) == TraceSettings(endpoint="http://team:4318", content=False)
