@@ -19,6 +19,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
+    AuthenticateResponse,
     ConfigOptionUpdate,
     Implementation,
     InitializeResponse,
@@ -39,8 +40,10 @@ from acp.schema import (
 )
 
 from ..agent.conversations.store import ConversationFile
+from ..agent.model_strings import default_model_spec
 from ..agent.modes.names import MODES
-from . import saved, updates
+from ..errors import ConfigError
+from . import saved, sign_in, updates
 from .kernel_link import KernelLink
 from .mcp_given import entries_of
 from .model_choice import MODEL, listed, model_option
@@ -109,8 +112,20 @@ class CopilotAgent:
                     list=SessionListCapabilities(), resume=SessionResumeCapabilities()
                 ),
             ),
+            auth_methods=sign_in.methods(),
             agent_info=Implementation(name="copilot-nb", title="copilot_nb", version=_version()),
         )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """Check the method's credential is there (the editor set the key, or the user signed
+        in in its terminal); else say what to do."""
+        try:
+            missing = sign_in.signed_in(method_id)
+        except ConfigError as exc:
+            raise RequestError.invalid_params({"methodId": str(exc)}) from None
+        if missing:
+            raise RequestError.auth_required({"message": missing})
+        return AuthenticateResponse()
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -165,6 +180,8 @@ class CopilotAgent:
         if not await asyncio.to_thread(os.path.isdir, cwd):
             raise RequestError.invalid_params({"cwd": f"{cwd} is not a folder"})
         notebook = meta.get("notebook") or self.notebook
+        if missing := sign_in.missing_provider(default_model_spec()):
+            raise RequestError.auth_required({"message": missing})
         link = KernelLink(cwd, self.env, notebook)
         try:
             await link.start(

@@ -15,7 +15,9 @@ import sys
 from typing import IO, Any, cast
 
 
-def main(*, notebook: str | None = None, connection_file: str | None = None) -> int:
+def main(
+    *, notebook: str | None = None, connection_file: str | None = None, sign_in: bool = False
+) -> int:
     """Run the agent until the editor closes stdin: sessions on `notebook` (else each names
     its own) in new kernels, or in the running kernel of `connection_file`."""
     try:
@@ -27,6 +29,10 @@ def main(*, notebook: str | None = None, connection_file: str | None = None) -> 
             file=sys.stderr,
         )
         return 2
+    if sign_in:  # the editor's terminal auth method: a person at a terminal, not the protocol
+        from .sign_in import sign_in_here
+
+        return sign_in_here()
     level = os.environ.get("COPILOT_NB_ACP_LOG", "WARNING").upper()
     logging.basicConfig(stream=sys.stderr, level=level, format="copilot-nb acp: %(message)s")
     protocol = _take_stdout()

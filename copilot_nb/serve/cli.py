@@ -40,11 +40,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     acp.add_argument("--notebook", default=None, help="the notebook sessions work on")
     acp.add_argument("--connection-file", default=None, help="a running kernel to work in")
+    acp.add_argument("--sign-in", action="store_true", help="sign in to GitHub Copilot here")
     options = parser.parse_args(argv)
     if options.command == "acp":
         from ..acp.main import main as acp_main  # the SDK only when asked for
 
-        return acp_main(notebook=options.notebook, connection_file=options.connection_file)
+        return acp_main(
+            notebook=options.notebook,
+            connection_file=options.connection_file,
+            sign_in=options.sign_in,
+        )
     try:
         workspace = Workspace(os.path.realpath(options.workspace))
         return asyncio.run(_serve(options, workspace))
