@@ -189,3 +189,26 @@ def test_telemetry_is_off_without_a_collector_and_content_needs_consent(policy_f
     assert trace_settings({}) == TraceSettings(endpoint="http://team:4318", content=False)
     policy_file({"telemetry": {"endpoint": "http://team:4318", "content": False}})
     assert trace_settings(opted) == TraceSettings(endpoint="http://team:4318", content=False)
+
+
+async def test_a_turn_a_budget_stopped_is_traced_as_such(policy_file, serve, tmp_path, monkeypatch):
+    from copilot_nb.telemetry import spans
+    from tests.helpers import events_of, scripted_session
+    from tests.otlp_receiver import OtlpReceiver
+
+    policy_file(
+        {
+            "ledger": str(tmp_path / "ledger"),
+            "budgets": [{"scope": "user", "period": "day", "tokens": 0}],
+        }
+    )
+    server = serve([reply("never")])
+    with OtlpReceiver() as receiver:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+        events = await events_of(scripted_session(server, tmp_path, monkeypatch), "hi")
+        spans.shutdown()
+    assert isinstance(events[-1], Failed) and "Budget reached" in events[-1].error
+    (agent,) = receiver.spans
+    assert agent.name == "invoke_agent copilot_nb"
+    assert agent.attributes["error.type"] == "BudgetExceeded" and agent.status == 2
+    assert server.requests == []
