@@ -76,7 +76,7 @@ class TurnTrace:
         mask: Callable[[str], str],
         prompt: str = "",
     ) -> None:
-        self._tracer, self._provider, self._model = tracer, provider, model
+        self._tracer, self._model = tracer, model
         self._content, self._tokens_of, self._mask = content, tokens_of, mask
         common = {"gen_ai.provider.name": provider, "gen_ai.conversation.id": conversation}
         self._common = common
