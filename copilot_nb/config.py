@@ -12,6 +12,8 @@ from pathlib import Path
 DEFAULT_MAX_ROUNDS = 20
 """Most model rounds in one request."""
 DEFAULT_TOOL_TIMEOUT = 120.0
+DEFAULT_RUN_WAIT = 10.0
+"""Seconds run_code and run_cell wait for a run before returning its handle (it goes on)."""
 """Seconds one tool call may run before it is stopped and the model told so."""
 COPILOT_CELL_CALL = "__import__('copilot_nb.jupyter.extension').jupyter.extension._run_cell"
 """What a `%%copilot` cell becomes (the magics' input transformer writes it); the kernel's

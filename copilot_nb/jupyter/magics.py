@@ -20,10 +20,9 @@ from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default, 
 
 from ..agent.approvals.policy import DECISIONS, EDIT_DECISIONS, ApprovalPolicy
 from ..agent.modes.names import MODES
-from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_TIMEOUT
+from ..config import DEFAULT_MAX_ROUNDS, DEFAULT_RUN_WAIT, DEFAULT_TOOL_TIMEOUT
 from ..errors import ConfigError
 from ..kernel_bridge import run_blocking
-from ..tools.kernel.runs import DEFAULT_WAIT, runs_of
 from .live_channel import live_channel
 
 if TYPE_CHECKING:
@@ -70,7 +69,7 @@ class CopilotMagics(Magics):
         "its own timeout when that is longer.",
     ).tag(config=True)
     run_wait = Float(
-        DEFAULT_WAIT,
+        DEFAULT_RUN_WAIT,
         min=0.0,
         help="Seconds run_code and run_cell wait before a run still going returns its handle "
         "and goes on in the background (the agent follows it with wait_run); 0: each run "
@@ -145,10 +144,15 @@ class CopilotMagics(Magics):
             self._session.live = live_channel(self.shell)
             for name in SETTINGS:
                 self._sync(name)
+            from .run_view import watch_runs
+
+            watch_runs(self.shell)  # a run going on shows in the cell that started it
         return self._session
 
     @observe("run_wait")
     def _run_wait_changed(self, change: Any) -> None:
+        from ..tools.kernel.runs import runs_of  # here: %load_ext stays light
+
         runs_of(self.shell).wait_seconds = change["new"]
 
     @observe(*SETTINGS)

@@ -64,7 +64,10 @@ async def follow(
         ctx.namespace(), code, label=label, timeout=timeout, shell=ctx.shell, finish=finish
     )
     done = await run.wait(timeout + 60 if _TO_THE_END.get() else runs.wait_seconds)
-    return done if done is not None else still_running(run)
+    if done is not None:
+        return done
+    runs.went_on(run, ctx.shell)
+    return still_running(run)
 
 
 def still_running(run: Run) -> ToolOutput:

@@ -32,6 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ...config import DEFAULT_RUN_WAIT
 from ..registry import ToolOutput
 from .execute import (
     CodeRun,
@@ -46,8 +47,6 @@ from .execute import (
 from .interrupts import stop_runs_on_interrupt
 from .routing import Sink, install, routed_to
 
-DEFAULT_WAIT = 10.0
-"""Seconds run_code and run_cell wait for a run before returning its handle."""
 MAX_WAIT = 600.0
 """Seconds wait_run may wait at most in one call."""
 KEEP_ENDED = 20
@@ -212,9 +211,16 @@ class Runs:
     """One kernel's runs: the run thread, the run going on (at most one), the recent ones."""
 
     def __init__(self) -> None:
-        self.wait_seconds = DEFAULT_WAIT
+        self.wait_seconds = DEFAULT_RUN_WAIT
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="copilot-run")
         self._runs: dict[str, Run] = {}
+        self.watchers: list[Callable[[Run, Any], None]] = []
+        """Called with each run that goes on past its wait, and the shell (a view shows it)."""
+
+    def went_on(self, run: Run, shell: Any | None) -> None:
+        """The run outlasted its wait: its watchers show it."""
+        for watcher in self.watchers:
+            watcher(run, shell)
 
     def running(self) -> Run | None:
         return next((run for run in self._runs.values() if run.running), None)

@@ -1,0 +1,63 @@
+"""A long run in JupyterLab: it goes on after the turn that started it ended, its cell shows the
+elapsed time and the output as they grow, and its own Stop button stops the run alone. JupyterLab
+in headless Chromium (tests/browser_lab.py); screenshots in test-artifacts/screenshots."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot_nb.testing import call, reply
+from tests.browser_lab import LONG, open_notebook, run_next, shot
+
+pytestmark = pytest.mark.browser
+
+TRAIN = (
+    "import time\n"
+    "for epoch in range(200):\n"
+    "    print('epoch', epoch, 'loss', round(1 / (epoch + 1), 3), flush=True)\n"
+    "    time.sleep(0.3)\n"
+    "done = True"
+)
+
+
+def test_a_run_that_outlives_its_turn_shows_live_in_its_cell_and_stops_by_its_own_button(
+    page, lab, replies
+):
+    replies.queue.extend(
+        [reply("", call("run_code", id="train", code=TRAIN, timeout=120)), reply("Training.")]
+    )
+    open_notebook(
+        page,
+        lab,
+        "train.ipynb",
+        "%load_ext copilot_nb\n%config CopilotMagics.run_wait = 1",
+        "%%copilot --yes\ntrain the model",
+        "print('the user works on', 1 + 1)",
+    )
+    run_next(page)
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
+    page.get_by_text("Training.").wait_for(timeout=LONG)
+    view = cell.locator(".copilot-nb-run")
+    state = view.locator(".copilot-nb-run-state")
+    state.filter(has_text="run-1 (run_code) running").wait_for(timeout=LONG)
+    first = state.inner_text()
+    page.wait_for_function(  # the widget redraws its HTML: look the state up each time
+        "(was) => { const s = document.querySelector('.copilot-nb-run-state');"
+        " return s && s.innerText !== was && /running · [1-9]/.test(s.innerText); }",
+        arg=first,
+        timeout=LONG,
+    )
+    assert "epoch" in view.locator(".copilot-nb-run-output").inner_text(), "its output, live"
+    assert not page.get_by_text("done").count()
+
+    run_next(page)  # the user's own cell runs while the agent's run goes on
+    user = page.locator(".jp-Notebook .jp-Cell").nth(2)
+    user.get_by_text("the user works on 2").wait_for(timeout=LONG)
+    shot(cell, "screenshots/long-run-live.png")
+
+    cell.get_by_role("button", name="Stop run").click()
+    state.filter(has_text="stopped by you").wait_for(timeout=LONG)
+    assert not cell.get_by_role("button", name="Stop run").count(), "a stopped run has no Stop"
+    assert "Training." in cell.inner_text(), "the turn's answer stays"
+    shot(cell, "screenshots/long-run-stopped.png")
+    assert not replies.queue
