@@ -217,3 +217,17 @@ _ONE_CELL_NOTEBOOK = (
     '{"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": null,'
     ' "outputs": [], "source": "1 + 1"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
 )
+
+
+async def test_a_kernel_that_dies_mid_turn_ends_the_turn_saying_so(serve, tmp_path: Path) -> None:
+    server = serve([reply("", call("run_code", id="x", code="import os\nos._exit(1)"))])
+    editor = Editor()
+    editor.answers = ["allow_once"]
+    async with agent_for(server, tmp_path, editor) as conn:
+        await conn.initialize(protocol_version=1)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        ended = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[_text("crash")]), patient(30)
+        )
+        assert ended.stop_reason == "end_turn"
+        assert "kernel stopped" in editor.text()

@@ -68,6 +68,7 @@ class Session:
     mode: str = "agent"
     model: str = ""
     cancelled: bool = False
+    said_failure: bool = False
     choices: list[str] = field(default_factory=list)
     last_call: str = ""
     usage: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0})
@@ -256,6 +257,7 @@ class CopilotAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         session.cancelled = False
+        session.said_failure = False
         session.usage = {"input": 0, "output": 0}
         link = session.link
         link.send(
@@ -268,16 +270,21 @@ class CopilotAgent:
         )
         try:
             while True:
-                message = await link.messages.get()
+                message = await link.next()
                 if message.get("op") == "end":
-                    return self._ended(session, message)
+                    return await self._ended(session, message)
                 if message.get("op") == "event":
                     await self._event(session, message["event"])
         except BaseException:
             link.send({"op": "cancel"})  # nothing waits in the kernel for an answer never sent
             raise
 
-    def _ended(self, session: Session, message: dict[str, Any]) -> PromptResponse:
+    async def _ended(self, session: Session, message: dict[str, Any]) -> PromptResponse:
+        """The turn's stop reason and usage; a failure the turn did not show as a `Failed`
+        event (our bug in the kernel, a dead kernel) is said as the reply's last text."""
+        if message["status"] == "failed" and message.get("error") and not session.said_failure:
+            text = f"\n{message['error']}"
+            await self._update(session, updates.update_agent_message_text(text))
         usage = Usage(
             input_tokens=session.usage["input"],
             output_tokens=session.usage["output"],
@@ -285,10 +292,6 @@ class CopilotAgent:
         )
         if session.cancelled or message["status"] == "cancelled":
             return PromptResponse(stop_reason="cancelled", usage=usage)
-        if message["status"] == "failed" and message.get("error"):
-            # the turn's own words (an unknown model, a provider's refusal) reach the editor as
-            # the reply's last text; the turn ended, so the reason is end_turn
-            _log.info("turn failed: %s", message["error"])
         return PromptResponse(stop_reason="end_turn", usage=usage)
 
     async def _event(self, session: Session, event: dict[str, Any]) -> None:
@@ -306,6 +309,7 @@ class CopilotAgent:
             used = event["input"] + event["output"]
             await self._update(session, updates.usage_update(used, used))
         elif kind == "failed":
+            session.said_failure = True
             await self._update(session, updates.update_agent_message_text(f"\n{event['error']}"))
         else:
             if kind == "tool_started":

@@ -22,6 +22,12 @@ from .kernel_end import TARGET
 
 START_TIMEOUT = 60.0
 """Seconds a kernel has to start and load copilot_nb before the session fails."""
+ALIVE_CHECK = 1.0
+"""Seconds between checks that the kernel still lives while a turn waits for its events."""
+DIED = (
+    "the session's kernel stopped (it crashed or was shut down) and took the turn with it; "
+    "what it saved is kept: load the session again, or start a new one"
+)
 HELLO = "copilot_nb.hello"
 """copilot_nb's greeting to a notebook front end: we are none, and say so at once."""
 SETUP = (
@@ -95,6 +101,16 @@ class KernelLink:
         self.model = str(ready.get("model", ""))
         self.conversation = str(ready.get("conversation", ""))
         self.saved = str(ready.get("saved", ""))
+
+    async def next(self) -> dict[str, Any]:
+        """The kernel's next message; an `end` of our own if the kernel died meanwhile, so a
+        turn never waits on a dead kernel."""
+        while True:
+            try:
+                return await asyncio.wait_for(self.messages.get(), ALIVE_CHECK)
+            except asyncio.TimeoutError:
+                if self.manager is not None and not await self.manager.is_alive():
+                    return {"op": "end", "status": "failed", "error": DIED}
 
     def send(self, data: dict[str, Any]) -> None:
         """One message to the kernel's end (a prompt, an answer, a cancel)."""
