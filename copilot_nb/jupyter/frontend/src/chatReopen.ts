@@ -80,16 +80,8 @@ export function reopenChatsAfterRestart(
 
   const reopen = async (kernel: Kernel.IKernelConnection): Promise<void> => {
     stages.set(kernel.id, 'reopening');
-    let why: string;
-    try {
-      const reply = await kernel.requestExecute({
-        code: REOPEN_CODE,
-        silent: true,
-        store_history: false,
-        allow_stdin: false
-      }).done;
-      why = failure(reply.content);
-    } catch {
+    const why = await openChat(kernel);
+    if (why === null) {
       // No reply: the kernel went away while reopening (the future was cancelled, before or
       // after the restart that follows). The stage stays, so that restart gives up.
       return;
@@ -125,6 +117,24 @@ export function reopenChatsAfterRestart(
 }
 
 /** Why the reopen code failed, in words for the old panel; empty if it ran. */
+/** Run our fixed opening call in `kernel`, out of its history: '' once it ran, why it failed,
+ * or null when the kernel went away before it answered. */
+export async function openChat(
+  kernel: Kernel.IKernelConnection
+): Promise<string | null> {
+  try {
+    const reply = await kernel.requestExecute({
+      code: REOPEN_CODE,
+      silent: true,
+      store_history: false,
+      allow_stdin: false
+    }).done;
+    return failure(reply.content);
+  } catch {
+    return null;
+  }
+}
+
 export function failure(content: {
   status: string;
   ename?: string;

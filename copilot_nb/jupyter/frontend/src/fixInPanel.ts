@@ -14,10 +14,9 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { Notification } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
-import { Kernel } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
-import { failure, REOPEN_CODE } from './chatReopen';
+import { openChat } from './chatReopen';
 import { chatSidecars } from './panelTabs';
 
 /** The panel's event for a fix (`front.js` listens): `detail.cellId`. */
@@ -44,7 +43,7 @@ export async function fixInPanel(
   }
   let chat = chatOf(app, kernel.id);
   if (!chat) {
-    const why = await openChat(kernel);
+    const why = (await openChat(kernel)) ?? 'the kernel went away';
     if (why) {
       warn(`Copilot could not open the chat panel: ${why}. ${INSTEAD}`);
       return;
@@ -73,21 +72,6 @@ function chatOf(app: JupyterFrontEnd, kernelId: string): IChat | null {
     }
   }
   return null;
-}
-
-/** Run our fixed opening call in the kernel; why it failed, or '' once it ran. */
-async function openChat(kernel: Kernel.IKernelConnection): Promise<string> {
-  try {
-    const reply = await kernel.requestExecute({
-      code: REOPEN_CODE,
-      silent: true,
-      store_history: false,
-      allow_stdin: false
-    }).done;
-    return failure(reply.content);
-  } catch {
-    return 'the kernel went away';
-  }
 }
 
 /** What `find` finds once it does (looked for every 100 ms), or null after OPEN_WAIT. */
