@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import urllib.request
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,43 +66,14 @@ def replies(shared_replies: Replies) -> Iterator[Replies]:
     shared_replies.queue.clear()
 
 
-@pytest.fixture(scope="session")
-def shared_lab(
+@pytest.fixture(scope="module")
+def lab(
     tmp_path_factory: pytest.TempPathFactory, shared_replies: Replies
 ) -> Iterator[dict[str, Any]]:
-    """One JupyterLab for every module that needs no lab of its own (its start is 8-10 s)."""
+    """A JupyterLab server whose kernels use the scripted model; yields its URL and root. One per
+    module: a lab shared across modules carried state from one to the next that a reload showed
+    (sessions, kernels, the root and the workspace reset between them were not enough)."""
     yield from scripted_lab(tmp_path_factory.mktemp("lab"), shared_replies)
-
-
-@pytest.fixture(scope="module")
-def lab(shared_lab: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """A JupyterLab server whose kernels use the scripted model; yields its URL and root. Each
-    module finds it as a lab of its own would be: no session, no kernel, an empty root."""
-    fresh_lab(shared_lab)
-    yield shared_lab
-    fresh_lab(shared_lab)
-
-
-def fresh_lab(lab: dict[str, Any]) -> None:
-    """Shut down the lab's sessions and kernels and empty its root (the workspace is reset by
-    each `show_notebook`), so nothing a module left behind reaches the next."""
-    for kind in ("sessions", "kernels"):
-        for item in _lab_api(lab, "GET", f"/api/{kind}"):
-            _lab_api(lab, "DELETE", f"/api/{kind}/{item['id']}")
-    for entry in lab["root"].iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-
-
-def _lab_api(lab: dict[str, Any], method: str, path: str) -> Any:
-    request = urllib.request.Request(
-        f"{lab['base']}{path}?token={TOKEN}", method=method, headers={"Accept": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        body = response.read()
-    return json.loads(body) if body else None
 
 
 def scripted_lab(
