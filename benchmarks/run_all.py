@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (
+    bench_acp,
     bench_cassette,
     bench_cell_stream,
     bench_completions,
@@ -56,4 +57,5 @@ if __name__ == "__main__":
     bench_policy.main()
     bench_kernel_state.main()
     bench_turn_cost.main()
+    bench_acp.main()
     bench_suite.main()
