@@ -61,3 +61,54 @@ def test_a_run_that_outlives_its_turn_shows_live_in_its_cell_and_stops_by_its_ow
     assert "Training." in cell.inner_text(), "the turn's answer stays"
     shot(cell, "screenshots/long-run-stopped.png")
     assert not replies.queue
+
+
+SLOW = (
+    "import time\nfor step in range(10):\n    print('step', step, flush=True)\n    time.sleep(0.5)"
+)
+
+
+def test_a_cell_the_user_edits_while_the_agent_runs_it_keeps_the_users_edit(page, lab, replies):
+    told: list[str] = []
+
+    def answer(request):
+        told.append(str(request.messages[-1]["content"]))
+        return reply("Noted.")
+
+    replies.queue.extend(
+        [reply("", call("run_cell", id="slow", cell_id="#3", timeout=60)), reply("It runs.")]
+    )
+    open_notebook(
+        page,
+        lab,
+        "slow.ipynb",
+        "%load_ext copilot_nb\n%config CopilotMagics.run_wait = 1",
+        "%%copilot --yes\nrun the slow cell",
+        SLOW,
+        "%%copilot\nhow did it go?",
+    )
+    run_next(page)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    page.get_by_text("It runs.").wait_for(timeout=LONG)
+    state = cells.nth(1).locator(".copilot-nb-run-state")
+    state.filter(has_text="running").wait_for(timeout=LONG)
+
+    editor = cells.nth(2).locator(".cm-content")  # the user edits the cell while it runs
+    editor.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\n# mine")
+    page.keyboard.press("Escape")
+    state.filter(has_text="ended after").wait_for(timeout=LONG)
+
+    assert editor.inner_text().rstrip().endswith("# mine"), "the user's edit is kept"
+    assert "step" not in cells.nth(2).locator(".jp-OutputArea").inner_text(), "no outputs over it"
+    assert "step 9" in cells.nth(1).locator(".copilot-nb-run-output").inner_text()
+    shot(cells.nth(1), "screenshots/long-run-cell-edited.png")
+
+    replies.queue.append(answer)
+    cells.nth(3).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+Enter")
+    page.get_by_text("Noted.").wait_for(timeout=LONG)
+    assert "run-1 (cell" in told[0] and "its outputs are not in the cell" in told[0], told
+    assert not replies.queue

@@ -56,13 +56,33 @@ def refuse_if_busy(ctx: ToolContext, tool: str) -> Runs:
     return runs
 
 
+def refuse_if_running_cell(ctx: ToolContext, cell_id: str, tool: str) -> None:
+    """The error the model reads when it would change the cell a run is running: the run's
+    outputs go into that cell when it ends, so the two would race."""
+    going = runs_of(ctx.shell).running()
+    if going is not None and going.cell == cell_id:
+        raise ToolError(
+            f"{tool}: cell {cell_id} is running as {going.handle} ({going.elapsed():.0f} s so "
+            f'far), and its outputs go into it when it ends; call wait_run("{going.handle}") '
+            "first, then change it"
+        )
+
+
 async def follow(
-    ctx: ToolContext, runs: Runs, code: str, *, label: str, timeout: float, finish: Finish
+    ctx: ToolContext,
+    runs: Runs,
+    code: str,
+    *,
+    label: str,
+    timeout: float,
+    finish: Finish,
+    cell: str | None = None,
 ) -> ToolOutput:
     """Start the code and wait a little: its result if it ends by then, else its handle."""
     run = runs.start(
         ctx.namespace(), code, label=label, timeout=timeout, shell=ctx.shell, finish=finish
     )
+    run.cell = cell
     done = await run.wait(timeout + 60 if _TO_THE_END.get() else runs.wait_seconds)
     if done is not None:
         return done

@@ -78,6 +78,8 @@ class Run:
         self.reported = False
         """The model has read how it ended."""
         self.stopped_by = ""
+        self.cell: str | None = None
+        """The id of the notebook cell it runs (run_cell), whose outputs it sets at its end."""
         self._loop = loop
         self._finish = finish
         self._thread: int | None = None

@@ -31,6 +31,7 @@ from ...workspace.notebook_file import (
 )
 from ...workspace.workspace import Workspace
 from ..context import ToolContext
+from ..kernel.run_tools import refuse_if_running_cell
 from ..redaction.masking import redact_text
 from ..redaction.secret_reads import reads_secret
 from ..registry import ToolOutput, ToolSet, bound_tool
@@ -234,6 +235,7 @@ async def delete_cell(ctx: ToolContext, cell_id: str, notebook: str | None = Non
         opened = await open_notebook(ctx, notebook, for_edit=True)
         index, cell = find_cell(opened.loaded, cell_id)
         check_seen(ctx, opened, cell, index)
+        refuse_if_running_cell(ctx, cell.id, "delete_cell")
         before = cell_source(cell)
         previous = opened.loaded.node.cells[index - 1].id if index else None
         undo = {"kind": "insert", "after_id": previous, "cell": copy.deepcopy(dict(cell))}
@@ -268,6 +270,7 @@ async def _change_source(
         opened = await open_notebook(ctx, notebook, for_edit=True)
         index, cell = find_cell(opened.loaded, cell_id)
         check_seen(ctx, opened, cell, index)
+        refuse_if_running_cell(ctx, cell.id, tool)
         before = cell_source(cell)
         after = new_source(f"cell {cell.id} ({cell_label(index)}) of {opened.path}", before)
         _no_remote_loads(tool, cell.cell_type, before, after)

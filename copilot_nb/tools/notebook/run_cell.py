@@ -100,7 +100,11 @@ async def run_cell(
         note = after_run(ctx, source, kept)
         count = take_number(ctx.shell, code, source)
         outputs = notebook_outputs(run, ctx.shell, timeout, count=count)
-        await _put_outputs(ctx, opened, cell, source, outputs, kept, count)
+        try:
+            await _put_outputs(ctx, opened, cell, source, outputs, kept, count)
+        except ToolError as exc:  # the user's edit wins; the run's result still reaches the model
+            unplaced = f"its outputs are not in the cell, which changed while it ran: {exc}"
+            return _result(opened.path, cell.id, index, run, outputs, opened.note, note, unplaced)
         return _result(opened.path, cell.id, index, run, outputs, opened.note, note)
 
     if runs.wait_seconds <= 0:  # runs in the background are off: the kernel's thread, blocking
@@ -108,7 +112,7 @@ async def run_cell(
             await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
         )
     label = f"cell {cell.id} ({cell_label(index)})"
-    return await follow(ctx, runs, code, label=label, timeout=timeout, finish=finish)
+    return await follow(ctx, runs, code, label=label, timeout=timeout, finish=finish, cell=cell.id)
 
 
 async def _put_outputs(
@@ -163,11 +167,14 @@ def _result(
     outputs: list[dict[str, Any]],
     note: str,
     kept: str = "",
+    unplaced: str = "",
 ) -> ToolOutput:
     shown = [describe_output(output) for output in outputs] or ["(no output)"]
     content, _ = redact_text("\n".join(shown))
     if kept:
         content += f"\nkernel: {kept}"
+    if unplaced:
+        content += f"\n{unplaced}"
     head = f"ran cell {cell_id} ({cell_label(index)}) of {path} in {run.seconds:.2f} s ({note})"
     failed = bool(run.error) or run.timed_out
     first = run.error.split("\n", 1)[0] if run.error else ("timed out" if run.timed_out else "")
