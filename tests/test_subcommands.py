@@ -3,6 +3,7 @@ nothing, unknown flags that are errors, and tab completion of what the table hol
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import pytest
@@ -95,8 +96,53 @@ def test_mcp_add_takes_a_command_after_the_double_dash_with_its_own_flags() -> N
     parsed = parse_line("mcp add srv --user -- python -m server --flag")
     assert parsed is not None
     args = parsed.args
-    assert (args.action, args.name, args.user) == ("add", "srv", True)
+    assert (args.name, args.user) == ("srv", True)
     assert args.target == ["python", "-m", "server", "--flag"]
+
+
+def test_a_sub_action_is_chosen_by_the_tables_parser_and_runs_its_own_handler() -> None:
+    """`mcp add`, `tools remove`, `serve stop`, `cassette off`: the parser names what runs, so
+    no handler reads its action back from the words."""
+    from copilot_nb.jupyter.commands import cassette, dispatch, mcp, serve
+
+    for line, handler in (
+        ("mcp", mcp.list_servers),
+        ("mcp list", mcp.list_servers),
+        ("mcp add srv -- python -m server", mcp.add),
+        ("mcp remove srv --user", mcp.remove),
+        ("mcp restart srv", mcp.restart),
+        ("mcp trust srv", mcp.trust_server),
+        ("mcp forget srv", mcp.forget),
+        ("tools", dispatch.list_tools),
+        ("tools add greet", dispatch.add_tools),
+        ("tools remove greet", dispatch.remove_tools),
+        ("serve", serve.start),
+        ("serve --port 8123 --allow-execution", serve.start),
+        ("serve stop", serve.stop),
+        ("cassette", cassette.status),
+        ("cassette off", cassette.off),
+        ("record", cassette.record),
+        ("record off", cassette.off),
+        ("replay tape.copilot.jsonl --auto", cassette.replay),
+        ("replay off", cassette.off),
+    ):
+        parsed = parse_line(line)
+        assert parsed is not None and parsed.handler is handler, line
+
+
+@pytest.mark.parametrize(
+    "line", [f"{c.name} {a.name}" for c in TABLE for a in c.actions], ids=lambda line: line
+)
+def test_every_sub_actions_help_shows_its_usage_and_runs_nothing(line: str, capsys) -> None:
+    assert parse_line(f"{line} --help") is None
+    assert f"usage: %copilot {line}" in capsys.readouterr().out
+
+
+def test_a_commands_sub_actions_all_wait_on_the_kernels_loop_or_none_does() -> None:
+    """A cell of just `%copilot mcp add ...` is awaited as one of `%copilot mcp` is."""
+    for command in TABLE:
+        waits = {a.name: inspect.iscoroutinefunction(a.run) for a in command.actions}
+        assert set(waits.values()) <= {command.awaited}, (command.name, waits)
 
 
 # --- in a real kernel ---------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ...models.cassettes.cassette import (
 )
 from ...workspace.notebook_file import current_notebook_path
 from .cassette_notice import replay_notice
+from .subcommand import HANDLER, Action
 
 
 def cassette_path(session: CopilotSession, named: str | None, command: str) -> Path:
@@ -51,10 +52,26 @@ _switched: dict[Cassette, str] = {}
 """The model setting each replaying cassette replaced, put back when it stops."""
 
 
+class _PathOrOff(argparse.Action):
+    """A cassette's path, or `off`: then the command stops the cassette (`record off`)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values == "off":
+            setattr(namespace, HANDLER, off)
+        setattr(namespace, self.dest, values)
+
+
 def _path_argument(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument(
         "path",
         nargs="?",
+        action=_PathOrOff,
         help=f"the cassette to {verb} (default: name.copilot.jsonl beside the notebook); off stops",
     )
 
@@ -64,9 +81,6 @@ def record_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def record(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
-    if args.path == "off":
-        stop(session, settings)
-        return
     start(session, cassette_path(session, args.path, "record"), "record", settings)
 
 
@@ -83,9 +97,6 @@ def replay_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def replay(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
-    if args.path == "off":
-        stop(session, settings)
-        return
     mode: Mode = "auto" if args.auto else "replay"
     path = cassette_path(session, args.path, "replay")
     start(session, path, mode, settings, trust=args.trust)
@@ -123,8 +134,9 @@ def start(
     print("\n".join(lines))
 
 
-def stop(session: CopilotSession, settings: Any) -> None:
-    """`%copilot cassette off`: the model a replay switched from is the model again."""
+def off(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    """`%copilot cassette off` (and `record off`, `replay off`): the model a replay switched
+    from is the model again."""
     previous = activate(None)
     if previous is None:
         print("copilot: no cassette")
@@ -134,16 +146,11 @@ def stop(session: CopilotSession, settings: Any) -> None:
     print(f"copilot: stopped {previous.describe()}; model {session.current_model_spec()}")
 
 
-def status_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "action", nargs="?", choices=("off",), help="off: stop the cassette (none: say which plays)"
-    )
+STATUS_ACTIONS = (Action(name="off", help="stop the cassette", run=off),)
+"""`%copilot cassette`'s sub-action; without one, it says which cassette plays."""
 
 
 def status(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
-    """`%copilot cassette [off]`."""
-    if args.action == "off":
-        stop(session, settings)
-        return
+    """`%copilot cassette`: the cassette playing, if any."""
     cassette = active_cassette()
     print(f"copilot: {cassette.describe()}" if cassette else "copilot: no cassette")

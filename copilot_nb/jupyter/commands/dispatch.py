@@ -22,6 +22,7 @@ from ...text import counted, first_line
 from ...tools import Tool, tool
 from ...workspace.restore import Action
 from ..safe_html import Rendered, table_html
+from . import subcommand
 
 
 class Settings(Protocol):
@@ -99,39 +100,53 @@ def models(session: CopilotSession, args: argparse.Namespace, settings: Settings
         show_models(args.provider or session.current_model_spec())
 
 
-def tools_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    actions.add_parser("list", help="the agent's tools (the default)")
-    add = actions.add_parser("add", help="make kernel functions tools of the agent")
-    add.add_argument("names", nargs="+", metavar="NAME", help="a function in this kernel")
-    remove = actions.add_parser("remove", help="take back tools added with add")
-    remove.add_argument("names", nargs="+", metavar="NAME")
+def _names(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="+", metavar="NAME", help="a function in this kernel")
 
 
-def tools(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
-    """`%copilot tools` lists; `tools add NAME [NAME...]` registers kernel functions; `tools remove`."""
-    action, names = args.action or "list", getattr(args, "names", [])
-    if action == "list":
-        from IPython.display import display
+def list_tools(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
+    """`%copilot tools [list]`: the agent's tools, as a table."""
+    from IPython.display import display
 
-        from ...workspace.workspace import Workspace
+    from ...workspace.workspace import Workspace
 
-        listing = session.tool_listing(Workspace(os.getcwd()))
-        display(render_tools(listing.tools, found=listing.found, waiting=listing.waiting))
-    elif action == "add" and names:
-        namespace = user_namespace(session.shell)
-        for name in names:
-            if name not in namespace:
-                raise UsageError(f"%copilot tools add: no variable {name!r} in this kernel")
-            value = namespace[name]
-            with as_usage_error(f"%copilot tools add {name}"):
-                session.add_tool(value if isinstance(value, Tool) else tool(value))
-            print(f"copilot: tool {name!r} added")
-    elif action == "remove" and names:
-        for name in names:
-            if not session.remove_tool(name):
-                raise UsageError(f"%copilot tools remove: {name!r} was not added")
-        print(f"copilot: removed {', '.join(names)}")
+    listing = session.tool_listing(Workspace(os.getcwd()))
+    display(render_tools(listing.tools, found=listing.found, waiting=listing.waiting))
+
+
+def add_tools(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
+    """`%copilot tools add NAME [NAME...]`: kernel functions become the agent's tools."""
+    namespace = user_namespace(session.shell)
+    for name in args.names:
+        if name not in namespace:
+            raise UsageError(f"%copilot tools add: no variable {name!r} in this kernel")
+        value = namespace[name]
+        with as_usage_error(f"%copilot tools add {name}"):
+            session.add_tool(value if isinstance(value, Tool) else tool(value))
+        print(f"copilot: tool {name!r} added")
+
+
+def remove_tools(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
+    """`%copilot tools remove NAME [NAME...]`: take back tools added with add."""
+    for name in args.names:
+        if not session.remove_tool(name):
+            raise UsageError(f"%copilot tools remove: {name!r} was not added")
+    print(f"copilot: removed {', '.join(args.names)}")
+
+
+TOOLS_ACTIONS = (
+    subcommand.Action(name="list", help="the agent's tools (the default)", run=list_tools),
+    subcommand.Action(
+        name="add",
+        help="make kernel functions tools of the agent",
+        run=add_tools,
+        arguments=_names,
+    ),
+    subcommand.Action(
+        name="remove", help="take back tools added with add", run=remove_tools, arguments=_names
+    ),
+)
+"""`%copilot tools`' sub-actions."""
 
 
 FOUND = "found through tool_search: listed for this conversation"

@@ -22,6 +22,7 @@ from ...tools.mcp.config import USER_FILE, VSCODE_FILE, WORKSPACE_FILE, add_serv
 from ...tools.mcp.connection import INSTALL_HINT
 from ...tools.mcp.servers import McpServers, tool_name
 from ..safe_html import Rendered, escape, table_html
+from .subcommand import Action
 
 USAGE = (
     "%(prog)s [list] | %(prog)s add NAME [--user] -- COMMAND [ARGS...] | "
@@ -31,91 +32,147 @@ USAGE = (
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    parser.usage = USAGE  # after the sub-actions, whose own names start from the bare prog
-    actions.add_parser("list", help="the servers, their state, tools and prompts (the default)")
-    add = actions.add_parser(
-        "add",
-        help="add a server: a command after --, or a URL",
-        usage="%(prog)s NAME [--user] -- COMMAND [ARGS...] | %(prog)s NAME [--user] URL",
+    parser.usage = USAGE  # the sub-actions' own usage lines start from the bare prog
+
+
+def _named(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="the server's name")
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    _named(parser)
+    parser.add_argument(
+        "--user", action="store_true", help="in your own config, not the workspace's"
     )
-    add.add_argument("name", help="the server's name")
-    add.add_argument("--user", action="store_true", help="in your own config, not the workspace's")
-    add.add_argument("target", nargs="+", metavar="COMMAND|URL", help="what runs, or its URL")
-    remove = actions.add_parser("remove", help="remove a server you added")
-    remove.add_argument("name")
-    remove.add_argument("--user", action="store_true", help="from your own config")
-    for action, what in (
-        ("restart", "stop a server and start it again"),
-        ("trust", "show what a workspace's server runs and ask whether it may start"),
-        ("forget", "forget the approvals of a server"),
-    ):
-        actions.add_parser(action, help=what).add_argument("name")
+    parser.add_argument("target", nargs="+", metavar="COMMAND|URL", help="what runs, or its URL")
 
 
-async def mcp(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
-    """Dispatch `%copilot mcp ACTION ...`."""
-    from IPython.display import display
+def _remove_arguments(parser: argparse.ArgumentParser) -> None:
+    _named(parser)
+    parser.add_argument("--user", action="store_true", help="from your own config")
 
-    action, name = args.action or "list", getattr(args, "name", "")
+
+def _servers(session: CopilotSession) -> tuple[McpServers, Path]:
+    """The session's servers, configured for the folder the kernel works in."""
     root = current_dir()
     servers = session.mcp
     servers.configure(root)
-    if action == "list":
-        await servers.start()
-        display(render_servers(servers))
-    elif action == "add":
-        where, entry = _entry(name, args.target, root, user=args.user)
-        try:
-            add_server(where, name, entry)
-        except ConfigError as exc:
-            raise UsageError(f"%copilot mcp add: {exc}") from None
-        servers.configure(root)
-        if name in servers.launch.held:  # you typed it: the start is approved as written
-            servers.launch.approve(root, name)
-            servers.reload()
-        print(
-            f"copilot: MCP server {name!r} added to {_shown(where, root)}; it starts with the next request"
-        )
-    elif action == "remove":
-        where = _file(root, user=args.user)
-        if not remove_server(where, name):
-            other = (
-                ""
-                if name not in servers.config.servers
-                else (
-                    f" (it is configured in {servers.config.servers[name].source}; edit that file)"
-                )
-            )
-            raise UsageError(
-                f"%copilot mcp remove: {_shown(where, root)} has no server {name!r}{other}"
-            )
-        servers.configure(root)
-        print(f"copilot: MCP server {name!r} removed from {_shown(where, root)}")
-    elif action == "restart":
-        if name in servers.launch.held:
-            raise UsageError(
-                f"%copilot mcp restart: MCP server {name!r} has not started: it is "
-                f"{servers.launch.held[name].state}; %copilot mcp trust {name} asks you"
-            )
-        try:
-            await servers.restart(name)
-        except ConfigError as exc:
-            raise UsageError(f"%copilot mcp restart: {exc}") from None
-        display(render_servers(servers))
-    elif action == "trust":
-        await trust(session, name)
-        display(render_servers(servers))
-    elif action == "forget":
-        forgotten = servers.pins.forget(f"{root}::{name}")
-        started = servers.launch.forget(root, name)
+    return servers, root
+
+
+async def list_servers(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    """`%copilot mcp [list]`: start the servers not yet running and show them all."""
+    from IPython.display import display
+
+    servers, _ = _servers(session)
+    await servers.start()
+    display(render_servers(servers))
+
+
+async def add(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    """`%copilot mcp add NAME [--user] -- COMMAND [ARGS...]` or `... NAME URL`."""
+    servers, root = _servers(session)
+    name = args.name
+    where, entry = _entry(name, args.target, root, user=args.user)
+    try:
+        add_server(where, name, entry)
+    except ConfigError as exc:
+        raise UsageError(f"%copilot mcp add: {exc}") from None
+    servers.configure(root)
+    if name in servers.launch.held:  # you typed it: the start is approved as written
+        servers.launch.approve(root, name)
         servers.reload()
-        print(
-            f"copilot: the approval of MCP server {name!r} is forgotten; its next "
-            + ("start asks" if started else "call asks")
-            if forgotten or started
-            else f"copilot: MCP server {name!r} was not approved"
+    print(
+        f"copilot: MCP server {name!r} added to {_shown(where, root)}; it starts with the next request"
+    )
+
+
+async def remove(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    """`%copilot mcp remove NAME [--user]`: only from the file `add` writes."""
+    servers, root = _servers(session)
+    name = args.name
+    where = _file(root, user=args.user)
+    if not remove_server(where, name):
+        other = (
+            ""
+            if name not in servers.config.servers
+            else (f" (it is configured in {servers.config.servers[name].source}; edit that file)")
         )
+        raise UsageError(
+            f"%copilot mcp remove: {_shown(where, root)} has no server {name!r}{other}"
+        )
+    servers.configure(root)
+    print(f"copilot: MCP server {name!r} removed from {_shown(where, root)}")
+
+
+async def restart(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    """`%copilot mcp restart NAME`: stop a server and start it again."""
+    from IPython.display import display
+
+    servers, _ = _servers(session)
+    name = args.name
+    if name in servers.launch.held:
+        raise UsageError(
+            f"%copilot mcp restart: MCP server {name!r} has not started: it is "
+            f"{servers.launch.held[name].state}; %copilot mcp trust {name} asks you"
+        )
+    try:
+        await servers.restart(name)
+    except ConfigError as exc:
+        raise UsageError(f"%copilot mcp restart: {exc}") from None
+    display(render_servers(servers))
+
+
+async def trust_server(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    """`%copilot mcp trust NAME`: ask whether a workspace's server may start."""
+    from IPython.display import display
+
+    servers, _ = _servers(session)
+    await trust(session, args.name)
+    display(render_servers(servers))
+
+
+async def forget(session: CopilotSession, args: argparse.Namespace, settings: Any) -> None:
+    """`%copilot mcp forget NAME`: forget the approvals of a server."""
+    servers, root = _servers(session)
+    name = args.name
+    forgotten = servers.pins.forget(f"{root}::{name}")
+    started = servers.launch.forget(root, name)
+    servers.reload()
+    print(
+        f"copilot: the approval of MCP server {name!r} is forgotten; its next "
+        + ("start asks" if started else "call asks")
+        if forgotten or started
+        else f"copilot: MCP server {name!r} was not approved"
+    )
+
+
+ACTIONS = (
+    Action(
+        name="list",
+        help="the servers, their state, tools and prompts (the default)",
+        run=list_servers,
+    ),
+    Action(
+        name="add",
+        help="add a server: a command after --, or a URL",
+        run=add,
+        arguments=_add_arguments,
+        usage="%(prog)s NAME [--user] -- COMMAND [ARGS...] | %(prog)s NAME [--user] URL",
+    ),
+    Action(
+        name="remove", help="remove a server you added", run=remove, arguments=_remove_arguments
+    ),
+    Action(name="restart", help="stop a server and start it again", run=restart, arguments=_named),
+    Action(
+        name="trust",
+        help="show what a workspace's server runs and ask whether it may start",
+        run=trust_server,
+        arguments=_named,
+    ),
+    Action(name="forget", help="forget the approvals of a server", run=forget, arguments=_named),
+)
+"""`%copilot mcp`'s sub-actions, in the order its help and the tab list them."""
 
 
 async def trust(session: CopilotSession, name: str) -> None:

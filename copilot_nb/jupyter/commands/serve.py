@@ -16,6 +16,7 @@ from IPython.core.error import UsageError
 
 from ...agent.session import CopilotSession
 from ...errors import ConfigError
+from .subcommand import Action
 
 _SERVERS: dict[int, Any] = {}
 """The running proxy of each session (by id): one per kernel."""
@@ -28,7 +29,6 @@ def running(session: CopilotSession) -> Any:
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", nargs="?", choices=("stop",), help="stop: stop the running proxy")
     parser.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
     parser.add_argument(
@@ -39,15 +39,22 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def serve(session: CopilotSession, options: argparse.Namespace, settings: Any) -> None:
-    if options.action == "stop":
-        server = _SERVERS.pop(id(session), None)
-        if server is None or not server.running:
-            print("copilot: no proxy is running")
-            return
-        await server.stop()
-        print(f"copilot: the proxy at {server.url} stopped")
+async def stop(session: CopilotSession, options: argparse.Namespace, settings: Any) -> None:
+    """`%copilot serve stop`."""
+    server = _SERVERS.pop(id(session), None)
+    if server is None or not server.running:
+        print("copilot: no proxy is running")
         return
+    await server.stop()
+    print(f"copilot: the proxy at {server.url} stopped")
+
+
+ACTIONS = (Action(name="stop", help="stop the running proxy", run=stop),)
+"""`%copilot serve`'s sub-action; without one, it starts the proxy."""
+
+
+async def start(session: CopilotSession, options: argparse.Namespace, settings: Any) -> None:
+    """`%copilot serve [--port N] [--host H] [--allow-execution]`."""
     if running(session) is not None:
         raise UsageError(
             f"%copilot serve: already serving at {running(session).url}; stop it first"

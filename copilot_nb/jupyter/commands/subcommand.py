@@ -2,8 +2,11 @@
 
 The table of them (`table.py`) is the one list of commands: dispatch, `--help`, the
 unknown-command message, tab completion and whether a command is awaited on the kernel's loop
-all read it. A parser never exits the kernel: `--help` pages the help (as `%magic?` does) and runs
-nothing, and a mistake is IPython's `UsageError`, shown without a traceback.
+all read it. A command's sub-actions (`mcp add`, `serve stop`, `cassette off`) are rows of their
+own (`Action`): each is a sub-parser that names the handler it runs, so the parser decides what
+runs and no handler reads its action back from the words. A parser never exits the kernel:
+`--help` pages the help (as `%magic?` does) and runs nothing, and a mistake is IPython's
+`UsageError`, shown without a traceback.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from IPython.core.error import UsageError
 
 Handler = Callable[[Any, argparse.Namespace, Any], "Coroutine[Any, Any, None] | None"]
 """`(session, args, settings)`: a coroutine function when the command waits on the kernel's loop."""
+HANDLER = "handler"
+"""Where a parser puts the handler it chose (a sub-action's, or one an argument's value names)."""
 
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,19 +56,34 @@ class CommandParser(argparse.ArgumentParser):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Subcommand:
-    """One `%copilot NAME`: what it does in a line, its arguments, and what runs."""
+class Action:
+    """One sub-action of a command (`mcp add`): what it does in a line, its arguments, and what
+    runs when the line names it."""
 
     name: str
     help: str
     run: Handler
     arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
+    usage: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Subcommand:
+    """One `%copilot NAME`: what it does in a line, its arguments, its sub-actions, and what
+    runs when no sub-action is named."""
+
+    name: str
+    help: str
+    run: Handler
+    arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
+    actions: tuple[Action, ...] = ()
     details: str = ""
 
     @property
     def awaited(self) -> bool:
         """A coroutine handler runs on the kernel's loop (a cell of just this line is awaited)."""
-        return inspect.iscoroutinefunction(self.run)
+        handlers = (self.run, *(action.run for action in self.actions))
+        return any(inspect.iscoroutinefunction(handler) for handler in handlers)
 
     def parser(self) -> CommandParser:
         parser = CommandParser(
@@ -71,20 +91,34 @@ class Subcommand:
             description=self.help + (f"\n\n{self.details}" if self.details else ""),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        parser.set_defaults(**{HANDLER: self.run})
+        if self.actions:
+            chosen = parser.add_subparsers(metavar="ACTION")
+            for action in self.actions:
+                sub = chosen.add_parser(action.name, help=action.help, usage=action.usage)
+                action.arguments(sub)
+                sub.set_defaults(**{HANDLER: action.run})
         self.arguments(parser)
         return parser
 
 
 @dataclass(frozen=True, kw_only=True)
 class Parsed:
-    """A line read against the table: the command and its arguments, not run yet."""
+    """A line read against the table: the command, the handler its parser chose and the
+    arguments, not run yet."""
 
     command: Subcommand
     args: argparse.Namespace = field(default_factory=argparse.Namespace)
 
+    @property
+    def handler(self) -> Handler:
+        """What runs: the sub-action the line names, else the command's own handler."""
+        chosen: Handler = getattr(self.args, HANDLER, self.command.run)
+        return chosen
+
     def call(self, session: Any, settings: Any) -> Coroutine[Any, Any, None] | None:
         """Run the command; an awaited one returns its coroutine for the caller to await."""
-        return self.command.run(session, self.args, settings)
+        return self.handler(session, self.args, settings)
 
 
 def split(line: str) -> list[str]:

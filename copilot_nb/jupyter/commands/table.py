@@ -2,7 +2,9 @@
 
 Dispatch, each command's `--help`, `%copilot --help`, the unknown-command message, tab
 completion and which commands are awaited on the kernel's loop (their handler is a coroutine
-function) all read `TABLE`; the first row is what a bare `%copilot` runs.
+function) all read `TABLE`; the first row is what a bare `%copilot` runs. A command's
+sub-actions (`mcp add`, `serve stop`) are rows of its own `actions`: the parser chooses their
+handler.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ TABLE: tuple[Subcommand, ...] = (
     Subcommand(
         name="tools",
         help="the agent's tools; add or remove kernel functions as tools",
-        run=dispatch.tools,
-        arguments=dispatch.tools_arguments,
+        run=dispatch.list_tools,
+        actions=dispatch.TOOLS_ACTIONS,
     ),
     Subcommand(
         name="undo",
@@ -89,14 +91,16 @@ TABLE: tuple[Subcommand, ...] = (
     Subcommand(
         name="mcp",
         help="the MCP servers: list, add, remove, restart, trust, forget",
-        run=mcp.mcp,
+        run=mcp.list_servers,
         arguments=mcp.arguments,
+        actions=mcp.ACTIONS,
     ),
     Subcommand(
         name="serve",
         help="serve the kernel's model and tools: the OpenAI API under /v1, MCP at /mcp",
-        run=serve.serve,
+        run=serve.start,
         arguments=serve.arguments,
+        actions=serve.ACTIONS,
     ),
     Subcommand(
         name="record",
@@ -114,7 +118,7 @@ TABLE: tuple[Subcommand, ...] = (
         name="cassette",
         help="the cassette playing, or off to stop it",
         run=cassette.status,
-        arguments=cassette.status_arguments,
+        actions=cassette.STATUS_ACTIONS,
     ),
     Subcommand(
         name="conversations",
