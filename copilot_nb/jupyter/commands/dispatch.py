@@ -74,9 +74,15 @@ def model_arguments(parser: argparse.ArgumentParser) -> None:
 def model(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:
     if args.name:
         with as_usage_error("%copilot model"):
-            session.model(args.name)  # fail now, not at the next cell
-        settings.model = args.name
+            use_model(session, settings, args.name)
     print(f"copilot: model {session.current_model_spec()}")
+
+
+def use_model(session: CopilotSession, settings: Settings, spec: str) -> None:
+    """Make `spec` the kernel's model: what `%copilot model SPEC` and the panel's model form
+    both do. CopilotError when it cannot be used (checked now, not at the next request)."""
+    session.model(spec)
+    settings.model = spec
 
 
 def login(session: CopilotSession, args: argparse.Namespace, settings: Settings) -> None:

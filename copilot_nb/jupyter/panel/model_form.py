@@ -44,7 +44,8 @@ class ModelForm:
         self.send = send
         """Sends a custom message to the panel's views."""
         self.chosen = chosen
-        """Tells the panel the model is now this spec (its picker follows)."""
+        """Makes this spec the kernel's model, as `%copilot model` does (the panel's picker
+        follows); CopilotError when it cannot be used."""
         self._listing: asyncio.Task[None] | None = None
 
     # --- messages ---------------------------------------------------------------------------
@@ -123,11 +124,10 @@ class ModelForm:
                 return _redacted(why, key), "error", None
             said.append(f"Key saved in {where}.")
         try:
-            self.session.model(spec)  # the check `%copilot model` makes: fail now, not later
+            self.chosen(spec)  # as `%copilot model SPEC` does: checked now, not at the next turn
         except CopilotError as exc:
             said.append(f"{spec} cannot be used: {exc}")
             return _redacted(" ".join(said), key), "error", None
-        self.chosen(spec)
         said.insert(0, f"{spec} is the model now.")
         said.append(_environment_note(entry))
         return (

@@ -236,16 +236,17 @@ class ChatPanel:
         return self._loop.create_task(self._discover_models(self.widget.model))
 
     def _model_chosen(self, spec: str) -> None:
-        """The form saved a model: the kernel's model now, as `%copilot model` makes it (the
-        magics' trait, so cells follow), and this panel's picker."""
+        """The form saves a model: the kernel's model now, by `%copilot model`'s own code (the
+        magics' trait, so cells follow), and this panel's picker. CopilotError when it cannot
+        be used, and nothing changes."""
         from IPython import get_ipython
+
+        from ..commands.dispatch import use_model
 
         shell = get_ipython()
         magics = shell.magics_manager.registry.get("CopilotMagics") if shell is not None else None
-        if magics is not None and magics.session is self.session:
-            magics.model = spec
-        else:
-            self.session.model_spec = spec
+        settings = magics if magics is not None and magics.session is self.session else None
+        use_model(self.session, settings or _SessionModel(self.session), spec)
         self.widget.models = list(dict.fromkeys([spec, *self.widget.models]))
         self.widget.model = spec
 
@@ -527,6 +528,21 @@ class ChatPanel:
 
     def __repr__(self) -> str:
         return f"<ChatPanel model={self.widget.model!r} busy={self.busy}>"
+
+
+class _SessionModel:
+    """Where `use_model` writes for a panel on a session of its own (no magics): the session."""
+
+    def __init__(self, session: CopilotSession) -> None:
+        self._session = session
+
+    @property
+    def model(self) -> str:
+        return self._session.current_model_spec()
+
+    @model.setter
+    def model(self, spec: str) -> None:
+        self._session.model_spec = spec
 
 
 def _call_later(delay: float, callback: Callable[[], None]) -> Any:
