@@ -1,9 +1,13 @@
 """`copilot-nb acp` with real programs beyond a kernel: an MCP server an editor passes with
-its session (the reference time server from the package index)."""
+its session (the reference time server from the package index), and jupyter-ai's own ACP client
+hosting it as a persona (in a venv of its own: it pins an older SDK)."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,16 +15,18 @@ import pytest
 
 from copilot_nb.testing import call, reply
 from tests.acp_client import Editor, agent_for
+from tests.kernel_session import scripted_env
+from tests.patience import patient
 
 pytestmark = pytest.mark.external
 
 acp = pytest.importorskip("acp")
-pytest.importorskip("mcp_server_time")
 
 
 async def test_an_mcp_server_the_editor_passes_asks_before_it_starts_then_serves(
     serve, tmp_path: Path
 ) -> None:
+    pytest.importorskip("mcp_server_time")
     from acp.schema import McpServerStdio
 
     server = serve(
@@ -76,3 +82,55 @@ async def test_an_mcp_server_refused_at_launch_never_starts(serve, tmp_path: Pat
 
 def _text(text: str):  # type: ignore[no-untyped-def]
     return acp.text_block(text)
+
+
+JUPYTER_AI_ACP = "jupyter-ai-acp-client==0.3.3"
+"""jupyter-ai's ACP client: it pins agent-client-protocol 0.11, so it gets a venv of its own."""
+JUPYTER_AI = Path(__file__).parent / "jupyter_ai"
+
+
+@pytest.fixture(scope="session")
+def jupyter_ai_python() -> Path:
+    """The Python of a venv with jupyter-ai's ACP client, built once under build/ and kept."""
+    venv = Path(__file__).resolve().parent.parent / "build" / "jupyter-ai-acp-venv"
+    python = venv / "bin" / "python"
+    stamp = venv / f".{JUPYTER_AI_ACP}"
+    if not stamp.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        installed = subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", JUPYTER_AI_ACP],
+            capture_output=True,
+            text=True,
+        )
+        if installed.returncode != 0:
+            pytest.skip(f"{JUPYTER_AI_ACP} could not be installed: {installed.stderr[-400:]}")
+        stamp.touch()
+    return python
+
+
+def test_jupyter_ai_hosts_copilot_nb_as_a_persona_and_gets_its_answer(
+    serve, tmp_path: Path, jupyter_ai_python: Path
+) -> None:
+    server = serve([reply("Hello from the notebook agent.")])
+    personas = tmp_path / ".jupyter" / "personas"
+    personas.mkdir(parents=True)
+    shutil.copy(JUPYTER_AI / "copilot_nb_persona.py", personas)
+    env = {
+        **os.environ,
+        **scripted_env(server),
+        "COPILOT_NB_ACP_COMMAND": json.dumps([sys.executable, "-m", "copilot_nb", "acp"]),
+    }
+    chat = subprocess.run(
+        [str(jupyter_ai_python), str(JUPYTER_AI / "drive.py"), str(tmp_path), "say hello"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=patient(120),
+    )
+    assert chat.returncode == 0, chat.stderr[-2000:]
+    messages = [json.loads(line) for line in chat.stdout.splitlines() if line.startswith("{")]
+    [answer] = [m for m in messages if m["sender"] != "user"]
+    assert answer["sender"].endswith("CopilotNbPersona")
+    assert answer["body"] == "Hello from the notebook agent."
+    [request] = server.requests
+    assert "say hello" in str(request.messages[-1]["content"])
