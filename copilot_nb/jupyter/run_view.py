@@ -67,12 +67,12 @@ class RunView:
         elif run.stopped_by:
             state = (
                 f"■ {run.handle} ({run.label}) stopped by {run.stopped_by} after "
-                f"{run.elapsed():.1f} s"
+                f"{run.elapsed():.0f} s"
             )
         else:
             failed = run.result is not None and (run.result.error or run.result.timed_out)
             mark = "✗" if failed else "✓"
-            state = f"{mark} {run.handle} ({run.label}) ended after {run.elapsed():.1f} s"
+            state = f"{mark} {run.handle} ({run.label}) ended after {run.elapsed():.0f} s"
         return state
 
     def html(self) -> str:

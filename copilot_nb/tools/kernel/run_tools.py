@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
+from dataclasses import replace
 
 from ...errors import ToolError
 from ...text import shorten
@@ -120,7 +121,14 @@ async def wait_run(ctx: ToolContext, handle: str, timeout: float = 60) -> ToolOu
         )
     run = _run(ctx, handle, "wait_run")
     done = await run.wait(timeout)
-    return done if done is not None else still_running(run)
+    return ended(run, done) if done is not None else still_running(run)
+
+
+def ended(run: Run, done: ToolOutput) -> ToolOutput:
+    """A run's result as a follow-up returns it: its line says which run ended, and when."""
+    if done.is_error:
+        return done
+    return replace(done, summary=f"{run.handle} ended after {run.elapsed():.0f} s")
 
 
 async def run_status(ctx: ToolContext, handle: str = "") -> ToolOutput:
@@ -141,7 +149,7 @@ async def run_status(ctx: ToolContext, handle: str = "") -> ToolOutput:
         return still_running(run)
     done = await run.wait(0)
     assert done is not None
-    return done
+    return ended(run, done)
 
 
 async def stop_run(ctx: ToolContext, handle: str) -> ToolOutput:
@@ -198,6 +206,6 @@ def runs_note(runs: Runs, share: int) -> str:
         said = run.outcome.exception() or run.outcome.result().content
         how = "stopped" if run.stopped_by else "ended"
         text = shorten(str(said), each)
-        lines.append(f"{run.handle} ({run.label}) {how} after {run.elapsed():.1f} s:\n{text}")
+        lines.append(f"{run.handle} ({run.label}) {how} after {run.elapsed():.0f} s:\n{text}")
     head = "Runs of your code that went on after their tool call returned:"
     return redact_text("\n".join([head, *lines]))[0]
