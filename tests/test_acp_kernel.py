@@ -18,8 +18,13 @@ pytestmark = pytest.mark.kernel
 pytest.importorskip("acp")
 
 
+_NOISY = "answer = 6 * 7\nprint(answer)\nimport os\nos.write(1, b'NOISE ON FD 1\\n')"
+"""Code that prints (to the kernel's stream) and writes to file descriptor 1 itself, which the
+kernel inherited from the agent: it must not reach the protocol's stdout."""
+
+
 async def test_a_session_streams_text_asks_for_edits_and_runs_code_in_its_kernel(
-    serve, tmp_path: Path
+    serve, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     server = serve(
         [
@@ -28,7 +33,7 @@ async def test_a_session_streams_text_asks_for_edits_and_runs_code_in_its_kernel
             reply("Written."),
             reply("", call("write_file", id="w2", path="refused.txt", content="no\n")),
             reply("Not written."),
-            reply("", call("run_code", id="r1", code="answer = 6 * 7\nprint(answer)")),
+            reply("", call("run_code", id="r1", code=_NOISY)),
             reply("It printed 42."),
         ]
     )
@@ -77,6 +82,7 @@ async def test_a_session_streams_text_asks_for_edits_and_runs_code_in_its_kernel
         outputs = [u.raw_output for u in editor.of("tool_call_update") if u.tool_call_id == "r1"]
         assert any("42" in str(o) for o in outputs)
         assert editor.text().endswith("It printed 42.")
+    assert "Error parsing JSON-RPC message" not in caplog.text  # stdout carried only ACP
 
 
 async def test_cancel_stops_the_turn_within_a_second(serve, tmp_path: Path) -> None:
