@@ -39,6 +39,8 @@ class Editor:
         self.answers: list[str] = []
         """Option ids to choose, in order; none left: the request is cancelled."""
         self.changed = asyncio.Event()
+        self.held: asyncio.Event | None = None
+        """Set: each permission dialog stays open until this is set, then answers cancelled."""
         self.questions: list[Any] = []
         self.replies: list[str] = []
         """What the user types into each question's form, in order."""
@@ -54,6 +56,10 @@ class Editor:
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> RequestPermissionResponse:
         self.asked.append(tool_call)
+        self.changed.set()
+        if self.held is not None:  # the dialog stays open until the turn is cancelled
+            await self.held.wait()
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         if not self.answers:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         choice = self.answers.pop(0)

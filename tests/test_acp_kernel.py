@@ -87,7 +87,13 @@ async def test_a_session_streams_text_asks_for_edits_and_runs_code_in_its_kernel
 
 async def test_cancel_stops_the_turn_within_a_second(serve, tmp_path: Path) -> None:
     slow = "word " * 400
-    server = serve([reply(slow, chunk_size=5, delay=0.05), reply("after the cancel")])
+    server = serve(
+        [
+            reply(slow, chunk_size=5, delay=0.05),
+            reply("after the cancel"),
+            reply("", call("write_file", id="w", path="half.txt", content="never\n")),
+        ]
+    )
     editor = Editor()
     async with agent_for(server, tmp_path, editor) as conn:
         await conn.initialize(protocol_version=1)
@@ -109,6 +115,19 @@ async def test_cancel_stops_the_turn_within_a_second(serve, tmp_path: Path) -> N
         again = await conn.prompt(session_id=session.session_id, prompt=[_text("go on")])
         assert again.stop_reason == "end_turn"
         assert editor.text().endswith("after the cancel")
+
+        editor.held = asyncio.Event()  # the permission dialog is open when the user cancels
+        asking = asyncio.ensure_future(
+            conn.prompt(session_id=session.session_id, prompt=[_text("write half.txt")])
+        )
+        while not editor.asked:
+            await asyncio.wait_for(editor.changed.wait(), patient(30))
+            editor.changed.clear()
+        await conn.cancel(session_id=session.session_id)
+        editor.held.set()
+        stopped = await asyncio.wait_for(asking, patient(10))
+        assert stopped.stop_reason == "cancelled"
+        assert not (tmp_path / "half.txt").exists()
 
 
 def _text(text: str):  # type: ignore[no-untyped-def]
