@@ -15,7 +15,7 @@ from tests.patience import patient
 
 pytestmark = pytest.mark.kernel
 
-pytest.importorskip("acp")
+acp = pytest.importorskip("acp")
 
 
 _NOISY = "answer = 6 * 7\nprint(answer)\nimport os\nos.write(1, b'NOISE ON FD 1\\n')"
@@ -44,8 +44,11 @@ async def test_a_session_streams_text_asks_for_edits_and_runs_code_in_its_kernel
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
         assert session.modes.current_mode_id == "agent"
 
-        said = await conn.prompt(session_id=session.session_id, prompt=[_text("hi")])
+        (tmp_path / "notes.md").write_text("the notes say 17\n")
+        attached = acp.resource_link_block("notes.md", (tmp_path / "notes.md").as_uri())
+        said = await conn.prompt(session_id=session.session_id, prompt=[_text("hi"), attached])
         assert said.stop_reason == "end_turn"
+        assert "the notes say 17" in str(server.requests[0].messages[-1]["content"])
         assert editor.text() == "Hello from the notebook agent."
         assert said.usage.input_tokens > 0
         assert editor.of("usage_update")

@@ -263,7 +263,7 @@ class CopilotAgent:
         link.send(
             {
                 "op": "prompt",
-                "text": prompt_text(prompt),
+                "text": prompt_text(prompt, session.cwd),
                 "mode": session.mode,
                 "model": session.model,
             }

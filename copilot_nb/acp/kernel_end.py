@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import uuid
 from dataclasses import replace
 from typing import Any
 
@@ -68,6 +69,8 @@ class AcpEnd:
             if saved.resume(session.current_model_spec(), wanted) is None:
                 raise LookupError(f"no saved conversation {wanted} in {saved.file().path}")
             return wanted
+        if not saved.enabled:  # not saved here: a session of this kernel's life only
+            return uuid.uuid4().hex
         if saved.recorder is None:
             saved.recorder = Recorder(saved.file())
         saved.recorder.start()
