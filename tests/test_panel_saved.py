@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from copilot_nb.agent.conversations.store import ConversationFile
 from copilot_nb.jupyter.panel.feed import Outbox
 from copilot_nb.jupyter.panel.saved import saved_ops
@@ -55,15 +57,25 @@ SHOWN = [
 ]
 
 
-def test_a_conversation_saved_before_ops_had_names_opens_as_named_ops():
-    file = ConversationFile(SAVED)
+@pytest.fixture
+def saved(tmp_path: Path) -> ConversationFile:
+    """The saved file as copilot_nb keeps one (0600: a checkout makes it 0644, which copilot_nb
+    rightly refuses to read as not its own)."""
+    path = tmp_path / SAVED.name
+    path.write_bytes(SAVED.read_bytes())
+    path.chmod(0o600)
+    return ConversationFile(path)
+
+
+def test_a_conversation_saved_before_ops_had_names_opens_as_named_ops(saved: ConversationFile):
+    file = saved
     ops, turns = saved_ops(file.records(file.current() or ""))
     assert ops == SHOWN
     assert [turn["request"] for turn in turns] == ["set x to 2", "read missing.py"]
 
 
-def test_a_view_that_opens_on_it_gets_those_ops_in_its_replay():
-    file = ConversationFile(SAVED)
+def test_a_view_that_opens_on_it_gets_those_ops_in_its_replay(saved: ConversationFile):
+    file = saved
     ops, _ = saved_ops(file.records(file.current() or ""))
     sent: list[Any] = []
     outbox = Outbox(sent.append)
