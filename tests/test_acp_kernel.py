@@ -51,7 +51,8 @@ async def test_a_session_streams_text_asks_for_edits_and_runs_code_in_its_kernel
         assert "the notes say 17" in str(server.requests[0].messages[-1]["content"])
         assert editor.text() == "Hello from the notebook agent."
         assert said.usage.input_tokens > 0
-        assert editor.of("usage_update")
+        meter = editor.of("usage_update")[-1]  # the prompt's tokens against the window
+        assert 0 < meter.used < meter.size
 
         editor.answers = ["allow_once"]
         await conn.prompt(session_id=session.session_id, prompt=[_text("write kept.txt")])

@@ -306,8 +306,8 @@ class CopilotAgent:
         elif kind == "usage":
             session.usage["input"] += event["input"]
             session.usage["output"] += event["output"]
-            used = event["input"] + event["output"]
-            await self._update(session, updates.usage_update(used, used))
+            used = event.get("context") or event["input"]
+            await self._update(session, updates.usage_update(used, event.get("window") or used))
         elif kind == "failed":
             session.said_failure = True
             await self._update(session, updates.update_agent_message_text(f"\n{event['error']}"))

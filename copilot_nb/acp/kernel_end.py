@@ -106,6 +106,8 @@ class AcpEnd:
             async with contextlib.aclosing(turn) as events:
                 async for event in events:
                     wired = wire_of(event, cwd)
+                    if wired is not None and wired["type"] == "usage":
+                        wired.update(self._context())
                     if wired is not None:
                         self.comm.send({"op": "event", "event": wired})
                     if isinstance(event, Failed):
@@ -117,6 +119,16 @@ class AcpEnd:
         finally:
             self._asking.clear()  # the turn denied what was left unanswered
             self.comm.send({"op": "end", "status": status, "error": error})
+
+    def _context(self) -> dict[str, int]:
+        """The conversation's place in the window: the last request's prompt against the
+        model's window (what the panel's meter shows)."""
+        from ..agent.context.window import model_budget
+
+        session = self._session()
+        agent = session.agent
+        window = model_budget(agent.active.model).window if agent is not None else 0
+        return {"context": int(session.saved.usage.context), "window": int(window)}
 
     def answer(self, request: ApprovalNeeded) -> None:
         """The turn's `Approver`: the request went out as an event; the editor's answer settles it."""
