@@ -6,4 +6,5 @@ import sys
 
 from .serve.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (to list them all) runs nothing
+    sys.exit(main())
