@@ -93,6 +93,10 @@ def test_a_cell_the_user_edits_while_the_agent_runs_it_keeps_the_users_edit(page
     state = cells.nth(1).locator(".copilot-nb-run-state")
     state.filter(has_text="running").wait_for(timeout=LONG)
 
+    ran = cells.nth(2).locator(".jp-OutputArea")  # the cell that runs shows it, live
+    ran.get_by_text("▶ run-1, run by the agent:").wait_for(timeout=LONG)
+    assert "step 0" in ran.inner_text()
+    shot(cells.nth(2), "screenshots/long-run-cell-live.png")
     editor = cells.nth(2).locator(".cm-content")  # the user edits the cell while it runs
     editor.click()
     page.keyboard.press("Control+End")
@@ -101,7 +105,7 @@ def test_a_cell_the_user_edits_while_the_agent_runs_it_keeps_the_users_edit(page
     state.filter(has_text="ended after").wait_for(timeout=LONG)
 
     assert editor.inner_text().rstrip().endswith("# mine"), "the user's edit is kept"
-    assert "step" not in cells.nth(2).locator(".jp-OutputArea").inner_text(), "no outputs over it"
+    assert "step 9" not in ran.inner_text(), "the run's outputs never land over the user's edit"
     assert "step 9" in cells.nth(1).locator(".copilot-nb-run-output").inner_text()
     shot(cells.nth(1), "screenshots/long-run-cell-edited.png")
 

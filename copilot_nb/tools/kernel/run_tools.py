@@ -9,7 +9,7 @@ What they show of a run's output is masked as run_code's result is.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import replace
 
@@ -78,8 +78,10 @@ async def follow(
     timeout: float,
     finish: Finish,
     cell: str | None = None,
+    on_going: Callable[[Run], None] | None = None,
 ) -> ToolOutput:
-    """Start the code and wait a little: its result if it ends by then, else its handle."""
+    """Start the code and wait a little: its result if it ends by then, else its handle
+    (`on_going` is told, and the kernel's watchers, so the run shows where the user looks)."""
     run = runs.start(
         ctx.namespace(), code, label=label, timeout=timeout, shell=ctx.shell, finish=finish
     )
@@ -88,6 +90,8 @@ async def follow(
     if done is not None:
         return done
     runs.went_on(run, ctx.shell)
+    if on_going is not None:
+        on_going(run)
     return still_running(run)
 
 

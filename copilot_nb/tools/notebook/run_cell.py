@@ -28,6 +28,7 @@ from ..kernel.execute import CodeRun, ran_for, run_code_in
 from ..kernel.guard import after_run, before_run
 from ..kernel.run_outputs import notebook_outputs
 from ..kernel.run_tools import follow, refuse_if_busy
+from ..kernel.runs import Run
 from ..kernel.snapshots import Kept
 from ..kernel.state import kernel_state
 from ..kernel.tools import is_copilot_cell
@@ -37,6 +38,7 @@ from ..views.outputs import describe_output, output_images
 from .cells import find_cell
 from .numbering import cell_label, cell_position
 from .review import marked, review_of, review_turn
+from .run_progress import show_progress
 from .store import Opened, commit, conflict_message, open_notebook, stamp
 
 MAX_CELL_TIMEOUT = 600.0
@@ -112,7 +114,14 @@ async def run_cell(
             await run_code_in(ctx.namespace(), code, timeout=timeout, shell=ctx.shell)
         )
     label = f"cell {cell.id} ({cell_label(index)})"
-    return await follow(ctx, runs, code, label=label, timeout=timeout, finish=finish, cell=cell.id)
+
+    def going(run: Run) -> None:
+        if opened.view is not None:  # the open cell shows the run's output as it comes
+            show_progress(opened.view, cell.id, source, run)
+
+    return await follow(
+        ctx, runs, code, label=label, timeout=timeout, finish=finish, cell=cell.id, on_going=going
+    )
 
 
 async def _put_outputs(
