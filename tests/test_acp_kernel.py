@@ -133,6 +133,10 @@ async def test_cancel_stops_the_turn_within_a_second(serve, tmp_path: Path) -> N
         assert stopped.stop_reason == "cancelled"
         assert not (tmp_path / "half.txt").exists()
 
+        await conn.close_session(session_id=session.session_id)
+        with pytest.raises(acp.RequestError):
+            await conn.prompt(session_id=session.session_id, prompt=[_text("still there?")])
+
 
 def _text(text: str):  # type: ignore[no-untyped-def]
     from acp import text_block

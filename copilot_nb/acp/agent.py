@@ -20,6 +20,7 @@ from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
     AuthenticateResponse,
+    CloseSessionResponse,
     ConfigOptionUpdate,
     Implementation,
     InitializeResponse,
@@ -30,6 +31,7 @@ from acp.schema import (
     PromptResponse,
     ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
@@ -110,7 +112,9 @@ class CopilotAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(), resume=SessionResumeCapabilities()
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
                 ),
             ),
             auth_methods=sign_in.methods(),
@@ -361,6 +365,15 @@ class CopilotAgent:
             return
         session.cancelled = True
         session.link.send({"op": "cancel"})
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """The session's kernel shut down (an attached one is left running); its conversation
+        stays saved, for `session/load`."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.link.send({"op": "cancel"})
+            await session.link.stop()
+        return CloseSessionResponse()
 
     async def close(self) -> None:
         """Shut every session's kernel down (the editor closed the connection)."""
