@@ -264,3 +264,27 @@ async def test_a_kernel_that_dies_mid_turn_ends_the_turn_saying_so(serve, tmp_pa
         )
         assert ended.stop_reason == "end_turn"
         assert "kernel stopped" in editor.text()
+
+
+async def test_a_session_attaches_to_a_running_kernel_and_works_on_its_variables(
+    serve, kernel_for, tmp_path: Path
+) -> None:
+    server = serve(
+        [
+            reply("", call("run_code", id="r", code="total = sum(sales)\nprint(total)")),
+            reply("The total is 60."),
+        ]
+    )
+    kernel = kernel_for(server)
+    assert kernel.execute("sales = [10, 20, 30]").status == "ok"
+    editor = Editor()
+    editor.answers = ["allow_once"]
+    connection = kernel.manager.connection_file
+    async with agent_for(server, tmp_path, editor) as conn:
+        await conn.initialize(protocol_version=1)
+        session = await conn.new_session(
+            cwd=str(tmp_path), mcp_servers=[], connectionFile=connection
+        )
+        await conn.prompt(session_id=session.session_id, prompt=[_text("total sales?")])
+        assert editor.text().endswith("The total is 60.")
+    assert kernel.execute("print(total)").stdout.strip() == "60"  # the user's kernel lives on
