@@ -16,12 +16,19 @@ import re
 from collections.abc import Callable
 
 from ...agent.model_setting import model_setting
-from ...agent.model_strings import resolve_model, split_spec
+from ...agent.model_spec import OFFLINE
+from ...agent.model_strings import PROVIDERS, resolve_model, split_spec
 from ...agent.session import CopilotSession
 from ...errors import CopilotError
 from ...models.key_store import KeyStatus, forget_key, key_status, save_key
-from ...models.providers import PROVIDERS, Provider, chat_names
+from ...models.provider import Provider, chat_names
 from .wire import ChosenModel, Form, FormMessage, FormView, KeyView, ProviderView, ToPage
+
+
+def offered() -> tuple[str, ...]:
+    """The providers the form offers: every chat provider, packages' too, but the offline demo."""
+    return tuple(name for name in chat_names(PROVIDERS) if name not in OFFLINE)
+
 
 LIST_TIMEOUT = 10.0
 """Seconds a provider's model list may take before the form says to type the name."""
@@ -90,7 +97,7 @@ class ModelForm:
         provider, model = split_spec(self.session.current_model_spec())
         setting = model_setting()
         return {
-            "providers": [_provider_state(PROVIDERS[name]) for name in chat_names(PROVIDERS)],
+            "providers": [_provider_state(PROVIDERS[name]) for name in offered()],
             "provider": provider if provider in PROVIDERS else "",
             "model": model if provider in PROVIDERS else "",
             "setting": setting.spec,
@@ -103,7 +110,7 @@ class ModelForm:
         """Keep the key (if one was typed) and make `provider:model` the kernel's model."""
         entry = PROVIDERS.get(provider)
         if entry is None or entry.chat is None:
-            return f"Choose a provider: {', '.join(chat_names(PROVIDERS))}.", "error", None
+            return f"Choose a provider: {', '.join(offered())}.", "error", None
         if not _MODEL.fullmatch(model):
             return (
                 "Name a model (one word, e.g. gpt-4o), or choose one from the list.",
