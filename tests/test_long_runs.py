@@ -21,7 +21,9 @@ from copilot_nb.tools.notebook.cells import edit_cell, read_cell
 from copilot_nb.tools.notebook.run_cell import run_cell
 from copilot_nb.workspace.workspace import Workspace
 
-SLOW = "import time\nfor step in range(6):\n    print('step', step, flush=True)\n    time.sleep(0.2)"
+SLOW = (
+    "import time\nfor step in range(6):\n    print('step', step, flush=True)\n    time.sleep(0.2)"
+)
 
 
 @pytest.fixture
