@@ -288,3 +288,38 @@ async def test_a_session_attaches_to_a_running_kernel_and_works_on_its_variables
         await conn.prompt(session_id=session.session_id, prompt=[_text("total sales?")])
         assert editor.text().endswith("The total is 60.")
     assert kernel.execute("print(total)").stdout.strip() == "60"  # the user's kernel lives on
+
+
+async def test_always_allow_lasts_the_session_but_never_lifts_the_administrators_floor(
+    serve, tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"approval_floors": {"execute": "ask"}}')
+    server = serve(
+        [
+            reply("", call("write_file", id="w1", path="a.txt", content="1\n")),
+            reply("One."),
+            reply("", call("write_file", id="w2", path="b.txt", content="2\n")),
+            reply("Two."),
+            reply("", call("run_code", id="r1", code="x = 1")),
+            reply("Ran."),
+            reply("", call("run_code", id="r2", code="x = 2")),
+            reply("Ran again."),
+        ]
+    )
+    editor = Editor()
+    work = tmp_path / "work"
+    work.mkdir()
+    async with agent_for(server, work, editor, COPILOT_NB_POLICY=str(policy)) as conn:
+        await conn.initialize(protocol_version=1)
+        sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        editor.answers = ["allow_always"]
+        await conn.prompt(session_id=sid, prompt=[_text("write a")])
+        await conn.prompt(session_id=sid, prompt=[_text("write b")])
+        assert [c.tool_call_id for c in editor.asked] == ["w1"]  # edits: asked once
+        assert (work / "b.txt").read_text() == "2\n"
+
+        editor.answers = ["allow_always", "allow_once"]
+        await conn.prompt(session_id=sid, prompt=[_text("run")])
+        await conn.prompt(session_id=sid, prompt=[_text("run again")])
+        assert [c.tool_call_id for c in editor.asked] == ["w1", "r1", "r2"]  # the floor asks
