@@ -86,7 +86,10 @@ async def test_read_cell_attaches_the_plots_it_describes(ws: Workspace) -> None:
 class Shell:
     """The parts of IPython's shell run_cell uses: where displays go, and the cell transform."""
 
-    display_pub: Any = None
+    def __init__(self) -> None:
+        from IPython.core.displaypub import DisplayPublisher
+
+        self.display_pub: Any = DisplayPublisher()
 
     def transform_cell(self, source: str) -> str:
         return source

@@ -66,10 +66,6 @@ def routed_to(sink: Sink) -> Iterator[None]:
         _SINK.reset(token)
 
 
-def current_sink() -> Sink | None:
-    return _SINK.get()
-
-
 class RoutedStream:
     """`sys.stdout` or `sys.stderr`: a run's writes go to its sink, others to the stream."""
 
