@@ -16,6 +16,9 @@ model nobody knows (`DEFAULT_IMAGE_LIMITS`: 1568 px on the long side, Anthropic'
 long side of the providers', and 5 MB, Anthropic's bytes per image): no provider refuses it or
 scales its long side down further, and a plot is rarely drawn larger, so a model that could use
 more (OpenAI's 2048, Gemini's 3072) loses little.
+
+A client that declares the MCP Tasks extension follows a `run_code` or `run_cell` run as a task
+(`mcp_tasks.py`); other calls are answered as above.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 from ..models.capabilities import DEFAULT_IMAGE_LIMITS, fitted_image
 from ..tools.registry import ToolOutput
 from .backend import Backend
+from .mcp_tasks import RunTask, RunTasks, created, serve_tasks
 
 SERVER_NAME = "copilot_nb"
 NOT_ALLOWED = "this proxy was started without --allow-execution: its tools can be listed, not run"
@@ -38,6 +42,8 @@ def mcp_server(backend: Backend) -> Any:
     """A low-level MCP `Server` whose tools are the backend's, read at each request."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
+
+    tasks = RunTasks()
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         # every tool, the rarely needed ones too: which of them a model sees is its host's choice
@@ -55,14 +61,20 @@ def mcp_server(backend: Backend) -> Any:
     async def call_tool(ctx: Any, params: Any) -> Any:
         if backend.tools().get(params.name) is None:
             raise unknown_tool(params.name)
+        arguments = dict(params.arguments or {})
         if not backend.allow_execution:
             again = backend.surface.restart_with("--allow-execution")
             output = ToolOutput(content=f"{params.name}: {NOT_ALLOWED}; {again}", is_error=True)
+        elif tasks.offered(params.name, ctx):
+            answer = await tasks.start(lambda: backend.run_tool(params.name, arguments))
+            if isinstance(answer, RunTask):
+                return created(answer, result_content)
+            output = answer
         else:
-            output = await backend.run_tool(params.name, dict(params.arguments or {}))
+            output = await backend.run_tool(params.name, arguments)
         return types.CallToolResult(content=result_content(output), is_error=output.is_error)
 
-    return Server(
+    server = Server(
         SERVER_NAME,
         version=_version(),
         instructions="The tools of a copilot_nb kernel or workspace: files, search, and in a "
@@ -70,6 +82,8 @@ def mcp_server(backend: Backend) -> Any:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    serve_tasks(server, tasks, result_content)
+    return server
 
 
 def unknown_tool(name: str) -> Exception:

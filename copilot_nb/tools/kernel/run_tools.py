@@ -21,6 +21,9 @@ from ..registry import Tool, ToolOutput, bound_tool
 from .runs import MAX_WAIT, Finish, Run, Runs, output_so_far, runs_of
 
 _TO_THE_END: ContextVar[bool] = ContextVar("copilot_nb_runs_to_the_end", default=False)
+_ON_START: ContextVar[Callable[[Run], None] | None] = ContextVar(
+    "copilot_nb_runs_on_start", default=None
+)
 
 
 def run_tools(ctx: ToolContext) -> list[Tool]:
@@ -40,6 +43,17 @@ def to_the_end() -> Iterator[None]:
         yield
     finally:
         _TO_THE_END.reset(token)
+
+
+@contextlib.contextmanager
+def told_of_runs(started: Callable[[Run], None]) -> Iterator[None]:
+    """Runs started here are told to `started` as they start (the MCP endpoint follows a
+    run as a task, by the handle the tool's result would only name after its wait)."""
+    token = _ON_START.set(started)
+    try:
+        yield
+    finally:
+        _ON_START.reset(token)
 
 
 def refuse_if_busy(ctx: ToolContext, tool: str) -> Runs:
@@ -86,6 +100,9 @@ async def follow(
         ctx.namespace(), code, label=label, timeout=timeout, shell=ctx.shell, finish=finish
     )
     run.cell = cell
+    started = _ON_START.get()
+    if started is not None:
+        started(run)
     done = await run.wait(timeout + 60 if _TO_THE_END.get() else runs.wait_seconds)
     if done is not None:
         return done
