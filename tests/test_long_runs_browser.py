@@ -1,13 +1,14 @@
-"""A long run in JupyterLab: it goes on after the turn that started it ended, its cell shows the
-elapsed time and the output as they grow, and its own Stop button stops the run alone. JupyterLab
-in headless Chromium (tests/browser_lab.py); screenshots in test-artifacts/screenshots."""
+"""A long run in JupyterLab: it goes on after the turn that started it ended, its cell and the
+panel show the elapsed time and the output as they grow, and its own Stop button (in the cell,
+in the panel) stops the run alone. JupyterLab in headless Chromium (tests/browser_lab.py);
+screenshots in test-artifacts/screenshots."""
 
 from __future__ import annotations
 
 import pytest
 
 from copilot_nb.testing import call, reply
-from tests.browser_lab import LONG, open_notebook, run_next, shot
+from tests.browser_lab import LONG, ask, open_notebook, run_next, shot
 
 pytestmark = pytest.mark.browser
 
@@ -115,4 +116,40 @@ def test_a_cell_the_user_edits_while_the_agent_runs_it_keeps_the_users_edit(page
     page.keyboard.press("Control+Enter")
     page.get_by_text("Noted.").wait_for(timeout=LONG)
     assert "run-1 (cell" in told[0] and "its outputs are not in the cell" in told[0], told
+    assert not replies.queue
+
+
+def test_the_panel_lists_a_run_going_on_and_its_own_stop_stops_it_alone(page, lab, replies):
+    replies.queue.extend(
+        [reply("", call("run_code", id="fit", code=TRAIN, timeout=120)), reply("Fitting.")]
+    )
+    open_notebook(
+        page,
+        lab,
+        "panel-run.ipynb",
+        "%load_ext copilot_nb\n%config CopilotMagics.run_wait = 1\n"
+        '%config CopilotMagics.approve_execute = "allow"\n'
+        "import copilot_nb\npanel = copilot_nb.chat()",
+    )
+    panel = page.locator(".jupyterlab-sidecar .cnb-root")
+    panel.wait_for(timeout=LONG)
+    ask(panel, "fit the model")
+    panel.get_by_text("Fitting.").wait_for(timeout=LONG)
+    panel.locator(".cnb-send").wait_for(timeout=LONG)  # the turn ended; the run goes on
+    row = panel.locator(".cnb-runs .cnb-runrow")
+    row.locator(".cnb-runstate").filter(has_text="(run_code) running").wait_for(timeout=LONG)
+    first = row.locator(".cnb-runstate").inner_text()
+    page.wait_for_function(  # the list is redrawn each second: look the state up each time
+        "(was) => { const s = document.querySelector('.cnb-runs .cnb-runstate');"
+        " return s && s.innerText !== was && /running · [1-9]/.test(s.innerText); }",
+        arg=first,
+        timeout=LONG,
+    )
+    assert row.locator(".cnb-runtail").inner_text().startswith("epoch "), "its last line"
+    shot(panel, "screenshots/long-run-panel.png")
+
+    row.get_by_role("button", name="Stop run").click()
+    row.locator(".cnb-runstate").filter(has_text="stopped by you").wait_for(timeout=LONG)
+    assert not row.get_by_role("button", name="Stop run").count(), "a stopped run has no Stop"
+    assert "Fitting." in panel.inner_text(), "the turn's answer stays"
     assert not replies.queue

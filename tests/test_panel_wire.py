@@ -103,6 +103,7 @@ def test_the_objects_inside_messages_are_declared_alike():
         wire.ProviderView,
         wire.FormView,
         wire.ChosenModel,
+        wire.RunRow,
     ):
         assert shape(cls.__name__) == python_shape(cls), cls.__name__
 

@@ -3,8 +3,8 @@ it: its elapsed time and the tail of its output, live, and a Stop button of its 
 
 The turn's Stop (or the end of the turn) leaves the run going; this button stops the run alone,
 as `stop_run` does. The view is made only for a run that outlasts its short wait (a short run
-shows as before, under its tool line) and only in a cell: a run the panel started is listed by
-the panel. Where the page draws widgets it is an ipywidgets box (the button's click is a comm
+shows as before, under its tool line) and only in a cell; the panel lists every run going on
+(`panel/run_list.py`). Where the page draws widgets it is an ipywidgets box (the button's click is a comm
 message, heard while the kernel is idle or busy with the user's next cell); elsewhere a display
 updated in place, without a button. When the run ends, the view says how, whenever that is.
 What it shows of the output is masked as the model's copy is.
@@ -76,13 +76,13 @@ class RunView:
         return state
 
     def html(self) -> str:
-        tail = _tail(self.run)
-        body = f"<pre class='{_CLASS}-output'>{escape(tail)}</pre>" if tail else ""
+        printed = tail(self.run)
+        body = f"<pre class='{_CLASS}-output'>{escape(printed)}</pre>" if printed else ""
         head = f"<div class='{_CLASS}-state'>{escape(self.state())}</div>"
         return f"<div class='{_CLASS}'>{head}{body}</div>"
 
     def text(self) -> str:
-        return "\n".join(filter(None, [self.state(), _tail(self.run)]))
+        return "\n".join(filter(None, [self.state(), tail(self.run)]))
 
     async def follow(self) -> None:
         """Update the view every `TICK` seconds until the run ends, then once more."""
@@ -137,7 +137,7 @@ class DisplayRunView(RunView):
         return {"text/html": self.html(), "text/plain": self.text()}
 
 
-def _tail(run: Run) -> str:
+def tail(run: Run) -> str:
     """The last lines the run printed, masked as the model reads them."""
     text = run.sink.text("stdout") + run.sink.text("stderr")
     lines = text.rstrip("\n").splitlines()[-TAIL_LINES:]

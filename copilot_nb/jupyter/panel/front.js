@@ -70,7 +70,8 @@ function buildView(model, root) {
   bar.append(fill);
   status.append(picker, mode, meter, bar);
   footer.append(row, status);
-  root.append(header, log, footer);
+  const runs = el('div', 'cnb-runs');
+  root.append(header, log, runs, footer);
   return {
     root,
     header,
@@ -80,6 +81,7 @@ function buildView(model, root) {
     log,
     empty,
     working,
+    runs,
     footer,
     input,
     send,
@@ -534,9 +536,20 @@ function wireInput(model, root, v, completion) {
  * @param {Completion} completion
  * @param {KernelLink} link
  * @param {ModelForm} form
+ * @param {RunList} runs
  * @returns {Record<string, (msg: ToPage) => void>}
  */
-function watchModel(model, root, v, transcript, view, completion, link, form) {
+function watchModel(
+  model,
+  root,
+  v,
+  transcript,
+  view,
+  completion,
+  link,
+  form,
+  runs
+) {
   const models = () => {
     v.picker.replaceChildren(
       ...model.get('models').map(m => el('option', '', m))
@@ -596,6 +609,8 @@ function watchModel(model, root, v, transcript, view, completion, link, form) {
         case 'ops':
         case 'replay':
           return transcript.receive(msg, view);
+        case 'runs':
+          return runs.receive(msg);
         default:
           // a kernel of another version: say so where a developer looks
           console.warn('copilot_nb: a message this page does not know:', msg);
@@ -628,6 +643,7 @@ function render({ model, el: root }) {
   const form = new ModelForm(model, view, root);
   v.header.insertBefore(modelFormButton(form), v.tab);
   root.insertBefore(form.box, v.log);
+  const runs = new RunList(model, v.runs);
   const watched = watchModel(
     model,
     root,
@@ -636,7 +652,8 @@ function render({ model, el: root }) {
     view,
     completion,
     link,
-    form
+    form,
+    runs
   );
   for (const [name, fn] of Object.entries(watched)) {
     model.on(name, fn);

@@ -54,6 +54,7 @@ from .wire import (
     Revise,
     Run,
     Stop,
+    StopRun,
     Undo,
     WireError,
     read_message,
@@ -82,6 +83,7 @@ class ChatWidget(anywidget.AnyWidget):
             "cards.js",
             "link.js",
             "form.js",
+            "runs.js",
             "front.js",
         )
     )
@@ -157,6 +159,12 @@ class ChatPanel:
 
         self.form = ModelForm(session, self.widget.send, self._model_chosen)
         """The model form: provider, model and key (the key only in a message, never a trait)."""
+        from .run_list import RunList
+
+        self.run_list = RunList(
+            session.shell, self.widget.send, live=lambda: self.widget.comm is not None
+        )
+        """The agent's runs going on, each with its own Stop (the turn's Stop leaves them)."""
         self.widget.on_msg(self._on_msg)
         from ..turn_mirrors import mirror_turns
         from .cell_turns import CellTurns
@@ -211,6 +219,7 @@ class ChatPanel:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         self.outbox.put({"op": "user", "text": shown.strip() or prompt})
+        self.run_list.forget_ended()
         self.widget.busy = True
         self.task = self._loop.create_task(self._turn(prompt))
         return self.task
@@ -479,6 +488,7 @@ class ChatPanel:
                 self.new_chat()
             case Ready(view=view):
                 self.outbox.replay(view)
+                self.run_list.replay()
             case Complete():
                 self.complete(message)
             case Ping(seq=seq):  # a view asks whether its kernel still answers (link.js)
@@ -487,6 +497,8 @@ class ChatPanel:
                 self.run_block(code)
             case Undo(id=call_id):
                 self.undo_block(call_id)
+            case StopRun(handle=handle):
+                self.run_list.stop(handle)
             case Fix(cell=cell):  # Fix with Copilot: only the cell's id comes from the page
                 self.fix(cell[:MAX_CELL_REFERENCE])
             case Form():  # never raises: a key it carries stays out of the error op

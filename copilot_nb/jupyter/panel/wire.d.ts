@@ -122,6 +122,8 @@ type ModelsMessage = {
   ids: string[];
   note: string;
 };
+type RunRow = { handle: string; state: string; tail: string; running: boolean };
+type RunsMessage = { kind: 'runs'; runs: RunRow[] };
 
 type ToPage =
   | OpsMessage
@@ -129,7 +131,8 @@ type ToPage =
   | PongMessage
   | CompletionsMessage
   | FormMessage
-  | ModelsMessage;
+  | ModelsMessage
+  | RunsMessage;
 
 // --- page to kernel ---------------------------------------------------------------------------
 
@@ -151,6 +154,7 @@ type Ping = { kind: 'ping'; seq: number };
 type Run = { kind: 'run'; code: string };
 type Undo = { kind: 'undo'; id: string };
 type Fix = { kind: 'fix'; cell: string };
+type StopRun = { kind: 'stop_run'; handle: string };
 type FormAction = 'state' | 'models' | 'save' | 'forget';
 type Form = {
   kind: 'form';
@@ -175,6 +179,7 @@ type FromPage =
   | Run
   | Undo
   | Fix
+  | StopRun
   | Form;
 
 // --- the widget's model, as the page sees it (anywidget) --------------------------------------

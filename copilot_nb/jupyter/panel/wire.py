@@ -279,8 +279,31 @@ class ModelsMessage(TypedDict):
     note: str
 
 
+class RunRow(TypedDict):
+    """One run the panel lists: its state line (handle, what runs, elapsed or how it ended) and
+    the last line it printed."""
+
+    handle: str
+    state: str
+    tail: str
+    running: bool
+
+
+class RunsMessage(TypedDict):
+    """The agent's runs going on (and those that ended since the last prompt), all of them."""
+
+    kind: Literal["runs"]
+    runs: list[RunRow]
+
+
 ToPage = Union[
-    OpsMessage, ReplayMessage, PongMessage, CompletionsMessage, FormMessage, ModelsMessage
+    OpsMessage,
+    ReplayMessage,
+    PongMessage,
+    CompletionsMessage,
+    FormMessage,
+    ModelsMessage,
+    RunsMessage,
 ]
 
 # --- page to kernel ----------------------------------------------------------------------------
@@ -392,6 +415,14 @@ class Fix:
     cell: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class StopRun:
+    """Stop one listed run alone (the turn's Stop leaves runs going)."""
+
+    KIND: ClassVar[str] = "stop_run"
+    handle: str
+
+
 FormAction = Literal["state", "models", "save", "forget"]
 
 
@@ -421,6 +452,7 @@ FromPage = Union[
     Run,
     Undo,
     Fix,
+    StopRun,
     Form,
 ]
 FROM_PAGE: dict[str, type[Any]] = {cls.KIND: cls for cls in get_args(FromPage)}

@@ -27,11 +27,13 @@ _ON_START: ContextVar[Callable[[Run], None] | None] = ContextVar(
 
 
 def run_tools(ctx: ToolContext) -> list[Tool]:
-    """wait_run, run_status and stop_run over the kernel's runs."""
+    """wait_run, run_status and stop_run over the kernel's runs: listed once called or found,
+    as a run's own result names them (most turns start no run that outlasts its wait, so their
+    schemas are not paid on every request)."""
     return [
-        bound_tool(wait_run, ctx, timeout_argument="timeout"),
+        bound_tool(wait_run, ctx, timeout_argument="timeout", on_request=True),
         bound_tool(run_status, ctx, on_request=True),
-        bound_tool(stop_run, ctx),
+        bound_tool(stop_run, ctx, on_request=True),
     ]
 
 

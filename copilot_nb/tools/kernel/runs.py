@@ -221,7 +221,7 @@ class Runs:
 
     def went_on(self, run: Run, shell: Any | None) -> None:
         """The run outlasted its wait: its watchers show it."""
-        for watcher in self.watchers:
+        for watcher in list(self.watchers):  # a closed panel removes itself
             watcher(run, shell)
 
     def running(self) -> Run | None:
