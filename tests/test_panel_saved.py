@@ -11,6 +11,7 @@ import pytest
 
 from copilot_nb.agent.conversations.store import ConversationFile
 from copilot_nb.jupyter.panel.feed import Outbox
+from copilot_nb.jupyter.panel.feed import tool_op as card
 from copilot_nb.jupyter.panel.saved import saved_ops
 
 SAVED = Path(__file__).parent / "data" / "saved" / "set-x.copilot-chat.jsonl"
@@ -21,17 +22,6 @@ MISSING = (
     "read_file: 'missing.py' does not exist in the workspace; call list_directory or find_files "
     "to see what exists"
 )
-
-
-def card(call_id: str, name: str, target: str, format: str, preview: str) -> dict[str, Any]:
-    return {
-        "op": "tool",
-        "id": call_id,
-        "name": name,
-        "target": target,
-        "format": format,
-        "preview": preview,
-    }
 
 
 def done(call_id: str, ok: bool, summary: str, result: str) -> dict[str, Any]:

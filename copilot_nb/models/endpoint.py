@@ -246,3 +246,33 @@ class Endpoint:
 
 
 __all__ = ["GIVEN", "Endpoint", "Key", "Outgoing", "Reach", "WindowSource"]
+
+
+class OnEndpoint:
+    """A model whose base URL, key and retry policy are its endpoint's, read now: one place for
+    the three, whichever wire the model speaks."""
+
+    endpoint: Endpoint
+
+    @property
+    def base_url(self) -> str:
+        """Its endpoint's base URL now (given in code, else its provider's variable)."""
+        return self.endpoint.base_url
+
+    @base_url.setter
+    def base_url(self, value: str | None) -> None:
+        self.endpoint.base_url = value
+
+    @property
+    def api_key(self) -> str | None:
+        """The key its next request carries (its endpoint's: given in code, else read now)."""
+        return self.endpoint.api_key
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """Its endpoint's retry policy."""
+        return self.endpoint.retry
+
+    @retry.setter
+    def retry(self, policy: RetryPolicy) -> None:
+        self.endpoint.retry = policy

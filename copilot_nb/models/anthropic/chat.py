@@ -26,9 +26,9 @@ from ...messages import (
     as_tool_spec,
 )
 from ..base import ChatModel, MessagesIn, ModelRequest, ToolChoice, ToolsIn
-from ..endpoint import Endpoint
+from ..endpoint import Endpoint, OnEndpoint
 from ..providers import row
-from ..transport import DEFAULT_TIMEOUT, RetryPolicy, stream_reply
+from ..transport import DEFAULT_TIMEOUT, stream_reply
 from .cache import cache_breakpoints
 from .stream import MessagesStreamDecoder
 
@@ -199,7 +199,7 @@ def openai_options_to_anthropic(body: dict[str, Any], options: Mapping[str, Any]
 # --- the model ------------------------------------------------------------------------------------
 
 
-class AnthropicChat(ChatModel):
+class AnthropicChat(OnEndpoint, ChatModel):
     """A Claude model over the Messages API; `complete()` is `stream()` collected."""
 
     speaks_for = "anthropic"
@@ -241,29 +241,6 @@ class AnthropicChat(ChatModel):
 
     def __repr__(self) -> str:
         return f"AnthropicChat({self.name!r}, base_url={self.base_url!r})"
-
-    @property
-    def base_url(self) -> str:
-        """Its endpoint's base URL now (given in code, else `ANTHROPIC_BASE_URL`)."""
-        return self.endpoint.base_url
-
-    @base_url.setter
-    def base_url(self, value: str | None) -> None:
-        self.endpoint.base_url = value
-
-    @property
-    def api_key(self) -> str | None:
-        """The key its next request carries (its endpoint's: given in code, else read now)."""
-        return self.endpoint.api_key
-
-    @property
-    def retry(self) -> RetryPolicy:
-        """Its endpoint's retry policy."""
-        return self.endpoint.retry
-
-    @retry.setter
-    def retry(self, policy: RetryPolicy) -> None:
-        self.endpoint.retry = policy
 
     def request_headers(self) -> dict[str, str]:
         return {

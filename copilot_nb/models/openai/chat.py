@@ -15,13 +15,12 @@ from ...errors import LookupFailed, ModelConnectionError, ModelHTTPError
 from ...events import ModelEvent, Notice
 from ...text import SERVER_NAME_CHARS, server_text
 from ..base import ChatModel, ModelRequest
-from ..endpoint import Endpoint
+from ..endpoint import Endpoint, OnEndpoint
 from ..lookups import LookupLimits, lookup
 from ..providers import row
 from ..server_props import ask_window, configured_window, is_local, reply_limit
 from ..transport import (
     DEFAULT_TIMEOUT,
-    RetryPolicy,
     StreamDecoder,
     error_text,
     http_error,
@@ -37,7 +36,7 @@ LIST_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 """How long a model list may take (a listing, not a generation)."""
 
 
-class OpenAIChat(ChatModel):
+class OpenAIChat(OnEndpoint, ChatModel):
     """A Chat Completions model on its provider's endpoint; built by hand, on OpenAI's
     (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, as the official SDK reads them)."""
 
@@ -85,29 +84,6 @@ class OpenAIChat(ChatModel):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
-
-    @property
-    def base_url(self) -> str:
-        """Its endpoint's base URL now (given in code, else its provider's variable)."""
-        return self.endpoint.base_url
-
-    @base_url.setter
-    def base_url(self, value: str | None) -> None:
-        self.endpoint.base_url = value
-
-    @property
-    def api_key(self) -> str | None:
-        """The key its next request carries (its endpoint's: given in code, else read now)."""
-        return self.endpoint.api_key
-
-    @property
-    def retry(self) -> RetryPolicy:
-        """Its endpoint's retry policy."""
-        return self.endpoint.retry
-
-    @retry.setter
-    def retry(self, policy: RetryPolicy) -> None:
-        self.endpoint.retry = policy
 
     def sign_in_hint(self) -> str:
         """What to do when the server refuses the key (a method on every wire)."""

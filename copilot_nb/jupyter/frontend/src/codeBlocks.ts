@@ -60,7 +60,7 @@ export class CodeBlockActions {
     private readonly panel: NotebookPanel,
     private readonly runs: BlockRuns
   ) {
-    this.watch = new OutputWatch(panel, hasBlocks, () => this.decorate());
+    this.watch = new OutputWatch(panel, BLOCK, () => this.decorate());
   }
 
   dispose(): void {
@@ -140,18 +140,4 @@ function action(
     act();
   });
   return button;
-}
-
-/** Whether a change may have brought blocks: in an output, or nodes that hold one. */
-function hasBlocks(mutation: MutationRecord): boolean {
-  const target = mutation.target;
-  const element = target instanceof Element ? target : target.parentElement;
-  if (element?.closest('.jp-OutputArea')) {
-    return true;
-  }
-  return Array.from(mutation.addedNodes).some(
-    node =>
-      node instanceof Element &&
-      (node.matches(BLOCK) || node.querySelector(BLOCK) !== null)
-  );
 }

@@ -42,7 +42,9 @@ export class FixActions {
     private readonly panel: NotebookPanel,
     private readonly attached: () => boolean
   ) {
-    this.watch = new OutputWatch(panel, inOutputs, () => this.decorate());
+    this.watch = new OutputWatch(panel, '.jp-OutputArea-output', () =>
+      this.decorate()
+    );
   }
 
   dispose(): void {
@@ -167,18 +169,4 @@ function action(
     act();
   });
   return button;
-}
-
-/** Whether a change may have touched an output: in an output area, or nodes holding one. */
-function inOutputs(mutation: MutationRecord): boolean {
-  const target = mutation.target;
-  const element = target instanceof Element ? target : target.parentElement;
-  if (element?.closest('.jp-OutputArea')) {
-    return true;
-  }
-  return Array.from(mutation.addedNodes).some(
-    node =>
-      node instanceof Element &&
-      node.querySelector('.jp-OutputArea-output') !== null
-  );
 }
