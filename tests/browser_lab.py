@@ -118,8 +118,7 @@ def known_page_errors() -> list[re.Pattern[str]]:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """One Chromium for a module's tests (each test gets a fresh context of its own: no cookie,
-    storage or cache carries over), which saves starting the browser for every test."""
+    """One Chromium for a module's tests, which saves starting the browser for every test."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -132,19 +131,47 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
+class Refusals:
+    """Where a module's browser context records the URLs it refused: the running test's list."""
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+
+    def refuse(self, route: Any) -> None:
+        self.urls.append(route.request.url)
+        route.abort("blockedbyclient")
+
+
+@pytest.fixture(scope="module")
+def browser_context(chromium: Any) -> Iterator[tuple[Any, Refusals]]:
+    """One browser context for a module's tests, each in a tab of its own: JupyterLab's scripts
+    come from its HTTP cache after the first test (about 10 MB that every test loaded and
+    compiled again). Its lab is the module's too, so nothing is shared that was not already."""
+    context = chromium.new_context(viewport={"width": 1440, "height": 900})
+    refusals = Refusals()
+    context.route(OFF_LOOPBACK, refusals.refuse)
+    try:
+        yield context, refusals
+    finally:
+        context.close()
+
+
 @pytest.fixture
 def page(
-    lab: dict[str, Any], chromium: Any, outside: list[str], known_page_errors: list[Any]
+    lab: dict[str, Any],
+    browser_context: tuple[Any, Refusals],
+    outside: list[str],
+    known_page_errors: list[Any],
 ) -> Iterator[Any]:
     """A Chromium tab; fails the test on an uncaught page error or any request off loopback."""
     from playwright.sync_api import expect
 
     ARTIFACTS.mkdir(exist_ok=True)
     errors: list[str] = []
-    context = chromium.new_context(viewport={"width": 1440, "height": 900})
-    context.route(OFF_LOOPBACK, lambda route: _refuse(route, outside))
+    context, refusals = browser_context
+    refusals.urls = outside
+    tab = context.new_page()
     try:
-        tab = context.new_page()
         tab.on("pageerror", lambda exc: errors.append(_first_lines(exc)))
         tab.set_default_timeout(SHORT)
         expect.set_options(timeout=EXPECT)
@@ -153,18 +180,13 @@ def page(
         assert not errors, f"uncaught errors in the page: {errors}"
         assert not outside, f"the page asked for URLs off loopback: {outside}"
     finally:
-        context.close()
+        tab.close()
 
 
 def _first_lines(exc: Any) -> str:
     """An uncaught page error: its message and where it was thrown."""
     stack = getattr(exc, "stack", None) or ""
     return "\n".join([str(exc), *stack.splitlines()[1:4]])
-
-
-def _refuse(route: Any, outside: list[str]) -> None:
-    outside.append(route.request.url)
-    route.abort("blockedbyclient")
 
 
 def open_notebook(page: Any, lab: dict[str, Any], name: str, *sources: str) -> None:

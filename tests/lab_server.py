@@ -174,6 +174,14 @@ def answer_kernel_chooser(page: Any) -> None:
     dialog.wait_for(state="detached", timeout=LONG)
 
 
+KERNEL_CONNECTED = """() => {
+  const kernel = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;
+  return kernel?.connectionStatus === 'connected' && kernel.status === 'idle';
+}"""
+"""Whether the open notebook's kernel is connected and idle: a run pressed before that is lost
+(the execution indicator may already say idle while the session still connects)."""
+
+
 def run_first_cell(page: Any) -> None:
     """Run the open notebook's first cell, pressing again if the kernel dropped the request."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -183,12 +191,13 @@ def run_first_cell(page: Any) -> None:
     deadline = time.monotonic() + LONG / 1000
     while True:
         answer_kernel_chooser(page)
+        page.wait_for_function(KERNEL_CONNECTED, timeout=LONG)
         cell.locator(".cm-content").click()
         page.keyboard.press("Shift+Enter")
-        # "[*]:" once the request is sent, "[1]:" when done; a run pressed while the session
-        # was still connecting is dropped and the prompt stays "[ ]:", so press again
+        # "[*]:" as soon as the request is sent, "[1]:" when done; a run pressed while the
+        # session was still connecting is dropped and the prompt stays "[ ]:", so press again
         try:
-            prompt.filter(has_text="[ ]:").wait_for(state="detached", timeout=int(5_000 * SLOWDOWN))
+            prompt.filter(has_text="[ ]:").wait_for(state="detached", timeout=int(2_000 * SLOWDOWN))
             return
         except PlaywrightTimeout:
             if time.monotonic() > deadline:

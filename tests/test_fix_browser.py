@@ -16,7 +16,7 @@ import pytest
 from copilot_nb.testing import ScriptedRequest, ScriptedTurn, call, reply
 from tests.browser_lab import LONG, TOKEN, open_notebook, run_next, shot
 from tests.helpers import NOTEBOOK_7_OWN
-from tests.lab_server import write_notebook
+from tests.lab_server import KERNEL_CONNECTED, write_notebook
 from tests.live_page import live_model, on_disk, sources
 
 pytestmark = pytest.mark.browser
@@ -199,6 +199,7 @@ def run_until_counted(page: Any, index: int) -> None:
     deadline = time.monotonic() + LONG / 1000
     while target.locator(".jp-InputPrompt").inner_text().strip() == "[ ]:":
         assert time.monotonic() < deadline, f"cell {index} never ran"
+        page.wait_for_function(KERNEL_CONNECTED, timeout=LONG)
         target.locator(".cm-content").click()
         page.keyboard.press("Control+Enter")
         page.wait_for_timeout(500)

@@ -13,6 +13,7 @@ import pytest
 from copilot_nb.testing import call, reply
 from tests.browser_lab import LONG, TOKEN, open_notebook, run_next, shot
 from tests.helpers import NOTEBOOK_7_OWN, RESTART_CANCELS_SUBSHELL, wait_until
+from tests.lab_server import run_first_cell
 from tests.live_page import (
     AGENT_SOURCE,
     USER_SOURCE,
@@ -44,13 +45,7 @@ def test_notebook_7_sees_and_takes_the_agents_cell(page, lab, replies, known_pag
     page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=LONG)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget")
-    first = page.locator(".jp-Notebook .jp-Cell").first
-    deadline = time.monotonic() + LONG / 1000
-    while first.locator(".jp-InputPrompt").inner_text().strip() == "[ ]:":
-        assert time.monotonic() < deadline, "the first cell never ran"
-        first.locator(".cm-content").click()
-        page.keyboard.press("Shift+Enter")  # dropped while the kernel connects: press again
-        time.sleep(1)
+    run_first_cell(page)  # the kernel chooser answered, pressed again if dropped
     page.keyboard.press("Shift+Enter")
     page.keyboard.press("Control+Enter")
     page.get_by_text("Added a cell after yours").wait_for(timeout=LONG)

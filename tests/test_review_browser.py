@@ -17,6 +17,7 @@ import pytest
 
 from tests.browser_lab import LONG, TOKEN, open_notebook, shot
 from tests.html_safety import payloads
+from tests.lab_server import run_first_cell
 from tests.live_page import no_dialog, on_disk
 from tests.review_page import (
     CELLS,
@@ -366,13 +367,7 @@ def test_notebook_7_shows_the_review_and_undoes(page, lab, known_page_errors):
     page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=LONG)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=LONG)
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget")
-    first = cell(page, 0)
-    deadline = time.monotonic() + LONG / 1000
-    while first.locator(".jp-InputPrompt").inner_text().strip() == "[ ]:":
-        assert time.monotonic() < deadline, "the first cell never ran"
-        first.locator(".cm-content").click()
-        page.keyboard.press("Shift+Enter")
-        time.sleep(1)
+    run_first_cell(page)  # the kernel chooser answered, pressed again if dropped
     before, changes = agent_changes(page)
     send(page, lab["root"] / name, "apply", changes=changes)
     bars(page).nth(2).wait_for(timeout=LONG)
