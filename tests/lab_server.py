@@ -175,11 +175,13 @@ def answer_kernel_chooser(page: Any) -> None:
 
 
 KERNEL_CONNECTED = """() => {
-  const kernel = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;
+  if (!window.jupyterapp) return true;
+  const kernel = window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel;
   return kernel?.connectionStatus === 'connected' && kernel.status === 'idle';
 }"""
 """Whether the open notebook's kernel is connected and idle: a run pressed before that is lost
-(the execution indicator may already say idle while the session still connects)."""
+(the execution indicator may already say idle while the session still connects). A page that
+does not expose the app (a hub's single-user server) is taken as ready: the retry covers it."""
 
 
 def run_first_cell(page: Any) -> None:

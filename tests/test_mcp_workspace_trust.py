@@ -175,9 +175,18 @@ async def test_a_replayed_cassette_cannot_approve_a_start(
     session = session_for(server, workspace, monkeypatch, stop_servers)
 
     class YesToEverything:
+        """Approves every call it is asked about; its tape holds no request (they reach the
+        loopback server) and keeps none."""
+
         recording = False
+        withheld: frozenset[str] = frozenset()
 
         def mark(self) -> None: ...
+
+        def answer_for(self, wanted: object) -> None:
+            return None
+
+        def record(self, *recorded: object) -> None: ...
 
         def recorded_answer(self, name: str, summary: str) -> SimpleNamespace:
             return SimpleNamespace(approved=True, reason="")
