@@ -527,29 +527,26 @@ function wireInput(model, root, v, completion) {
 }
 
 /**
+ * The parts of a view that the kernel's messages go to.
+ * @typedef {object} Receivers
+ * @property {Transcript} transcript
+ * @property {string} view this view's id (a replay or completions name the view they are for)
+ * @property {Completion} completion
+ * @property {KernelLink} link
+ * @property {ModelForm} form
+ * @property {RunList} runs
+ */
+
+/**
  * What to do on each message and trait change of the model, by the model's event name.
  * @param {PanelModel} model
  * @param {HTMLElement} root
  * @param {View} v
- * @param {Transcript} transcript
- * @param {string} view
- * @param {Completion} completion
- * @param {KernelLink} link
- * @param {ModelForm} form
- * @param {RunList} runs
+ * @param {Receivers} receivers
  * @returns {Record<string, (msg: ToPage) => void>}
  */
-function watchModel(
-  model,
-  root,
-  v,
-  transcript,
-  view,
-  completion,
-  link,
-  form,
-  runs
-) {
+function watchModel(model, root, v, receivers) {
+  const { transcript, view, completion, link, form, runs } = receivers;
   const models = () => {
     v.picker.replaceChildren(
       ...model.get('models').map(m => el('option', '', m))
@@ -644,17 +641,14 @@ function render({ model, el: root }) {
   v.header.insertBefore(modelFormButton(form), v.tab);
   root.insertBefore(form.box, v.log);
   const runs = new RunList(model, v.runs);
-  const watched = watchModel(
-    model,
-    root,
-    v,
+  const watched = watchModel(model, root, v, {
     transcript,
     view,
     completion,
     link,
     form,
     runs
-  );
+  });
   for (const [name, fn] of Object.entries(watched)) {
     model.on(name, fn);
   }
