@@ -77,6 +77,9 @@ class LiveFrontEnd:
         # with the manager's one would steal each other's messages.
         self._connection.session.session = uuid.uuid4().hex
         self._connection.start_channels()
+        # IOPub is a subscription: what the kernel publishes before it is joined is lost (the
+        # idle status that says a comm_open was handled, once in CI). Joined before anything.
+        self._connection.wait_for_ready(timeout=patient(60))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"front end {path}", daemon=True)
         self._thread.start()
