@@ -93,3 +93,27 @@ async def test_the_next_request_is_told_of_a_run_that_ended_unread(ctx: ToolCont
     assert f"{handle} (run_code) ended after" in block
     assert "stdout:\nfitted" in block and "result:\n42" in block
     assert f"{handle} (run_code)" not in await context_block(ctx), "told once"
+
+
+async def test_a_run_that_ends_in_a_later_turn_is_undone_with_the_turn_that_started_it(
+    ctx: ToolContext,
+) -> None:
+    checkpoints = ctx.workspace.checkpoints
+    ctx.namespace()["model"] = "untrained"
+    first = checkpoints.begin_turn("train the model")
+    started = await run_code(ctx, "import time\ntime.sleep(0.8)\nmodel = 'trained'")
+    assert "still running" in started.content
+    second = checkpoints.begin_turn("plot the data")  # the user's next turn, while it runs
+    assert second is not first, "a turn whose run goes on is not reused by the next"
+
+    run = runs_of(None).running()
+    assert run is not None
+    await run.wait(30)
+    assert ctx.namespace()["model"] == "trained"
+    assert len(first.others) == 1 and second.others == []
+
+    assert checkpoints.undo_turn(second) == [], "the later turn has nothing of the run"
+    assert ctx.namespace()["model"] == "trained"
+    (restored,) = checkpoints.undo()  # the turn that started it puts back what it changed
+    assert restored.turn == "train the model" and "model" in restored.path
+    assert ctx.namespace()["model"] == "untrained"

@@ -109,9 +109,25 @@ class Checkpoints:
                 self.turns.append(Turn(label="(changes made outside a turn)"))
             self.turns[-1].cells.append((notebook, undo))
 
-    def record_other(self, change: OtherChange) -> None:
-        """Keep how to take back a change outside the files (variables a run changed)."""
+    def hold(self) -> Turn:
+        """The current turn, as the one a change still to come belongs to: a run that goes on
+        after its turn records its variables there (`record_other(..., into=)`), not in
+        whichever turn is current when it ends, and a later turn never reuses it."""
         with self._lock:
+            if not self.turns:
+                self.turns.append(Turn(label="(changes made outside a turn)"))
+            turn = self.turns[-1]
+            turn.awaited += 1
+            return turn
+
+    def record_other(self, change: OtherChange, *, into: Turn | None = None) -> None:
+        """Keep how to take back a change outside the files (variables a run changed), in the
+        turn `hold` gave (the current one without it)."""
+        with self._lock:
+            if into is not None:
+                into.awaited = max(0, into.awaited - 1)
+                into.others.append(change)
+                return
             if not self.turns:
                 self.turns.append(Turn(label="(changes made outside a turn)"))
             self.turns[-1].others.append(change)

@@ -48,10 +48,12 @@ class Turn:
     """Changes made in open notebooks: (notebook, the changes that take one back), in order."""
     others: list[OtherChange] = field(default_factory=list)
     """Changes outside files and notebooks that can be taken back (the kernel's variables)."""
+    awaited: int = 0
+    """Changes still to come: runs of this turn that go on after it (`Checkpoints.hold`)."""
 
     @property
     def changed(self) -> bool:
-        return bool(self.before or self.cells or self.others)
+        return bool(self.before or self.cells or self.others or self.awaited)
 
 
 class OtherChange(Protocol):

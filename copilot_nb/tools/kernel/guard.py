@@ -60,7 +60,10 @@ def before_run(ctx: ToolContext, source: str, label: str) -> Kept | None:
         return None
     state = kernel_state(ctx.shell)
     hidden = hidden_names(ctx.shell)
-    return keep(ctx.namespace(), found.changes, limit=state.keep_limit, hidden=hidden, label=label)
+    kept = keep(ctx.namespace(), found.changes, limit=state.keep_limit, hidden=hidden, label=label)
+    if kept.values and ctx.workspace is not None:  # it may end after its turn: Undo is that turn's
+        kept.turn = ctx.workspace.checkpoints.hold()
+    return kept
 
 
 def after_run(ctx: ToolContext, source: str, kept: Kept | None) -> str:
@@ -75,7 +78,9 @@ def after_run(ctx: ToolContext, source: str, kept: Kept | None) -> str:
     kept.settle(namespace)
     let_go: list[str] = []
     if kept.values and ctx.workspace is not None:
-        ctx.workspace.checkpoints.record_other(KeptVariables(namespace, kept, state.held))
+        ctx.workspace.checkpoints.record_other(
+            KeptVariables(namespace, kept, state.held), into=kept.turn
+        )
         let_go = state.hold(kept)
     elif ctx.workspace is None:
         return ""

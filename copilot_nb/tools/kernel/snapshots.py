@@ -111,6 +111,8 @@ class Kept:
 
     before: dict[str, int] = field(default_factory=dict)
     """The id of each kept name's object before the run (what an earlier run may have left)."""
+    turn: Any = None
+    """The checkpoint turn the run started in, where its Undo belongs (`Checkpoints.hold`)."""
 
     def settle(self, namespace: Mapping[str, Any]) -> None:
         """The run is over: record what it left under each kept name."""
