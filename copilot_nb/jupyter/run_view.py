@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from ..tools.kernel.runs import Run, runs_of
+from ..tools.kernel.runs import Run, last_lines, runs_of, state_line
 from ..tools.redaction.masking import redact_text
 from .approval_prompt import from_notebook, widgets_installed
 from .safe_html import escape
@@ -60,29 +60,14 @@ class RunView:
     def __init__(self, run: Run) -> None:
         self.run = run
 
-    def state(self) -> str:
-        run = self.run
-        if run.running:
-            state = f"▶ {run.handle} ({run.label}) running · {run.elapsed():.0f} s"
-        elif run.stopped_by:
-            state = (
-                f"■ {run.handle} ({run.label}) stopped by {run.stopped_by} after "
-                f"{run.elapsed():.0f} s"
-            )
-        else:
-            failed = run.result is not None and (run.result.error or run.result.timed_out)
-            mark = "✗" if failed else "✓"
-            state = f"{mark} {run.handle} ({run.label}) ended after {run.elapsed():.0f} s"
-        return state
-
     def html(self) -> str:
         printed = tail(self.run)
         body = f"<pre class='{_CLASS}-output'>{escape(printed)}</pre>" if printed else ""
-        head = f"<div class='{_CLASS}-state'>{escape(self.state())}</div>"
+        head = f"<div class='{_CLASS}-state'>{escape(state_line(self.run))}</div>"
         return f"<div class='{_CLASS}'>{head}{body}</div>"
 
     def text(self) -> str:
-        return "\n".join(filter(None, [self.state(), tail(self.run)]))
+        return "\n".join(filter(None, [state_line(self.run), tail(self.run)]))
 
     async def follow(self) -> None:
         """Update the view every `TICK` seconds until the run ends, then once more."""
@@ -139,6 +124,4 @@ class DisplayRunView(RunView):
 
 def tail(run: Run) -> str:
     """The last lines the run printed, masked as the model reads them."""
-    text = run.sink.text("stdout") + run.sink.text("stderr")
-    lines = text.rstrip("\n").splitlines()[-TAIL_LINES:]
-    return redact_text("\n".join(lines))[0] if lines else ""
+    return redact_text(last_lines(run, TAIL_LINES))[0]

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..text import first_line
 from ..tools.kernel.run_tools import ended, told_of_runs
-from ..tools.kernel.runs import KEEP_ENDED, Run
+from ..tools.kernel.runs import KEEP_ENDED, Run, last_lines
 from ..tools.redaction.masking import redact_text
 from ..tools.registry import ToolOutput
 
@@ -103,8 +103,7 @@ def stopped_message(run: Run) -> str:
 
 
 def _line(head: str, run: Run) -> str:
-    said = f"{run.sink.text('stdout')}\n{run.sink.text('stderr')}".strip()
-    last = said.splitlines()[-1] if said else "(no output yet)"
+    last = last_lines(run, 1) or "(no output yet)"
     return redact_text(first_line(f"{head}; last output: {last}", 300))[0]
 
 

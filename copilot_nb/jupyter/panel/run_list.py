@@ -6,7 +6,7 @@ The panel's Stop ends the turn and leaves runs going (a long run is work the use
 list is where the user sees them and stops one alone, as `stop_run` does. While a run goes on the
 list is sent every `TICK` seconds as one `runs` message (a view that opens later is sent it on its
 `ready`); an ended run stays listed, saying how it ended, until the next prompt. What it shows of
-the output is masked as the model's copy is (`run_view`'s state line and tail).
+the output is masked as the model's copy is.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from ...tools.kernel.runs import Run, runs_of
-from ..run_view import TICK, RunView, tail
+from ...tools.kernel.runs import Run, last_lines, runs_of, state_line
+from ...tools.redaction.masking import redact_text
+from ..run_view import TICK
 from .wire import RunRow, RunsMessage
 
 
@@ -51,8 +52,8 @@ class RunList:
         return [
             {
                 "handle": run.handle,
-                "state": RunView(run).state(),
-                "tail": tail(run).rpartition("\n")[2],
+                "state": state_line(run),
+                "tail": redact_text(last_lines(run, 1))[0],
                 "running": run.running,
             }
             for run in self._runs.values()

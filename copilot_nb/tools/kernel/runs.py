@@ -302,3 +302,21 @@ def output_so_far(run: Run, limit: int = 2000) -> str:
     if run.sink.displays:
         parts.append(f"{len(run.sink.displays)} displays so far")
     return "\n".join(parts) or "(no output yet)"
+
+
+def last_lines(run: Run, count: int) -> str:
+    """The last `count` lines the run printed (its stdout, then its stderr), as they are: a view
+    masks them as the model's copy is."""
+    printed = "\n".join(t for t in (run.sink.text("stdout"), run.sink.text("stderr")) if t)
+    return "\n".join(printed.rstrip("\n").splitlines()[-count:])
+
+
+def state_line(run: Run) -> str:
+    """Where the run is, in one line: running and for how long, or how it ended."""
+    head = f"{run.handle} ({run.label})"
+    if run.running:
+        return f"▶ {head} running · {run.elapsed():.0f} s"
+    if run.stopped_by:
+        return f"■ {head} stopped by {run.stopped_by} after {run.elapsed():.0f} s"
+    failed = run.result is not None and (run.result.error or run.result.timed_out)
+    return f"{'✗' if failed else '✓'} {head} ended after {run.elapsed():.0f} s"
